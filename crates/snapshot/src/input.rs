@@ -1,0 +1,78 @@
+//! From raw bytes to a pickle stream: gzip is recognised by its magic bytes (not the file name), and a
+//! decompression guard keeps a gzip bomb from exhausting memory or time.
+
+use std::fmt;
+use std::io::{self, Read};
+
+/// Decompressed bytes allowed per compressed byte. Real snapshots compress 10–20×.
+pub const MAX_GZIP_RATIO: u64 = 200;
+/// Decompressed bytes always allowed, whatever the ratio (small files compress better).
+const GZIP_SLACK: u64 = 64 << 20;
+
+/// The guard's verdict, carried through `io::Error` to the reader.
+#[derive(Debug)]
+pub(crate) struct BombError {
+    pub offset: u64,
+    compressed: u64,
+}
+
+impl fmt::Display for BombError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "gzip data expands more than {MAX_GZIP_RATIO}× ({} compressed bytes give over {} bytes; a gzip bomb?)",
+            self.compressed, self.offset
+        )
+    }
+}
+
+impl std::error::Error for BombError {}
+
+/// Counts bytes read from the raw input and reports them.
+pub(crate) struct Counting<R> {
+    pub inner: R,
+    pub count: std::rc::Rc<std::cell::Cell<u64>>,
+    pub progress: Option<Box<dyn FnMut(u64)>>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.set(self.count.get() + n as u64);
+        if let Some(p) = self.progress.as_mut() {
+            p(self.count.get());
+        }
+        Ok(n)
+    }
+}
+
+/// Refuses to produce more than [`MAX_GZIP_RATIO`] times the compressed bytes consumed so far.
+pub(crate) struct BombGuard<R> {
+    pub inner: R,
+    pub compressed: std::rc::Rc<std::cell::Cell<u64>>,
+    pub produced: u64,
+}
+
+impl<R: Read> Read for BombGuard<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.produced += n as u64;
+        let compressed = self.compressed.get();
+        if self.produced
+            > compressed
+                .saturating_mul(MAX_GZIP_RATIO)
+                .saturating_add(GZIP_SLACK)
+        {
+            return Err(io::Error::other(BombError {
+                offset: self.produced,
+                compressed,
+            }));
+        }
+        Ok(n)
+    }
+}
+
+/// True when `head` starts with the gzip magic bytes.
+pub fn is_gzip(head: &[u8]) -> bool {
+    head.starts_with(&[0x1f, 0x8b])
+}

@@ -1,0 +1,93 @@
+//! # memograph-snapshot
+//!
+//! The engine of Memograph: reads the pickle that `torch.cuda.memory._dump_snapshot()` writes into a
+//! compact [`Snapshot`], and computes the analyses every view needs as pure functions of it.
+//!
+//! ```no_run
+//! let bytes = std::fs::read("snapshot.pickle").unwrap();
+//! let snapshot = memograph_snapshot::read_bytes(&bytes).unwrap();
+//! for summary in memograph_snapshot::analysis::summary::summarize(&snapshot) {
+//!     println!("device {}: peak {} bytes", summary.device, summary.timeline_peak_bytes);
+//! }
+//! ```
+//!
+//! ## Invariants
+//! - **It never executes pickle code.** Opcodes that import or call (`GLOBAL`, `REDUCE`, `BUILD`, …) are an
+//!   error naming the opcode and its offset; nothing is ever looked up or called.
+//! - **It never panics on input.** Every length is checked against the bytes left, nesting, stack, memo and
+//!   string sizes are bounded, gzip output is bounded relative to its input. Bad input is a [`ReadError`].
+//! - **It does no I/O** beyond reading the [`std::io::Read`] it is handed, and builds for `wasm32`.
+//! - **Analyses are pure functions** of a [`Snapshot`] (see [`analysis`]).
+//!
+//! ## Why not serde-pickle
+//! Snapshots share frame dicts and frame lists through the pickle memo: 2.6 MB of pickle holds ~1 M frame
+//! references to ~500 distinct frames. serde-pickle 1.2 copies memoised values on every reference, fails
+//! with `Syntax(Recursive)` on nested sharing (10 of 12 real snapshots; minimal repro
+//! `L=['abc']; pickle.dumps([L, L])`) and, patched, needs ~1 KB per frame reference. Our machine keeps memo
+//! entries as handles and interns frames and stacks as it goes (see [`pickle`](crate::pickle)).
+
+pub mod analysis;
+mod error;
+pub mod format;
+mod input;
+pub mod model;
+mod pickle;
+mod schema;
+
+use std::cell::Cell;
+use std::io::Read;
+use std::rc::Rc;
+
+pub use error::ReadError;
+pub use input::{is_gzip, MAX_GZIP_RATIO};
+pub use model::*;
+
+/// Reads a snapshot from a byte slice (plain or gzip).
+pub fn read_bytes(bytes: &[u8]) -> Result<Snapshot, ReadError> {
+    read_snapshot(bytes, Some(bytes.len() as u64), None)
+}
+
+/// Reads a snapshot from any reader, in chunks.
+///
+/// `total_len` is the input's length when known (lets the reader reject lengths that point past the end
+/// before reading them); `progress` is called with the count of input bytes consumed so far.
+pub fn read_snapshot<R: Read>(
+    reader: R,
+    total_len: Option<u64>,
+    progress: Option<Box<dyn FnMut(u64)>>,
+) -> Result<Snapshot, ReadError> {
+    let count = Rc::new(Cell::new(0u64));
+    let mut counting = input::Counting {
+        inner: reader,
+        count: count.clone(),
+        progress,
+    };
+    let mut head = [0u8; 2];
+    let mut got = 0;
+    while got < 2 {
+        match counting.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(pickle::source::io_error(e)),
+        }
+    }
+    let prefixed = (&head[..got]).chain(counting);
+    if input::is_gzip(&head[..got]) {
+        let decoder = flate2::read::MultiGzDecoder::new(prefixed);
+        let guard = input::BombGuard {
+            inner: decoder,
+            compressed: count,
+            produced: 0,
+        };
+        read_pickle(guard, None)
+    } else {
+        read_pickle(prefixed, total_len)
+    }
+}
+
+fn read_pickle<R: Read>(reader: R, total_len: Option<u64>) -> Result<Snapshot, ReadError> {
+    let mut src = pickle::source::Source::new(reader, total_len);
+    let (machine, root) = pickle::run(&mut src)?;
+    schema::build(machine, root)
+}

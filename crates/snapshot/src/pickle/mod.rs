@@ -1,0 +1,983 @@
+//! A pickle machine that only knows data.
+//!
+//! It runs the data opcodes of protocols 0–5 and refuses every opcode that imports, calls or builds an
+//! object (`GLOBAL`, `STACK_GLOBAL`, `REDUCE`, `BUILD`, `INST`, `OBJ`, `NEWOBJ(_EX)`, `PERSID`, `EXT*`,
+//! out-of-band buffers), naming it and its offset.
+//!
+//! Why not serde-pickle: snapshots share frame dicts and frame lists through the pickle memo (~1 M
+//! references to ~500 frames in a 2.6 MB file). serde-pickle 1.2 resolves every memo reference by copying
+//! the value, fails with `Recursive` on nested sharing (10 of 12 real snapshots), and, patched, needs ~1 KB
+//! per frame reference. Here a memo entry is a handle, and containers are *specialised when consumed*:
+//! a dict with an `action` key becomes a row of the trace columns, a `{filename, line, name}` dict becomes
+//! an interned [`Frame`], a list of frames becomes an interned stack. The file is never held as a generic
+//! tree: only the snapshot's skeleton (segments, blocks, settings) stays generic until [`crate::schema`]
+//! turns it into the model.
+
+pub(crate) mod source;
+
+use std::io::Read;
+
+use crate::error::ReadError;
+use crate::model::{
+    Action, DeviceTrace, Frame, FrameId, FxFields, Interner, StackId, StrId, TraceEntry,
+};
+use source::Source;
+
+/// Longest string or bytes value accepted (real snapshots hold names and paths).
+const MAX_STR: u64 = 64 << 20;
+/// Deepest MARK nesting accepted (real snapshots: under 10).
+const MAX_MARKS: usize = 4096;
+/// Most values on the stack at once (real snapshots: about a thousand).
+const MAX_STACK: usize = 1 << 24;
+/// Memo indices may skip ahead by at most this much (the pickler numbers them densely).
+const MAX_MEMO_GAP: usize = 1 << 16;
+
+/// A value on the pickle stack or in a container. 16 bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    /// An integer in `[2**63, 2**64)`.
+    U64(u64),
+    /// An integer beyond 64 bits, kept approximately (snapshots never need these exactly).
+    Big(f64),
+    Float(f64),
+    Str(StrId),
+    Bytes(u32),
+    List(u32),
+    Dict(u32),
+    Tuple(u32),
+    Set(u32),
+    Frame(FrameId),
+    Stack(StackId),
+    /// A row of [`Machine::entries`].
+    Entry(u32),
+}
+
+#[derive(Debug)]
+pub(crate) enum Slot {
+    Seq(Vec<Value>),
+    Dict(Vec<(Value, Value)>),
+    /// The container was consumed and specialised into this value.
+    Done(Value),
+}
+
+/// Well-known keys, interned up front so matching a key is one integer compare.
+struct Keys {
+    action: StrId,
+    addr: StrId,
+    size: StrId,
+    stream: StrId,
+    time_us: StrId,
+    frames: StrId,
+    compile_context: StrId,
+    user_metadata: StrId,
+    device_free: StrId,
+    filename: StrId,
+    line: StrId,
+    name: StrId,
+    fx_node_op: StrId,
+    fx_node_name: StrId,
+    fx_node_target: StrId,
+    fx_original_trace: StrId,
+}
+
+impl Keys {
+    fn new(i: &mut Interner) -> Keys {
+        Keys {
+            action: i.intern_str("action"),
+            addr: i.intern_str("addr"),
+            size: i.intern_str("size"),
+            stream: i.intern_str("stream"),
+            time_us: i.intern_str("time_us"),
+            frames: i.intern_str("frames"),
+            compile_context: i.intern_str("compile_context"),
+            user_metadata: i.intern_str("user_metadata"),
+            device_free: i.intern_str("device_free"),
+            filename: i.intern_str("filename"),
+            line: i.intern_str("line"),
+            name: i.intern_str("name"),
+            fx_node_op: i.intern_str("fx_node_op"),
+            fx_node_name: i.intern_str("fx_node_name"),
+            fx_node_target: i.intern_str("fx_node_target"),
+            fx_original_trace: i.intern_str("fx_original_trace"),
+        }
+    }
+}
+
+/// The machine's state after `STOP`: the root value and the tables it refers to.
+pub(crate) struct Machine {
+    pub interner: Interner,
+    pub slots: Vec<Slot>,
+    pub bytes: Vec<Box<[u8]>>,
+    /// Trace entries, in file order; [`Value::Entry`] indexes them.
+    pub entries: DeviceTrace,
+    pub protocol: u8,
+    keys: Keys,
+    stack: Vec<Value>,
+    marks: Vec<usize>,
+    memo: Vec<Option<Value>>,
+    scratch: Vec<FrameId>,
+}
+
+/// Run the pickle in `src` to its `STOP`; returns the machine and the root value.
+pub(crate) fn run<R: Read>(src: &mut Source<R>) -> Result<(Machine, Value), ReadError> {
+    let mut interner = Interner::new();
+    let keys = Keys::new(&mut interner);
+    let mut m = Machine {
+        interner,
+        slots: Vec::new(),
+        bytes: Vec::new(),
+        entries: DeviceTrace::default(),
+        protocol: 0,
+        keys,
+        stack: Vec::with_capacity(4096),
+        marks: Vec::new(),
+        memo: Vec::new(),
+        scratch: Vec::new(),
+    };
+    if src.at_end()? {
+        return Err(ReadError::Empty);
+    }
+    let root = m.execute(src)?;
+    Ok((m, root))
+}
+
+fn le_int(bytes: &[u8]) -> Value {
+    if bytes.is_empty() {
+        return Value::Int(0);
+    }
+    let negative = bytes[bytes.len() - 1] & 0x80 != 0;
+    if bytes.len() <= 16 {
+        let mut v: i128 = if negative { -1 } else { 0 };
+        for &b in bytes.iter().rev() {
+            v = (v << 8) | b as i128;
+        }
+        if let Ok(i) = i64::try_from(v) {
+            Value::Int(i)
+        } else if let Ok(u) = u64::try_from(v) {
+            Value::U64(u)
+        } else {
+            Value::Big(v as f64)
+        }
+    } else {
+        let mut v = 0f64;
+        for &b in bytes.iter().rev() {
+            v = v * 256.0 + b as f64;
+        }
+        if negative {
+            v -= 2f64.powi(8 * bytes.len() as i32);
+        }
+        Value::Big(v)
+    }
+}
+
+impl Machine {
+    fn execute<R: Read>(&mut self, src: &mut Source<R>) -> Result<Value, ReadError> {
+        loop {
+            let at = src.offset();
+            let op = src.byte()?;
+            match op {
+                // ---- memo: the hot path of real snapshots ----
+                b'h' => {
+                    let i = src.byte()? as usize;
+                    self.get(i, at)?
+                }
+                b'j' => {
+                    let i = u32::from_le_bytes(src.array()?) as usize;
+                    self.get(i, at)?
+                }
+                0x94 => {
+                    // MEMOIZE
+                    let v = *self
+                        .stack
+                        .last()
+                        .ok_or_else(|| ReadError::malformed("MEMOIZE on an empty stack", at))?;
+                    let i = self.memo.len();
+                    self.put(i, v, at)?;
+                }
+                b'q' => {
+                    let i = src.byte()? as usize;
+                    self.put_top(i, at)?
+                }
+                b'r' => {
+                    let i = u32::from_le_bytes(src.array()?) as usize;
+                    self.put_top(i, at)?
+                }
+                b'g' => {
+                    let i = parse_text_usize(&src.line(32)?, at)?;
+                    self.get(i, at)?
+                }
+                b'p' => {
+                    let i = parse_text_usize(&src.line(32)?, at)?;
+                    self.put_top(i, at)?
+                }
+
+                // ---- scalars ----
+                b'K' => {
+                    let v = src.byte()? as i64;
+                    self.push(Value::Int(v), at)?
+                }
+                b'M' => {
+                    let v = u16::from_le_bytes(src.array()?) as i64;
+                    self.push(Value::Int(v), at)?
+                }
+                b'J' => {
+                    let v = i32::from_le_bytes(src.array()?) as i64;
+                    self.push(Value::Int(v), at)?
+                }
+                0x8a => {
+                    // LONG1
+                    let n = src.byte()? as usize;
+                    let v = le_int(src.take(n)?);
+                    self.push(v, at)?
+                }
+                0x8b => {
+                    // LONG4
+                    let n = i32::from_le_bytes(src.array()?);
+                    if n < 0 {
+                        return Err(ReadError::malformed("negative LONG4 length", at));
+                    }
+                    let n = self.check_len(src, n as u64, at)?;
+                    let v = le_int(src.take(n)?);
+                    self.push(v, at)?
+                }
+                b'N' => self.push(Value::None, at)?,
+                0x88 => self.push(Value::Bool(true), at)?,
+                0x89 => self.push(Value::Bool(false), at)?,
+                b'G' => {
+                    let v = f64::from_be_bytes(src.array()?);
+                    self.push(Value::Float(v), at)?
+                }
+                b'I' => {
+                    let line = src.line(64)?;
+                    let v = match line.as_slice() {
+                        b"01" => Value::Bool(true),
+                        b"00" => Value::Bool(false),
+                        text => parse_text_int(text, at)?,
+                    };
+                    self.push(v, at)?
+                }
+                b'L' => {
+                    let mut line = src.line(4096)?;
+                    if line.last() == Some(&b'L') {
+                        line.pop();
+                    }
+                    let v = parse_text_int(&line, at)?;
+                    self.push(v, at)?
+                }
+                b'F' => {
+                    let line = src.line(64)?;
+                    let v = std::str::from_utf8(&line)
+                        .ok()
+                        .and_then(|s| s.trim().parse::<f64>().ok())
+                        .ok_or_else(|| ReadError::malformed("bad FLOAT text", at))?;
+                    self.push(Value::Float(v), at)?
+                }
+
+                // ---- strings and bytes ----
+                0x8c => {
+                    let n = src.byte()? as usize;
+                    let v = self.unicode(src.take(n)?);
+                    self.push(v, at)?
+                }
+                b'X' => {
+                    let n = u32::from_le_bytes(src.array()?) as u64;
+                    let n = self.check_len(src, n, at)?;
+                    let v = self.unicode(src.take(n)?);
+                    self.push(v, at)?
+                }
+                0x8d => {
+                    let n = u64::from_le_bytes(src.array()?);
+                    let n = self.check_len(src, n, at)?;
+                    let v = self.unicode(src.take(n)?);
+                    self.push(v, at)?
+                }
+                b'V' => {
+                    let line = src.line(MAX_STR as usize)?;
+                    let s = raw_unicode_unescape(&line);
+                    let v = Value::Str(self.interner.intern_str(&s));
+                    self.push(v, at)?
+                }
+                b'S' => {
+                    let line = src.line(MAX_STR as usize)?;
+                    let s = python_string_literal(&line)
+                        .ok_or_else(|| ReadError::malformed("bad STRING literal", at))?;
+                    let v = self.unicode(&s);
+                    self.push(v, at)?
+                }
+                b'U' => {
+                    let n = src.byte()? as usize;
+                    let v = self.unicode(src.take(n)?);
+                    self.push(v, at)?
+                }
+                b'T' => {
+                    let n = i32::from_le_bytes(src.array()?);
+                    if n < 0 {
+                        return Err(ReadError::malformed("negative BINSTRING length", at));
+                    }
+                    let n = self.check_len(src, n as u64, at)?;
+                    let v = self.unicode(src.take(n)?);
+                    self.push(v, at)?
+                }
+                b'C' => {
+                    let n = src.byte()? as usize;
+                    let v = self.bytes(src.take(n)?);
+                    self.push(v, at)?
+                }
+                b'B' => {
+                    let n = u32::from_le_bytes(src.array()?) as u64;
+                    let n = self.check_len(src, n, at)?;
+                    let v = self.bytes(src.take(n)?);
+                    self.push(v, at)?
+                }
+                0x8e | 0x96 => {
+                    // BINBYTES8, BYTEARRAY8
+                    let n = u64::from_le_bytes(src.array()?);
+                    let n = self.check_len(src, n, at)?;
+                    let v = self.bytes(src.take(n)?);
+                    self.push(v, at)?
+                }
+
+                // ---- containers ----
+                b'}' => {
+                    let v = self.new_slot(Slot::Dict(Vec::new()), Value::Dict);
+                    self.push(v, at)?
+                }
+                b']' => {
+                    let v = self.new_slot(Slot::Seq(Vec::new()), Value::List);
+                    self.push(v, at)?
+                }
+                b')' => {
+                    let v = self.new_slot(Slot::Seq(Vec::new()), Value::Tuple);
+                    self.push(v, at)?
+                }
+                0x8f => {
+                    let v = self.new_slot(Slot::Seq(Vec::new()), Value::Set);
+                    self.push(v, at)?
+                }
+                0x85..=0x87 => {
+                    let n = (op - 0x84) as usize;
+                    if self.stack.len() < n + self.floor() {
+                        return Err(ReadError::malformed(
+                            "TUPLE with too few items on the stack",
+                            at,
+                        ));
+                    }
+                    let items = self.stack.split_off(self.stack.len() - n);
+                    let v = self.seq_of(items, Value::Tuple)?;
+                    self.push(v, at)?
+                }
+                b'(' => {
+                    if self.marks.len() >= MAX_MARKS {
+                        return Err(ReadError::limit(
+                            format!("nesting deeper than {MAX_MARKS} levels"),
+                            at,
+                        ));
+                    }
+                    self.marks.push(self.stack.len())
+                }
+                b't' => {
+                    let items = self.pop_mark(at)?;
+                    let v = self.seq_of(items, Value::Tuple)?;
+                    self.push(v, at)?
+                }
+                b'l' => {
+                    let items = self.pop_mark(at)?;
+                    let v = self.seq_of(items, Value::List)?;
+                    self.push(v, at)?
+                }
+                0x91 => {
+                    let items = self.pop_mark(at)?;
+                    let v = self.seq_of(items, Value::Set)?;
+                    self.push(v, at)?
+                }
+                b'd' => {
+                    let items = self.pop_mark(at)?;
+                    let v = self.new_slot(Slot::Dict(Vec::new()), Value::Dict);
+                    self.set_items(v, items, at)?;
+                    self.push(v, at)?
+                }
+                b'a' => {
+                    let item = self.pop(at)?;
+                    let target = *self
+                        .stack
+                        .last()
+                        .ok_or_else(|| ReadError::malformed("APPEND with no list", at))?;
+                    self.extend(target, vec![item], at)?
+                }
+                b'e' | 0x90 => {
+                    // APPENDS, ADDITEMS
+                    let items = self.pop_mark(at)?;
+                    let target = *self
+                        .stack
+                        .last()
+                        .ok_or_else(|| ReadError::malformed("APPENDS with no list", at))?;
+                    self.extend(target, items, at)?
+                }
+                b's' => {
+                    if self.stack.len() < 3 + self.floor() {
+                        return Err(ReadError::malformed(
+                            "SETITEM with too few items on the stack",
+                            at,
+                        ));
+                    }
+                    let items = self.stack.split_off(self.stack.len() - 2);
+                    let target = *self.stack.last().expect("checked above");
+                    self.set_items(target, items, at)?
+                }
+                b'u' => {
+                    let items = self.pop_mark(at)?;
+                    let target = *self
+                        .stack
+                        .last()
+                        .ok_or_else(|| ReadError::malformed("SETITEMS with no dict", at))?;
+                    self.set_items(target, items, at)?
+                }
+
+                // ---- stack ----
+                b'0' => {
+                    self.pop(at)?;
+                }
+                b'1' => {
+                    self.pop_mark(at)?;
+                }
+                b'2' => {
+                    let v = *self
+                        .stack
+                        .last()
+                        .ok_or_else(|| ReadError::malformed("DUP on an empty stack", at))?;
+                    self.push(v, at)?
+                }
+
+                // ---- framing ----
+                0x80 => {
+                    let p = src.byte()?;
+                    if p > 5 {
+                        return Err(ReadError::malformed(
+                            format!("unsupported pickle protocol {p}"),
+                            at,
+                        ));
+                    }
+                    self.protocol = p;
+                }
+                0x95 => {
+                    src.array::<8>()?;
+                }
+                b'.' => {
+                    if !self.marks.is_empty() {
+                        return Err(ReadError::malformed("STOP inside an open MARK", at));
+                    }
+                    let v = self.pop(at)?;
+                    if !self.stack.is_empty() {
+                        return Err(ReadError::malformed(
+                            "STOP with values left on the stack",
+                            at,
+                        ));
+                    }
+                    return Ok(v);
+                }
+
+                // ---- code: never ----
+                b'c' => return Err(forbidden("GLOBAL", at)),
+                0x93 => return Err(forbidden("STACK_GLOBAL", at)),
+                b'R' => return Err(forbidden("REDUCE", at)),
+                b'b' => return Err(forbidden("BUILD", at)),
+                b'i' => return Err(forbidden("INST", at)),
+                b'o' => return Err(forbidden("OBJ", at)),
+                0x81 => return Err(forbidden("NEWOBJ", at)),
+                0x92 => return Err(forbidden("NEWOBJ_EX", at)),
+                b'P' => return Err(forbidden("PERSID", at)),
+                b'Q' => return Err(forbidden("BINPERSID", at)),
+                0x82 => return Err(forbidden("EXT1", at)),
+                0x83 => return Err(forbidden("EXT2", at)),
+                0x84 => return Err(forbidden("EXT4", at)),
+                0x97 => return Err(forbidden("NEXT_BUFFER", at)),
+                0x98 => return Err(forbidden("READONLY_BUFFER", at)),
+                other => {
+                    return Err(ReadError::UnknownOpcode {
+                        byte: other,
+                        offset: at,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Stack index below which the current MARK forbids popping.
+    #[inline]
+    fn floor(&self) -> usize {
+        self.marks.last().copied().unwrap_or(0)
+    }
+
+    #[inline]
+    fn push(&mut self, v: Value, at: u64) -> Result<(), ReadError> {
+        if self.stack.len() >= MAX_STACK {
+            return Err(ReadError::limit(
+                format!("more than {MAX_STACK} values on the pickle stack"),
+                at,
+            ));
+        }
+        self.stack.push(v);
+        Ok(())
+    }
+
+    fn pop(&mut self, at: u64) -> Result<Value, ReadError> {
+        if self.stack.len() <= self.floor() {
+            return Err(ReadError::malformed("pop from an empty stack", at));
+        }
+        Ok(self.stack.pop().expect("checked above"))
+    }
+
+    fn pop_mark(&mut self, at: u64) -> Result<Vec<Value>, ReadError> {
+        let m = self
+            .marks
+            .pop()
+            .ok_or_else(|| ReadError::malformed("no MARK to pop to", at))?;
+        Ok(self.stack.split_off(m))
+    }
+
+    fn check_len<R: Read>(&self, src: &Source<R>, n: u64, at: u64) -> Result<usize, ReadError> {
+        if let Some(left) = src.remaining() {
+            if n > left {
+                return Err(ReadError::malformed(
+                    format!("length {n} runs past the end of the file ({left} bytes left)"),
+                    at,
+                ));
+            }
+        }
+        if n > MAX_STR {
+            return Err(ReadError::limit(
+                format!("a {n}-byte string exceeds the {} MiB limit", MAX_STR >> 20),
+                at,
+            ));
+        }
+        Ok(n as usize)
+    }
+
+    fn unicode(&mut self, raw: &[u8]) -> Value {
+        let id = match std::str::from_utf8(raw) {
+            Ok(s) => self.interner.intern_str(s),
+            Err(_) => self.interner.intern_str(&String::from_utf8_lossy(raw)),
+        };
+        Value::Str(id)
+    }
+
+    fn bytes(&mut self, raw: &[u8]) -> Value {
+        self.bytes.push(raw.into());
+        Value::Bytes(self.bytes.len() as u32 - 1)
+    }
+
+    fn new_slot(&mut self, slot: Slot, kind: fn(u32) -> Value) -> Value {
+        self.slots.push(slot);
+        kind(self.slots.len() as u32 - 1)
+    }
+
+    fn seq_of(
+        &mut self,
+        mut items: Vec<Value>,
+        kind: fn(u32) -> Value,
+    ) -> Result<Value, ReadError> {
+        for v in items.iter_mut() {
+            *v = self.settle(*v);
+        }
+        Ok(self.new_slot(Slot::Seq(items), kind))
+    }
+
+    #[inline]
+    fn get(&mut self, i: usize, at: u64) -> Result<(), ReadError> {
+        let v = match self.memo.get(i) {
+            Some(Some(v)) => *v,
+            _ => {
+                return Err(ReadError::malformed(
+                    format!("memo index {i} was never stored"),
+                    at,
+                ))
+            }
+        };
+        let v = self.resolve(v);
+        self.push(v, at)
+    }
+
+    fn put_top(&mut self, i: usize, at: u64) -> Result<(), ReadError> {
+        let v = *self
+            .stack
+            .last()
+            .ok_or_else(|| ReadError::malformed("PUT on an empty stack", at))?;
+        self.put(i, v, at)
+    }
+
+    fn put(&mut self, i: usize, v: Value, at: u64) -> Result<(), ReadError> {
+        if i < self.memo.len() {
+            self.memo[i] = Some(v);
+        } else if i - self.memo.len() <= MAX_MEMO_GAP {
+            self.memo.resize(i, None);
+            self.memo.push(Some(v));
+        } else {
+            return Err(ReadError::limit(
+                format!(
+                    "memo index {i} is far beyond the {} stored",
+                    self.memo.len()
+                ),
+                at,
+            ));
+        }
+        Ok(())
+    }
+
+    /// A consumed container's specialised value, if it has one.
+    #[inline]
+    fn resolve(&self, v: Value) -> Value {
+        match v {
+            Value::List(s) | Value::Dict(s) | Value::Tuple(s) | Value::Set(s) => {
+                match &self.slots[s as usize] {
+                    Slot::Done(done) => *done,
+                    _ => v,
+                }
+            }
+            _ => v,
+        }
+    }
+
+    fn open_slot(&mut self, target: Value, at: u64) -> Result<&mut Slot, ReadError> {
+        let s = match target {
+            Value::List(s) | Value::Dict(s) | Value::Set(s) => s,
+            _ => {
+                return Err(ReadError::malformed(
+                    "APPEND or SETITEM on a value that is not a container",
+                    at,
+                ))
+            }
+        };
+        match &mut self.slots[s as usize] {
+            Slot::Done(_) => Err(ReadError::malformed(
+                "unsupported structure: a container changed after it was used",
+                at,
+            )),
+            slot => Ok(slot),
+        }
+    }
+
+    fn extend(&mut self, target: Value, mut items: Vec<Value>, at: u64) -> Result<(), ReadError> {
+        for v in items.iter_mut() {
+            *v = self.settle(*v);
+        }
+        match self.open_slot(target, at)? {
+            Slot::Seq(seq) => {
+                if seq.is_empty() {
+                    *seq = items;
+                } else {
+                    seq.extend_from_slice(&items);
+                }
+                Ok(())
+            }
+            _ => Err(ReadError::malformed("APPENDS on a dict", at)),
+        }
+    }
+
+    fn set_items(&mut self, target: Value, items: Vec<Value>, at: u64) -> Result<(), ReadError> {
+        if items.len() % 2 != 0 {
+            return Err(ReadError::malformed(
+                "SETITEMS with an odd number of items",
+                at,
+            ));
+        }
+        let mut pairs = Vec::with_capacity(items.len() / 2);
+        for kv in items.chunks_exact(2) {
+            let k = self.settle(kv[0]);
+            let v = self.settle(kv[1]);
+            pairs.push((k, v));
+        }
+        match self.open_slot(target, at)? {
+            Slot::Dict(d) => {
+                if d.is_empty() {
+                    *d = pairs;
+                } else {
+                    d.extend_from_slice(&pairs);
+                }
+                Ok(())
+            }
+            _ => Err(ReadError::malformed("SETITEMS on a list", at)),
+        }
+    }
+
+    /// A value is being stored into a container: turn snapshot shapes into their compact form.
+    fn settle(&mut self, v: Value) -> Value {
+        let s = match v {
+            Value::Dict(s) | Value::List(s) => s as usize,
+            other => return self.resolve(other),
+        };
+        let special = match &mut self.slots[s] {
+            Slot::Done(done) => return *done,
+            Slot::Dict(pairs) => {
+                let pairs = std::mem::take(pairs);
+                let special = self.specialise_dict(&pairs);
+                if special.is_none() {
+                    self.slots[s] = Slot::Dict(pairs);
+                }
+                special
+            }
+            Slot::Seq(items) if matches!(v, Value::List(_)) => {
+                if !items.is_empty() && items.iter().all(|x| matches!(x, Value::Frame(_))) {
+                    self.scratch.clear();
+                    self.scratch.extend(items.iter().filter_map(|x| match x {
+                        Value::Frame(f) => Some(*f),
+                        _ => None,
+                    }));
+                    Some(Value::Stack(self.interner.intern_stack(&self.scratch)))
+                } else {
+                    None
+                }
+            }
+            Slot::Seq(_) => None,
+        };
+        match special {
+            Some(done) => {
+                self.slots[s] = Slot::Done(done);
+                done
+            }
+            None => v,
+        }
+    }
+
+    fn specialise_dict(&mut self, pairs: &[(Value, Value)]) -> Option<Value> {
+        let k = &self.keys;
+        let mut has_action = false;
+        let mut has_filename = false;
+        let mut has_name = false;
+        for (key, _) in pairs {
+            match key {
+                Value::Str(s) if *s == k.action => has_action = true,
+                Value::Str(s) if *s == k.filename => has_filename = true,
+                Value::Str(s) if *s == k.name => has_name = true,
+                _ => {}
+            }
+        }
+        if has_action {
+            self.entry_of(pairs)
+        } else if has_filename && has_name {
+            self.frame_of(pairs)
+        } else {
+            None
+        }
+    }
+
+    /// A trace entry dict becomes a row of `self.entries`; a dict whose fields have the wrong types stays
+    /// generic (and the schema check reports it).
+    fn entry_of(&mut self, pairs: &[(Value, Value)]) -> Option<Value> {
+        let k = &self.keys;
+        let mut e = TraceEntry {
+            action: Action::Snapshot,
+            addr: 0,
+            size: 0,
+            stream: 0,
+            time_us: None,
+            stack: StackId::EMPTY,
+            compile_context: None,
+            user_metadata: None,
+            device_free: None,
+        };
+        let mut action = None;
+        for &(key, value) in pairs {
+            let Value::Str(key) = key else { continue };
+            if key == k.action {
+                action = Some(as_str(value)?);
+            } else if key == k.addr {
+                e.addr = as_u64(value)?;
+            } else if key == k.size {
+                e.size = as_u64(value)?;
+            } else if key == k.stream {
+                e.stream = as_u64(value)?;
+            } else if key == k.time_us {
+                e.time_us = match value {
+                    Value::None => None,
+                    v => Some(as_u64(v)? as i64),
+                };
+            } else if key == k.frames {
+                e.stack = as_stack(value)?;
+            } else if key == k.compile_context {
+                e.compile_context = as_str(value);
+            } else if key == k.user_metadata {
+                e.user_metadata = as_str(value);
+            } else if key == k.device_free {
+                e.device_free = as_u64(value);
+            }
+        }
+        let name = self.interner.str(action?).to_owned();
+        e.action = Action::from_name(&name, &mut self.interner);
+        self.entries.push(&e);
+        Some(Value::Entry(self.entries.len() as u32 - 1))
+    }
+
+    fn frame_of(&mut self, pairs: &[(Value, Value)]) -> Option<Value> {
+        let k = &self.keys;
+        let (mut filename, mut name, mut line) = (None, None, 0u64);
+        let mut fx = FxFields::default();
+        let mut has_fx = false;
+        for &(key, value) in pairs {
+            let Value::Str(key) = key else { return None };
+            if key == k.filename {
+                filename = Some(as_str(value)?);
+            } else if key == k.name {
+                name = Some(as_str(value)?);
+            } else if key == k.line {
+                line = as_u64(value)?;
+            } else if key == k.fx_node_op {
+                (fx.node_op, has_fx) = (as_str(value), true);
+            } else if key == k.fx_node_name {
+                (fx.node_name, has_fx) = (as_str(value), true);
+            } else if key == k.fx_node_target {
+                (fx.node_target, has_fx) = (as_str(value), true);
+            } else if key == k.fx_original_trace {
+                (fx.original_trace, has_fx) = (as_str(value), true);
+            }
+        }
+        let frame = Frame {
+            filename: filename?,
+            line,
+            name: name?,
+            fx: has_fx.then_some(fx),
+        };
+        Some(Value::Frame(self.interner.intern_frame(frame)))
+    }
+}
+
+/// An integer as PyTorch means it: exact for every 64-bit value (negative values keep their bits).
+pub(crate) fn as_u64(v: Value) -> Option<u64> {
+    match v {
+        Value::Int(i) => Some(i as u64),
+        Value::U64(u) => Some(u),
+        Value::Bool(b) => Some(b as u64),
+        _ => None,
+    }
+}
+
+pub(crate) fn as_str(v: Value) -> Option<StrId> {
+    match v {
+        Value::Str(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// A `frames` value: an interned stack, or the empty list.
+pub(crate) fn as_stack(v: Value) -> Option<StackId> {
+    match v {
+        Value::Stack(s) => Some(s),
+        Value::List(_) | Value::Tuple(_) => Some(StackId::EMPTY),
+        _ => None,
+    }
+}
+
+fn forbidden(opcode: &'static str, offset: u64) -> ReadError {
+    ReadError::Forbidden { opcode, offset }
+}
+
+fn parse_text_usize(line: &[u8], at: u64) -> Result<usize, ReadError> {
+    std::str::from_utf8(line)
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .ok_or_else(|| ReadError::malformed("bad memo index text", at))
+}
+
+fn parse_text_int(text: &[u8], at: u64) -> Result<Value, ReadError> {
+    let s = std::str::from_utf8(text)
+        .map_err(|_| ReadError::malformed("bad INT text", at))?
+        .trim();
+    if let Ok(i) = s.parse::<i64>() {
+        return Ok(Value::Int(i));
+    }
+    if let Ok(u) = s.parse::<u64>() {
+        return Ok(Value::U64(u));
+    }
+    s.parse::<f64>()
+        .ok()
+        .filter(|_| {
+            s.bytes()
+                .all(|b| b.is_ascii_digit() || b == b'-' || b == b'+')
+        })
+        .map(Value::Big)
+        .ok_or_else(|| ReadError::malformed("bad INT text", at))
+}
+
+/// Decode a protocol-0 `STRING` argument: a quoted Python 2 string literal with backslash escapes.
+fn python_string_literal(line: &[u8]) -> Option<Vec<u8>> {
+    let (&q, rest) = line.split_first()?;
+    if (q != b'\'' && q != b'"') || rest.last() != Some(&q) {
+        return None;
+    }
+    let body = &rest[..rest.len() - 1];
+    let mut out = Vec::with_capacity(body.len());
+    let mut i = 0;
+    while i < body.len() {
+        let b = body[i];
+        if b != b'\\' || i + 1 == body.len() {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let e = body[i + 1];
+        i += 2;
+        match e {
+            b'n' => out.push(b'\n'),
+            b't' => out.push(b'\t'),
+            b'r' => out.push(b'\r'),
+            b'\\' => out.push(b'\\'),
+            b'\'' => out.push(b'\''),
+            b'"' => out.push(b'"'),
+            b'0'..=b'7' => {
+                let mut v = (e - b'0') as u32;
+                let mut k = 0;
+                while k < 2 && i < body.len() && (b'0'..=b'7').contains(&body[i]) {
+                    v = v * 8 + (body[i] - b'0') as u32;
+                    i += 1;
+                    k += 1;
+                }
+                out.push(v as u8);
+            }
+            b'x' if i + 2 <= body.len() => {
+                let h = std::str::from_utf8(&body[i..i + 2]).ok()?;
+                out.push(u8::from_str_radix(h, 16).ok()?);
+                i += 2;
+            }
+            other => {
+                out.push(b'\\');
+                out.push(other);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Decode a protocol-0 `UNICODE` argument (raw-unicode-escape: `\uXXXX` and `\UXXXXXXXX`).
+fn raw_unicode_unescape(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(line);
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            let width = match chars.peek() {
+                Some('u') => 4,
+                Some('U') => 8,
+                _ => 0,
+            };
+            if width > 0 {
+                let ahead: String = chars.clone().skip(1).take(width).collect();
+                if ahead.len() == width {
+                    if let Some(ch) = u32::from_str_radix(&ahead, 16)
+                        .ok()
+                        .and_then(char::from_u32)
+                    {
+                        out.push(ch);
+                        for _ in 0..=width {
+                            chars.next();
+                        }
+                        continue;
+                    }
+                }
+            }
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,165 @@
+//! A buffered byte source that knows its offset, so every error can say where it happened.
+//!
+//! The parser asks for bytes a few at a time; this keeps a window of the input in memory (never the
+//! whole file) and refills it from any [`std::io::Read`].
+
+use std::io::Read;
+
+use crate::error::ReadError;
+
+const CHUNK: usize = 256 * 1024;
+
+pub(crate) struct Source<R> {
+    inner: R,
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    /// Input bytes before `buf[0]`.
+    base: u64,
+    eof: bool,
+    /// Total input length when known (plain files), used to reject lengths that point past the end early.
+    total: Option<u64>,
+}
+
+impl<R: Read> Source<R> {
+    pub(crate) fn new(inner: R, total: Option<u64>) -> Self {
+        Source {
+            inner,
+            buf: vec![0; CHUNK],
+            pos: 0,
+            end: 0,
+            base: 0,
+            eof: false,
+            total,
+        }
+    }
+
+    /// Offset of the next unread byte.
+    #[inline]
+    pub(crate) fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// Bytes known to remain, if the total is known.
+    pub(crate) fn remaining(&self) -> Option<u64> {
+        self.total.map(|t| t.saturating_sub(self.offset()))
+    }
+
+    /// Make at least `n` bytes available at `pos`, or fail with EOF. `n` is bounded by the caller.
+    #[cold]
+    fn fill(&mut self, n: usize) -> Result<(), ReadError> {
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.base += self.pos as u64;
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.buf.len() < n {
+            self.buf.resize(n.max(CHUNK), 0);
+        }
+        while self.end < n {
+            if self.eof {
+                return Err(ReadError::UnexpectedEof {
+                    offset: self.base + self.end as u64,
+                });
+            }
+            let read = loop {
+                match self.inner.read(&mut self.buf[self.end..]) {
+                    Ok(r) => break r,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(io_error(e)),
+                }
+            };
+            if read == 0 {
+                self.eof = true;
+            }
+            self.end += read;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    pub(crate) fn byte(&mut self) -> Result<u8, ReadError> {
+        if self.pos >= self.end {
+            self.fill(1)?;
+        }
+        let b = self.buf[self.pos];
+        self.pos += 1;
+        Ok(b)
+    }
+
+    /// The next `n` bytes; `n` must already be checked against the input limits.
+    #[inline]
+    pub(crate) fn take(&mut self, n: usize) -> Result<&[u8], ReadError> {
+        if self.end - self.pos < n {
+            self.fill(n)?;
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    #[inline]
+    pub(crate) fn array<const N: usize>(&mut self) -> Result<[u8; N], ReadError> {
+        let s = self.take(N)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+
+    /// Bytes up to and excluding the next `\n` (text-mode opcodes), at most `max` of them.
+    pub(crate) fn line(&mut self, max: usize) -> Result<Vec<u8>, ReadError> {
+        let start = self.offset();
+        let mut out = Vec::new();
+        loop {
+            let b = self.byte()?;
+            if b == b'\n' {
+                return Ok(out);
+            }
+            if out.len() >= max {
+                return Err(ReadError::limit(
+                    format!("text argument longer than {max} bytes"),
+                    start,
+                ));
+            }
+            out.push(b);
+        }
+    }
+
+    /// True when no byte is left after the current position.
+    pub(crate) fn at_end(&mut self) -> Result<bool, ReadError> {
+        if self.pos < self.end {
+            return Ok(false);
+        }
+        match self.fill(1) {
+            Ok(()) => Ok(false),
+            Err(ReadError::UnexpectedEof { .. }) => Ok(true),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+pub(crate) fn io_error(e: std::io::Error) -> ReadError {
+    // flate2 reports corrupt gzip data as InvalidInput/InvalidData io errors.
+    match e.kind() {
+        std::io::ErrorKind::InvalidData | std::io::ErrorKind::InvalidInput => ReadError::Gzip {
+            reason: e.to_string(),
+        },
+        std::io::ErrorKind::UnexpectedEof => ReadError::Gzip {
+            reason: "compressed stream ends early".into(),
+        },
+        _ => {
+            if let Some(inner) = e.get_ref() {
+                if let Some(limit) = inner.downcast_ref::<crate::input::BombError>() {
+                    return ReadError::Limit {
+                        reason: limit.to_string(),
+                        offset: limit.offset,
+                    };
+                }
+            }
+            ReadError::Io {
+                reason: e.to_string(),
+            }
+        }
+    }
+}

@@ -1,0 +1,462 @@
+//! From the pickle machine's skeleton to the [`Snapshot`] model, checking the snapshot's shape.
+//!
+//! Trace entries, frames and stacks were already specialised while reading; what is left here is small:
+//! segments, blocks, settings and annotations. Unknown keys are ignored.
+
+use crate::error::ReadError;
+use crate::model::*;
+use crate::pickle::{as_stack, as_str, as_u64, Machine, Slot, Value};
+
+/// Deepest generic value kept (allocator settings nest two levels in practice).
+const MAX_VALUE_DEPTH: usize = 64;
+
+pub(crate) fn build(m: Machine, root: Value) -> Result<Snapshot, ReadError> {
+    let w = Walker { m: &m };
+    let (segments_value, traces_value, settings_value, annotations_value, format) =
+        match w.resolve(root) {
+            Value::Dict(_) => {
+                let top = w.dict(root).expect("checked above");
+                let segments = w.get(top, "segments").ok_or_else(|| {
+                    let keys: Vec<String> = top
+                        .iter()
+                        .take(6)
+                        .map(|(k, _)| w.describe_key(*k))
+                        .collect();
+                    ReadError::not_snapshot(if keys.is_empty() {
+                        "top level is an empty dict".to_string()
+                    } else {
+                        format!(
+                            "top-level dict has no 'segments' key; its keys are {}",
+                            keys.join(", ")
+                        )
+                    })
+                })?;
+                (
+                    segments,
+                    w.get(top, "device_traces"),
+                    w.get(top, "allocator_settings"),
+                    w.get(top, "external_annotations"),
+                    Format::Current,
+                )
+            }
+            Value::List(_) => (root, None, None, None, Format::SegmentList),
+            other => {
+                return Err(ReadError::not_snapshot(format!(
+                    "top level is {}",
+                    w.type_name(other)
+                )))
+            }
+        };
+
+    let segment_items = w.seq(segments_value).ok_or_else(|| {
+        ReadError::not_snapshot(format!(
+            "'segments' is {}, not a list",
+            w.type_name(segments_value)
+        ))
+    })?;
+    let mut interner = m.interner.clone();
+    let mut legacy = false;
+    let mut segments = Vec::with_capacity(segment_items.len());
+    for (i, &s) in segment_items.iter().enumerate() {
+        segments.push(w.segment(s, i, &mut interner, &mut legacy)?);
+    }
+
+    let mut device_traces = Vec::new();
+    if let Some(tv) = traces_value {
+        let traces = w.seq(tv).ok_or_else(|| {
+            ReadError::not_snapshot(format!(
+                "'device_traces' is {}, not a list",
+                w.type_name(tv)
+            ))
+        })?;
+        for (d, &t) in traces.iter().enumerate() {
+            device_traces.push(w.trace(t, d)?);
+        }
+    }
+
+    let allocator_settings = match settings_value {
+        Some(v) if !matches!(v, Value::None) => Some(w.py_value(v, 0)?),
+        _ => None,
+    };
+    let external_annotations = annotations_value
+        .map(|v| w.annotations(v))
+        .unwrap_or_default();
+
+    let format = if legacy && format == Format::Current {
+        Format::LegacyHistory
+    } else {
+        format
+    };
+    let protocol = m.protocol;
+    drop(m);
+    interner.shrink();
+    Ok(Snapshot {
+        interner,
+        segments,
+        device_traces,
+        allocator_settings,
+        external_annotations,
+        format,
+        protocol,
+    })
+}
+
+struct Walker<'a> {
+    m: &'a Machine,
+}
+
+impl<'a> Walker<'a> {
+    fn resolve(&self, v: Value) -> Value {
+        match v {
+            Value::List(s) | Value::Dict(s) | Value::Tuple(s) | Value::Set(s) => {
+                match &self.m.slots[s as usize] {
+                    Slot::Done(done) => *done,
+                    _ => v,
+                }
+            }
+            _ => v,
+        }
+    }
+
+    fn dict(&self, v: Value) -> Option<&'a [(Value, Value)]> {
+        match self.resolve(v) {
+            Value::Dict(s) => match &self.m.slots[s as usize] {
+                Slot::Dict(pairs) => Some(pairs),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn seq(&self, v: Value) -> Option<&'a [Value]> {
+        match self.resolve(v) {
+            Value::List(s) | Value::Tuple(s) | Value::Set(s) => match &self.m.slots[s as usize] {
+                Slot::Seq(items) => Some(items),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn get(&self, pairs: &[(Value, Value)], key: &str) -> Option<Value> {
+        let id = self.m.interner.lookup_str(key)?;
+        pairs
+            .iter()
+            .find(|(k, _)| *k == Value::Str(id))
+            .map(|(_, v)| self.resolve(*v))
+    }
+
+    fn describe_key(&self, k: Value) -> String {
+        match k {
+            Value::Str(s) => format!("'{}'", self.m.interner.str(s)),
+            other => self.type_name(other),
+        }
+    }
+
+    /// "an int", "a list of ints", … for error messages.
+    fn type_name(&self, v: Value) -> String {
+        match self.resolve(v) {
+            Value::None => "None".into(),
+            Value::Bool(_) => "a bool".into(),
+            Value::Int(_) | Value::U64(_) | Value::Big(_) => "an int".into(),
+            Value::Float(_) => "a float".into(),
+            Value::Str(_) => "a str".into(),
+            Value::Bytes(_) => "bytes".into(),
+            Value::Dict(_) => "a dict".into(),
+            Value::Tuple(_) => "a tuple".into(),
+            Value::Set(_) => "a set".into(),
+            Value::Frame(_) => "a stack frame".into(),
+            Value::Entry(_) => "a trace entry".into(),
+            Value::Stack(_) => "a list of stack frames".into(),
+            Value::List(_) => {
+                let items = self.seq(v).unwrap_or(&[]);
+                match items.first() {
+                    None => "an empty list".into(),
+                    Some(first) => {
+                        let name = self.type_name(*first);
+                        let plural = name.trim_start_matches("an ").trim_start_matches("a ");
+                        format!("a list of {plural}s")
+                    }
+                }
+            }
+        }
+    }
+
+    fn int_field(
+        &self,
+        pairs: &[(Value, Value)],
+        key: &str,
+        what: &str,
+    ) -> Result<Option<u64>, ReadError> {
+        match self.get(pairs, key) {
+            None | Some(Value::None) => Ok(None),
+            Some(v) => as_u64(v).map(Some).ok_or_else(|| {
+                ReadError::not_snapshot(format!(
+                    "{what} has '{key}' = {}, not an int",
+                    self.type_name(v)
+                ))
+            }),
+        }
+    }
+
+    fn segment(
+        &self,
+        v: Value,
+        i: usize,
+        interner: &mut Interner,
+        legacy: &mut bool,
+    ) -> Result<Segment, ReadError> {
+        let what = format!("segment {i}");
+        let pairs = self.dict(v).ok_or_else(|| {
+            ReadError::not_snapshot(format!("{what} is {}, not a dict", self.type_name(v)))
+        })?;
+        let need = |key: &str| -> Result<u64, ReadError> {
+            self.int_field(pairs, key, &what)?
+                .ok_or_else(|| ReadError::not_snapshot(format!("{what} has no '{key}'")))
+        };
+        let address = need("address")?;
+        let total_size = need("total_size")?;
+        let block_values = match self.get(pairs, "blocks") {
+            Some(b) => self.seq(b).ok_or_else(|| {
+                ReadError::not_snapshot(format!("{what} has 'blocks' = {}", self.type_name(b)))
+            })?,
+            None => &[],
+        };
+        let mut blocks = Vec::with_capacity(block_values.len());
+        let mut next_address = address;
+        for (j, &b) in block_values.iter().enumerate() {
+            let block = self.block(
+                b,
+                &format!("{what} block {j}"),
+                next_address,
+                interner,
+                legacy,
+            )?;
+            next_address = block.address.wrapping_add(block.size);
+            blocks.push(block);
+        }
+        let sum = |f: fn(&Block) -> u64, pred: fn(&Block) -> bool| {
+            blocks.iter().filter(|b| pred(b)).map(f).sum::<u64>()
+        };
+        Ok(Segment {
+            device: self.int_field(pairs, "device", &what)?.unwrap_or(0) as i64,
+            address,
+            total_size,
+            allocated_size: match self.int_field(pairs, "allocated_size", &what)? {
+                Some(x) => x,
+                None => sum(|b| b.size, |b| b.state == BlockState::ActiveAllocated),
+            },
+            active_size: match self.int_field(pairs, "active_size", &what)? {
+                Some(x) => x,
+                None => sum(|b| b.size, |b| b.state.is_active()),
+            },
+            requested_size: match self.int_field(pairs, "requested_size", &what)? {
+                Some(x) => x,
+                None => sum(
+                    |b| b.requested_size,
+                    |b| b.state == BlockState::ActiveAllocated,
+                ),
+            },
+            stream: self.int_field(pairs, "stream", &what)?.unwrap_or(0),
+            segment_type: self.get(pairs, "segment_type").and_then(as_str),
+            segment_pool_id: self.get(pairs, "segment_pool_id").and_then(|p| {
+                let items = self.seq(p)?;
+                match items {
+                    [a, b] => Some((as_u64(*a)? as i64, as_u64(*b)? as i64)),
+                    _ => None,
+                }
+            }),
+            is_expandable: matches!(self.get(pairs, "is_expandable"), Some(Value::Bool(true))),
+            stack: self
+                .get(pairs, "frames")
+                .and_then(as_stack)
+                .unwrap_or(StackId::EMPTY),
+            blocks,
+        })
+    }
+
+    fn block(
+        &self,
+        v: Value,
+        what: &str,
+        implied_address: u64,
+        interner: &mut Interner,
+        legacy: &mut bool,
+    ) -> Result<Block, ReadError> {
+        let pairs = self.dict(v).ok_or_else(|| {
+            ReadError::not_snapshot(format!("{what} is {}, not a dict", self.type_name(v)))
+        })?;
+        let size = self
+            .int_field(pairs, "size", what)?
+            .ok_or_else(|| ReadError::not_snapshot(format!("{what} has no 'size'")))?;
+        // PyTorch 2.0 wrote `history: [{addr, real_size, frames}, ...]` instead of `address`/`frames`.
+        let first_history = self
+            .get(pairs, "history")
+            .and_then(|h| self.seq(h))
+            .and_then(|h| h.first().copied());
+        let history = first_history.and_then(|h| self.dict(h));
+        if history.is_some() {
+            *legacy = true;
+        }
+        let from_history = |key: &str| history.and_then(|h| self.get(h, key));
+        let state = match self.get(pairs, "state").and_then(as_str) {
+            Some(s) => match interner.str(s) {
+                "active_allocated" => BlockState::ActiveAllocated,
+                "active_pending_free" => BlockState::ActivePendingFree,
+                "inactive" => BlockState::Inactive,
+                _ => BlockState::Other(s),
+            },
+            None => BlockState::Inactive,
+        };
+        let address = match self.int_field(pairs, "address", what)? {
+            Some(a) => a,
+            None => from_history("addr")
+                .and_then(as_u64)
+                .unwrap_or(implied_address),
+        };
+        let requested_size = match self.int_field(pairs, "requested_size", what)? {
+            Some(r) => r,
+            None => from_history("real_size").and_then(as_u64).unwrap_or(size),
+        };
+        let stack = self
+            .get(pairs, "frames")
+            .or_else(|| from_history("frames"))
+            .and_then(as_stack)
+            .unwrap_or(StackId::EMPTY);
+        Ok(Block {
+            address,
+            size,
+            requested_size,
+            state,
+            stack,
+        })
+    }
+
+    fn trace(&self, v: Value, device: usize) -> Result<DeviceTrace, ReadError> {
+        let items = self.seq(v).ok_or_else(|| {
+            ReadError::not_snapshot(format!(
+                "device_traces[{device}] is {}, not a list",
+                self.type_name(v)
+            ))
+        })?;
+        let rows: Result<Vec<u32>, ReadError> = items
+            .iter()
+            .enumerate()
+            .map(|(i, &e)| match self.resolve(e) {
+                Value::Entry(row) => Ok(row),
+                other => Err(ReadError::not_snapshot(format!(
+                    "device_traces[{device}][{i}] is {}, not a trace entry (a dict with a str 'action' and int fields)",
+                    self.type_name(other)
+                ))),
+            })
+            .collect();
+        let rows = rows?;
+        let all = &self.m.entries;
+        let mut t = DeviceTrace::default();
+        let contiguous = rows.windows(2).all(|w| w[1] == w[0] + 1);
+        if contiguous && !rows.is_empty() {
+            let (a, b) = (
+                rows[0] as usize,
+                *rows.last().expect("non-empty") as usize + 1,
+            );
+            t.action = all.action[a..b].to_vec();
+            t.addr = all.addr[a..b].to_vec();
+            t.size = all.size[a..b].to_vec();
+            t.stream = all.stream[a..b].to_vec();
+            t.time_us = all.time_us[a..b].to_vec();
+            t.stack = all.stack[a..b].to_vec();
+            t.compile_context = all.compile_context[a..b].to_vec();
+            t.user_metadata = all.user_metadata[a..b].to_vec();
+            t.device_free = all
+                .device_free
+                .iter()
+                .filter(|(i, _)| (a..b).contains(&(*i as usize)))
+                .map(|&(i, f)| (i - a as u32, f))
+                .collect();
+        } else {
+            for &r in &rows {
+                t.push(&all.get(r as usize));
+            }
+        }
+        Ok(t)
+    }
+
+    fn annotations(&self, v: Value) -> Vec<Annotation> {
+        let Some(items) = self.seq(v) else {
+            return Vec::new();
+        };
+        items
+            .iter()
+            .filter_map(|&a| {
+                let pairs = self.dict(a)?;
+                Some(Annotation {
+                    stage: self.get(pairs, "stage").and_then(as_str)?,
+                    name: self.get(pairs, "name").and_then(as_str)?,
+                    device: self.get(pairs, "device").and_then(as_u64).unwrap_or(0) as i64,
+                    time_us: self
+                        .get(pairs, "time_us")
+                        .and_then(as_u64)
+                        .map(|t| t as i64),
+                })
+            })
+            .collect()
+    }
+
+    fn py_value(&self, v: Value, depth: usize) -> Result<PyValue, ReadError> {
+        if depth > MAX_VALUE_DEPTH {
+            return Err(ReadError::not_snapshot(format!(
+                "a setting nests deeper than {MAX_VALUE_DEPTH} levels"
+            )));
+        }
+        let i = &self.m.interner;
+        let s = |id: StrId| PyValue::Str(i.str(id).to_owned());
+        Ok(match self.resolve(v) {
+            Value::None => PyValue::None,
+            Value::Bool(b) => PyValue::Bool(b),
+            Value::Int(x) => PyValue::Int(x as i128),
+            Value::U64(x) => PyValue::Int(x as i128),
+            Value::Big(x) | Value::Float(x) => PyValue::Float(x),
+            Value::Str(id) => s(id),
+            Value::Bytes(b) => PyValue::Bytes(self.m.bytes[b as usize].to_vec()),
+            Value::Frame(f) => {
+                let f = i.frame(f);
+                PyValue::Dict(vec![
+                    (PyValue::Str("filename".into()), s(f.filename)),
+                    (PyValue::Str("line".into()), PyValue::Int(f.line as i128)),
+                    (PyValue::Str("name".into()), s(f.name)),
+                ])
+            }
+            Value::Stack(st) => PyValue::List(
+                i.stack(st)
+                    .iter()
+                    .map(|&f| self.py_value(Value::Frame(f), depth + 1))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Entry(_) => PyValue::Str("<trace entry>".into()),
+            Value::Dict(_) => {
+                let pairs = self.dict(v).unwrap_or(&[]);
+                PyValue::Dict(
+                    pairs
+                        .iter()
+                        .map(|(k, x)| {
+                            Ok((self.py_value(*k, depth + 1)?, self.py_value(*x, depth + 1)?))
+                        })
+                        .collect::<Result<_, ReadError>>()?,
+                )
+            }
+            list @ (Value::List(_) | Value::Tuple(_) | Value::Set(_)) => {
+                let items = self
+                    .seq(list)
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|x| self.py_value(*x, depth + 1))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if matches!(list, Value::List(_)) {
+                    PyValue::List(items)
+                } else {
+                    PyValue::Tuple(items)
+                }
+            }
+        })
+    }
+}
