@@ -5,9 +5,9 @@ use std::fmt;
 use std::io::{self, Read};
 
 /// Decompressed bytes allowed per compressed byte. Real snapshots compress 10–20×.
-pub const MAX_GZIP_RATIO: u64 = 200;
+pub const MAX_GZIP_RATIO: u64 = 100;
 /// Decompressed bytes always allowed, whatever the ratio (small files compress better).
-const GZIP_SLACK: u64 = 64 << 20;
+const GZIP_SLACK: u64 = 16 << 20;
 
 /// The guard's verdict, carried through `io::Error` to the reader.
 #[derive(Debug)]

@@ -39,7 +39,15 @@ pub(crate) fn build(m: Machine, root: Value) -> Result<Snapshot, ReadError> {
                     Format::Current,
                 )
             }
-            Value::List(_) => (root, None, None, None, Format::SegmentList),
+            Value::List(_) => match w.seq(root).and_then(|items| items.first()) {
+                Some(first) if w.dict(*first).is_none() => {
+                    return Err(ReadError::not_snapshot(format!(
+                        "top level is {}",
+                        w.type_name(root)
+                    )))
+                }
+                _ => (root, None, None, None, Format::SegmentList),
+            },
             other => {
                 return Err(ReadError::not_snapshot(format!(
                     "top level is {}",
@@ -158,7 +166,7 @@ impl<'a> Walker<'a> {
         match self.resolve(v) {
             Value::None => "None".into(),
             Value::Bool(_) => "a bool".into(),
-            Value::Int(_) | Value::U64(_) | Value::Big(_) => "an int".into(),
+            Value::Int(_) | Value::U64(_) | Value::Wide(_) | Value::Big(_) => "an int".into(),
             Value::Float(_) => "a float".into(),
             Value::Str(_) => "a str".into(),
             Value::Bytes(_) => "bytes".into(),
@@ -168,17 +176,28 @@ impl<'a> Walker<'a> {
             Value::Frame(_) => "a stack frame".into(),
             Value::Entry(_) => "a trace entry".into(),
             Value::Stack(_) => "a list of stack frames".into(),
-            Value::List(_) => {
-                let items = self.seq(v).unwrap_or(&[]);
-                match items.first() {
-                    None => "an empty list".into(),
-                    Some(first) => {
-                        let name = self.type_name(*first);
-                        let plural = name.trim_start_matches("an ").trim_start_matches("a ");
-                        format!("a list of {plural}s")
-                    }
-                }
-            }
+            Value::List(_) => match self.seq(v).unwrap_or(&[]).first() {
+                None => "an empty list".into(),
+                // One level only: nesting is attacker-controlled and must not recurse.
+                Some(first) => format!("a list of {}", self.plural_name(*first)),
+            },
+        }
+    }
+
+    fn plural_name(&self, v: Value) -> &'static str {
+        match self.resolve(v) {
+            Value::None => "Nones",
+            Value::Bool(_) => "bools",
+            Value::Int(_) | Value::U64(_) | Value::Wide(_) | Value::Big(_) => "ints",
+            Value::Float(_) => "floats",
+            Value::Str(_) => "strs",
+            Value::Bytes(_) => "bytes",
+            Value::Dict(_) => "dicts",
+            Value::Tuple(_) => "tuples",
+            Value::Set(_) => "sets",
+            Value::Frame(_) => "stack frames",
+            Value::Entry(_) => "trace entries",
+            Value::Stack(_) | Value::List(_) => "lists",
         }
     }
 
@@ -415,6 +434,7 @@ impl<'a> Walker<'a> {
             Value::Bool(b) => PyValue::Bool(b),
             Value::Int(x) => PyValue::Int(x as i128),
             Value::U64(x) => PyValue::Int(x as i128),
+            Value::Wide(w) => PyValue::Int(self.m.wide[w as usize]),
             Value::Big(x) | Value::Float(x) => PyValue::Float(x),
             Value::Str(id) => s(id),
             Value::Bytes(b) => PyValue::Bytes(self.m.bytes[b as usize].to_vec()),

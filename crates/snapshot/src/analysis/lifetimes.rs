@@ -100,9 +100,7 @@ impl Lifetimes {
         let mut open: HashMap<u64, u32> = HashMap::new();
         let mut versions: HashMap<u64, u32> = HashMap::new();
         let mut allocation_of_event = vec![u32::MAX; n];
-        for i in 0..n {
-            let action = trace.action[i];
-            let addr = trace.addr[i];
+        for (i, (&action, &addr)) in trace.action.iter().zip(&trace.addr).enumerate() {
             if action.opens_block() {
                 let version = versions.get(&addr).copied().unwrap_or(0);
                 allocations.push(Allocation {
@@ -168,8 +166,7 @@ impl Lifetimes {
             .sum();
         let mut live = initial_bytes as i128;
         let mut live_after = Vec::with_capacity(n);
-        for i in 0..n {
-            let id = allocation_of_event[i];
+        for (i, &id) in allocation_of_event.iter().enumerate() {
             if id != u32::MAX {
                 let a = &allocations[id as usize];
                 if a.alloc_event == Some(i as u32) {

@@ -40,7 +40,9 @@ pub(crate) enum Value {
     Int(i64),
     /// An integer in `[2**63, 2**64)`.
     U64(u64),
-    /// An integer beyond 64 bits, kept approximately (snapshots never need these exactly).
+    /// An integer beyond 64 bits, exact up to 128 bits: an index into [`Machine::wide`].
+    Wide(u32),
+    /// An integer beyond 128 bits, kept approximately (snapshots never hold these).
     Big(f64),
     Float(f64),
     Str(StrId),
@@ -111,6 +113,8 @@ pub(crate) struct Machine {
     pub interner: Interner,
     pub slots: Vec<Slot>,
     pub bytes: Vec<Box<[u8]>>,
+    /// Integers of 65 to 128 bits.
+    pub wide: Vec<i128>,
     /// Trace entries, in file order; [`Value::Entry`] indexes them.
     pub entries: DeviceTrace,
     pub protocol: u8,
@@ -129,6 +133,7 @@ pub(crate) fn run<R: Read>(src: &mut Source<R>) -> Result<(Machine, Value), Read
         interner,
         slots: Vec::new(),
         bytes: Vec::new(),
+        wide: Vec::new(),
         entries: DeviceTrace::default(),
         protocol: 0,
         keys,
@@ -144,9 +149,15 @@ pub(crate) fn run<R: Read>(src: &mut Source<R>) -> Result<(Machine, Value), Read
     Ok((m, root))
 }
 
-fn le_int(bytes: &[u8]) -> Value {
+/// A little-endian two's complement integer (LONG1/LONG4).
+enum LeInt {
+    Small(Value),
+    Wide(i128),
+}
+
+fn le_int(bytes: &[u8]) -> LeInt {
     if bytes.is_empty() {
-        return Value::Int(0);
+        return LeInt::Small(Value::Int(0));
     }
     let negative = bytes[bytes.len() - 1] & 0x80 != 0;
     if bytes.len() <= 16 {
@@ -155,11 +166,11 @@ fn le_int(bytes: &[u8]) -> Value {
             v = (v << 8) | b as i128;
         }
         if let Ok(i) = i64::try_from(v) {
-            Value::Int(i)
+            LeInt::Small(Value::Int(i))
         } else if let Ok(u) = u64::try_from(v) {
-            Value::U64(u)
+            LeInt::Small(Value::U64(u))
         } else {
-            Value::Big(v as f64)
+            LeInt::Wide(v)
         }
     } else {
         let mut v = 0f64;
@@ -169,7 +180,7 @@ fn le_int(bytes: &[u8]) -> Value {
         if negative {
             v -= 2f64.powi(8 * bytes.len() as i32);
         }
-        Value::Big(v)
+        LeInt::Small(Value::Big(v))
     }
 }
 
@@ -231,6 +242,7 @@ impl Machine {
                     // LONG1
                     let n = src.byte()? as usize;
                     let v = le_int(src.take(n)?);
+                    let v = self.int_value(v);
                     self.push(v, at)?
                 }
                 0x8b => {
@@ -241,6 +253,7 @@ impl Machine {
                     }
                     let n = self.check_len(src, n as u64, at)?;
                     let v = le_int(src.take(n)?);
+                    let v = self.int_value(v);
                     self.push(v, at)?
                 }
                 b'N' => self.push(Value::None, at)?,
@@ -253,10 +266,11 @@ impl Machine {
                 b'I' => {
                     let line = src.line(64)?;
                     let v = match line.as_slice() {
-                        b"01" => Value::Bool(true),
-                        b"00" => Value::Bool(false),
+                        b"01" => LeInt::Small(Value::Bool(true)),
+                        b"00" => LeInt::Small(Value::Bool(false)),
                         text => parse_text_int(text, at)?,
                     };
+                    let v = self.int_value(v);
                     self.push(v, at)?
                 }
                 b'L' => {
@@ -265,6 +279,7 @@ impl Machine {
                         line.pop();
                     }
                     let v = parse_text_int(&line, at)?;
+                    let v = self.int_value(v);
                     self.push(v, at)?
                 }
                 b'F' => {
@@ -556,6 +571,16 @@ impl Machine {
         Ok(n as usize)
     }
 
+    fn int_value(&mut self, v: LeInt) -> Value {
+        match v {
+            LeInt::Small(v) => v,
+            LeInt::Wide(w) => {
+                self.wide.push(w);
+                Value::Wide(self.wide.len() as u32 - 1)
+            }
+        }
+    }
+
     fn unicode(&mut self, raw: &[u8]) -> Value {
         let id = match std::str::from_utf8(raw) {
             Ok(s) => self.interner.intern_str(s),
@@ -677,7 +702,7 @@ impl Machine {
     }
 
     fn set_items(&mut self, target: Value, items: Vec<Value>, at: u64) -> Result<(), ReadError> {
-        if items.len() % 2 != 0 {
+        if !items.len().is_multiple_of(2) {
             return Err(ReadError::malformed(
                 "SETITEMS with an odd number of items",
                 at,
@@ -880,15 +905,18 @@ fn parse_text_usize(line: &[u8], at: u64) -> Result<usize, ReadError> {
         .ok_or_else(|| ReadError::malformed("bad memo index text", at))
 }
 
-fn parse_text_int(text: &[u8], at: u64) -> Result<Value, ReadError> {
+fn parse_text_int(text: &[u8], at: u64) -> Result<LeInt, ReadError> {
     let s = std::str::from_utf8(text)
         .map_err(|_| ReadError::malformed("bad INT text", at))?
         .trim();
     if let Ok(i) = s.parse::<i64>() {
-        return Ok(Value::Int(i));
+        return Ok(LeInt::Small(Value::Int(i)));
     }
     if let Ok(u) = s.parse::<u64>() {
-        return Ok(Value::U64(u));
+        return Ok(LeInt::Small(Value::U64(u)));
+    }
+    if let Ok(w) = s.parse::<i128>() {
+        return Ok(LeInt::Wide(w));
     }
     s.parse::<f64>()
         .ok()
@@ -896,7 +924,7 @@ fn parse_text_int(text: &[u8], at: u64) -> Result<Value, ReadError> {
             s.bytes()
                 .all(|b| b.is_ascii_digit() || b == b'-' || b == b'+')
         })
-        .map(Value::Big)
+        .map(|f| LeInt::Small(Value::Big(f)))
         .ok_or_else(|| ReadError::malformed("bad INT text", at))
 }
 
@@ -949,9 +977,10 @@ fn python_string_literal(line: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Decode a protocol-0 `UNICODE` argument (raw-unicode-escape: `\uXXXX` and `\UXXXXXXXX`).
+/// Decode a protocol-0 `UNICODE` argument: raw-unicode-escape, where bytes stand for Latin-1 characters
+/// and only `\uXXXX` and `\UXXXXXXXX` are escapes.
 fn raw_unicode_unescape(line: &[u8]) -> String {
-    let text = String::from_utf8_lossy(line);
+    let text: String = line.iter().map(|&b| b as char).collect();
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
