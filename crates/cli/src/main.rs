@@ -1,1 +1,99 @@
-fn main() {}
+//! `memograph`: summaries, traces and allocator statistics of PyTorch CUDA memory snapshots.
+
+mod load;
+mod summary;
+mod trace;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+memograph — read PyTorch CUDA memory snapshots (torch.cuda.memory._dump_snapshot) safely
+
+USAGE:
+    memograph summary FILE... [--json]      peak, allocations, reserved/active bytes per device
+    memograph trace FILE [--device N]        the event history, one line per event
+    memograph stats FILE [--device N] [--json]
+                                            per-segment allocated, free and rounding waste
+    memograph help | --help | --version
+
+FILE may be a plain or gzip-compressed pickle (protocols 0-5). No pickle code is ever run.
+Exit status: 0 on success, 1 when a file cannot be read, 2 on a usage error.";
+
+/// A failure to report as `error: {0}` with exit status 1 (an empty message: already reported).
+pub struct Failure(pub String);
+
+impl Failure {
+    pub fn reported() -> Failure {
+        Failure(String::new())
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        None | Some("help" | "--help" | "-h") => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some("--version" | "-V") => {
+            println!("memograph {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        Some("summary") => Options::parse(&args[1..], true).map(|o| summary::run(&o)),
+        Some("trace") => Options::parse(&args[1..], false).map(|o| trace::run_trace(&o)),
+        Some("stats") => Options::parse(&args[1..], false).map(|o| trace::run_stats(&o)),
+        Some(other) => Err(format!("unknown command '{other}'")),
+    };
+    match result {
+        Err(usage) => {
+            eprintln!("error: {usage}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(Failure(message))) => {
+            if !message.is_empty() {
+                eprintln!("error: {message}");
+            }
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Parsed command-line options shared by the commands.
+pub struct Options {
+    pub files: Vec<String>,
+    pub json: bool,
+    pub device: Option<i64>,
+}
+
+impl Options {
+    fn parse(args: &[String], many_files: bool) -> Result<Options, String> {
+        let mut o = Options {
+            files: Vec::new(),
+            json: false,
+            device: None,
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--json" => o.json = true,
+                "--device" | "-d" => {
+                    let v = it.next().ok_or("--device needs a number")?;
+                    o.device = Some(
+                        v.parse()
+                            .map_err(|_| format!("--device needs a number, not '{v}'"))?,
+                    );
+                }
+                flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
+                file => o.files.push(file.to_string()),
+            }
+        }
+        if o.files.is_empty() {
+            return Err("no FILE given".into());
+        }
+        if !many_files && o.files.len() > 1 {
+            return Err("this command takes one FILE".into());
+        }
+        Ok(o)
+    }
+}

@@ -24,6 +24,8 @@ pub enum ReadError {
     Io { reason: String },
     /// The input is empty.
     Empty,
+    /// The first bytes are no pickle at all.
+    NotPickle { head: String },
 }
 
 impl ReadError {
@@ -76,6 +78,7 @@ impl fmt::Display for ReadError {
             ReadError::Gzip { reason } => write!(f, "corrupt gzip data: {reason}"),
             ReadError::Io { reason } => write!(f, "read failed: {reason}"),
             ReadError::Empty => write!(f, "empty file"),
+            ReadError::NotPickle { head } => write!(f, "not a pickle file (it starts with {head})"),
         }
     }
 }

@@ -145,8 +145,20 @@ pub(crate) fn run<R: Read>(src: &mut Source<R>) -> Result<(Machine, Value), Read
     if src.at_end()? {
         return Err(ReadError::Empty);
     }
-    let root = m.execute(src)?;
-    Ok((m, root))
+    match m.execute(src) {
+        Ok(root) => Ok((m, root)),
+        // An error on the very first opcode of a file that does not start with PROTO: not a pickle.
+        Err(e)
+            if m.protocol == 0
+                && m.stack.is_empty()
+                && m.memo.is_empty()
+                && m.marks.len() <= 1
+                && !matches!(e, ReadError::Forbidden { .. }) =>
+        {
+            Err(ReadError::NotPickle { head: src.head() })
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// A little-endian two's complement integer (LONG1/LONG4).

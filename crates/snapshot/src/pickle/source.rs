@@ -19,6 +19,8 @@ pub(crate) struct Source<R> {
     eof: bool,
     /// Total input length when known (plain files), used to reject lengths that point past the end early.
     total: Option<u64>,
+    /// The input's first bytes, kept for "not a pickle" messages.
+    first: Vec<u8>,
 }
 
 impl<R: Read> Source<R> {
@@ -31,6 +33,7 @@ impl<R: Read> Source<R> {
             base: 0,
             eof: false,
             total,
+            first: Vec::new(),
         }
     }
 
@@ -72,6 +75,11 @@ impl<R: Read> Source<R> {
             };
             if read == 0 {
                 self.eof = true;
+            }
+            if self.first.len() < 16 {
+                let take = read.min(16 - self.first.len());
+                self.first
+                    .extend_from_slice(&self.buf[self.end..self.end + take]);
             }
             self.end += read;
         }
@@ -124,6 +132,22 @@ impl<R: Read> Source<R> {
             }
             out.push(b);
         }
+    }
+
+    /// The first bytes of the input, printable, for "not a pickle" messages.
+    pub(crate) fn head(&self) -> String {
+        let text: String = self
+            .first
+            .iter()
+            .map(|&b| {
+                if (0x20..0x7f).contains(&b) {
+                    (b as char).to_string()
+                } else {
+                    format!("\\x{b:02x}")
+                }
+            })
+            .collect();
+        format!("\"{text}\"")
     }
 
     /// True when no byte is left after the current position.

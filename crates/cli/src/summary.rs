@@ -1,0 +1,105 @@
+//! `memograph summary`: the headline figures of each device.
+
+use std::fmt::Write as _;
+
+use memograph_snapshot::analysis::summary::{summarize, DeviceSummary};
+use memograph_snapshot::format::{bytes, grouped};
+
+use crate::{load, Failure, Options};
+
+pub fn run(o: &Options) -> Result<(), Failure> {
+    let mut failures = 0;
+    for path in &o.files {
+        match load::open(path) {
+            Ok(snapshot) => {
+                let devices = summarize(&snapshot);
+                if o.json {
+                    println!("{}", json_line(path, &devices));
+                } else {
+                    print!("{}", table(path, snapshot.protocol, &devices));
+                }
+            }
+            // Keep going through the other files: report each failure now, exit 1 at the end.
+            Err(f) => {
+                eprintln!("error: {}", f.0);
+                failures += 1;
+            }
+        }
+    }
+    if failures > 0 {
+        return Err(Failure::reported());
+    }
+    Ok(())
+}
+
+/// One JSON object per file: `{"file": …, "devices": {"0": {…}}}`, the shape of the reference files.
+pub fn json_line(path: &str, devices: &[DeviceSummary]) -> String {
+    let mut map = serde_json::Map::new();
+    for d in devices {
+        let mut v = serde_json::to_value(d).expect("summaries serialise");
+        v.as_object_mut().expect("an object").remove("device");
+        map.insert(d.device.to_string(), v);
+    }
+    serde_json::json!({ "file": path, "devices": map }).to_string()
+}
+
+fn exact(n: u64) -> String {
+    format!("{} ({} bytes)", bytes(n), grouped(n))
+}
+
+pub fn table(path: &str, protocol: u8, devices: &[DeviceSummary]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{path}  (pickle protocol {protocol}, {} device{})",
+        devices.len(),
+        if devices.len() == 1 { "" } else { "s" }
+    );
+    if devices.is_empty() {
+        let _ = writeln!(out, "  no segments and no trace entries");
+    }
+    for d in devices {
+        let entries: u64 = d.events.values().sum();
+        let by_action: Vec<String> = d.events.iter().map(|(a, n)| format!("{a} {n}")).collect();
+        let peak_at = if d.peak_event_index < 0 {
+            "before the first entry".to_string()
+        } else {
+            format!("after entry {}", d.peak_event_index)
+        };
+        let _ = writeln!(out, "  device {}", d.device);
+        let _ = writeln!(
+            out,
+            "    trace entries    {}{}",
+            grouped(entries),
+            if by_action.is_empty() {
+                String::new()
+            } else {
+                format!("  ({})", by_action.join(", "))
+            }
+        );
+        let _ = writeln!(
+            out,
+            "    allocations      {}",
+            grouped(d.allocations as u64)
+        );
+        let _ = writeln!(
+            out,
+            "    timeline peak    {}  {peak_at}",
+            exact(d.timeline_peak_bytes)
+        );
+        let _ = writeln!(
+            out,
+            "    reserved         {}  in {} segments",
+            exact(d.reserved_bytes),
+            d.segments
+        );
+        let _ = writeln!(out, "    active           {}", exact(d.active_bytes));
+        let _ = writeln!(out, "    requested        {}", exact(d.requested_bytes));
+        let _ = writeln!(
+            out,
+            "    unique frames    {}",
+            grouped(d.unique_frames as u64)
+        );
+    }
+    out
+}

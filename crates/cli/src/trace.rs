@@ -1,0 +1,142 @@
+//! `memograph trace` (the event history) and `memograph stats` (per-segment allocator state).
+
+use std::io::{BufWriter, Write};
+
+use memograph_snapshot::analysis::lifetimes::{block_name, segment_name};
+use memograph_snapshot::analysis::stats::segment_stats;
+use memograph_snapshot::format::{bytes, grouped};
+use memograph_snapshot::{Action, Snapshot};
+
+use crate::{load, Failure, Options};
+
+fn device_of(snapshot: &Snapshot, o: &Options, path: &str) -> Result<i64, Failure> {
+    match o.device {
+        Some(d) if snapshot.devices().contains(&d) => Ok(d),
+        Some(d) => Err(Failure(format!(
+            "{path}: no device {d} (devices: {:?})",
+            snapshot.devices()
+        ))),
+        None => snapshot
+            .default_device()
+            .ok_or_else(|| Failure(format!("{path}: the snapshot has no devices"))),
+    }
+}
+
+pub fn run_trace(o: &Options) -> Result<(), Failure> {
+    let path = &o.files[0];
+    let snapshot = load::open(path)?;
+    let device = device_of(&snapshot, o, path)?;
+    let t = snapshot.trace(device);
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let t0 = t.time_us.iter().copied().find(|&x| x != i64::MIN);
+    // MemoryViz numbers each address's uses: the version goes up when a block (or segment) is freed.
+    let mut block_versions = std::collections::HashMap::<u64, u32>::new();
+    let mut segment_versions = std::collections::HashMap::<u64, u32>::new();
+    let result = (|| -> std::io::Result<()> {
+        writeln!(
+            out,
+            "{:>8}  {:<15} {:<22} {:>12}  {:>10}  {:>12}",
+            "entry", "action", "address", "size", "stream", "time"
+        )?;
+        for i in 0..t.len() {
+            let e = t.get(i);
+            let name = match e.action {
+                Action::Alloc | Action::FreeRequested => {
+                    block_name(e.addr, *block_versions.get(&e.addr).unwrap_or(&0))
+                }
+                Action::FreeCompleted | Action::Free => {
+                    let v = block_versions.entry(e.addr).or_default();
+                    *v += 1;
+                    block_name(e.addr, *v - 1)
+                }
+                Action::SegmentAlloc | Action::SegmentMap => {
+                    segment_name(e.addr, *segment_versions.get(&e.addr).unwrap_or(&0))
+                }
+                Action::SegmentFree | Action::SegmentUnmap => {
+                    let v = segment_versions.entry(e.addr).or_default();
+                    *v += 1;
+                    segment_name(e.addr, *v - 1)
+                }
+                _ => String::new(),
+            };
+            let time = match (e.time_us, t0) {
+                (Some(t), Some(t0)) => format!("+{:.3} ms", (t - t0) as f64 / 1000.0),
+                _ => "-".into(),
+            };
+            let extra = match e.device_free {
+                Some(free) => format!("  device_free {}", bytes(free)),
+                None => String::new(),
+            };
+            writeln!(
+                out,
+                "{i:>8}  {:<15} {name:<22} {:>12}  {:>10}  {time:>12}{extra}",
+                e.action.name(&snapshot.interner),
+                bytes(e.size),
+                e.stream
+            )?;
+        }
+        out.flush()
+    })();
+    match result {
+        // A closed pipe (`| head`) is not an error.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure(format!("{path}: writing output failed: {e}"))),
+        Ok(()) => Ok(()),
+    }
+}
+
+pub fn run_stats(o: &Options) -> Result<(), Failure> {
+    let path = &o.files[0];
+    let snapshot = load::open(path)?;
+    let device = device_of(&snapshot, o, path)?;
+    let (rows, totals) = segment_stats(&snapshot, device);
+    if o.json {
+        println!(
+            "{}",
+            serde_json::json!({ "file": path, "device": device, "segments": rows, "totals": totals })
+        );
+        return Ok(());
+    }
+    println!(
+        "{path}  device {device}: {} segments, {} blocks",
+        totals.segments, totals.blocks
+    );
+    println!(
+        "{:<16} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
+        "segment", "type", "size", "allocated", "pending", "free", "largest free", "waste"
+    );
+    for r in &rows {
+        println!(
+            "{:<16} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}{}",
+            format!("{:x}", r.address),
+            r.segment_type,
+            bytes(r.total_size),
+            bytes(r.allocated),
+            bytes(r.pending_free),
+            bytes(r.free),
+            bytes(r.largest_free),
+            bytes(r.rounding_waste),
+            if r.is_expandable { "  expandable" } else { "" }
+        );
+    }
+    println!(
+        "{:<16} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
+        "total",
+        "",
+        bytes(totals.reserved),
+        bytes(totals.allocated),
+        bytes(totals.pending_free),
+        bytes(totals.free),
+        bytes(totals.largest_free),
+        bytes(totals.rounding_waste)
+    );
+    println!(
+        "reserved {} bytes; allocated {}; cached free {}; rounding waste {}",
+        grouped(totals.reserved),
+        grouped(totals.allocated),
+        grouped(totals.free),
+        grouped(totals.rounding_waste)
+    );
+    Ok(())
+}

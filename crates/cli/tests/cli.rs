@@ -1,0 +1,158 @@
+//! The `memograph` binary, run as users run it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn fixtures() -> PathBuf {
+    std::env::var("MEMOGRAPH_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+        })
+}
+
+fn memograph(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_memograph"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn fixture_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(fixtures().join("reference"))
+        .unwrap()
+        .map(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .trim_end_matches(".json")
+                .to_string()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn summary_json_matches_every_reference_one_line_per_file() {
+    let names = fixture_names();
+    let paths: Vec<String> = names
+        .iter()
+        .map(|n| fixtures().join(n).display().to_string())
+        .collect();
+    let mut args = vec!["summary", "--json"];
+    args.extend(paths.iter().map(String::as_str));
+    let (code, stdout, stderr) = memograph(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), names.len());
+    for (line, name) in lines.iter().zip(&names) {
+        let got: serde_json::Value = serde_json::from_str(line).unwrap();
+        let reference: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(fixtures().join("reference").join(format!("{name}.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        assert!(got["file"].as_str().unwrap().ends_with(name.as_str()));
+        assert_eq!(got["devices"], reference["devices"], "{name}");
+    }
+}
+
+#[test]
+fn summary_table_shows_exact_peak_bytes_per_device() {
+    let path = fixtures().join("cs_memory_snapshot.pickle");
+    let (code, stdout, _) = memograph(&["summary", path.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("device 2"));
+    assert!(
+        stdout.contains("timeline peak    78.3 GiB (84 063 351 764 bytes)  after entry 420"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn trace_prints_one_line_per_event_with_versioned_addresses() {
+    let path = fixtures().join("a0kuma_adam.pickle");
+    let (code, stdout, _) = memograph(&["trace", path.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1 + 35);
+    assert!(
+        lines[2].contains("alloc") && lines[2].contains("b7f89b4000000_0"),
+        "{}",
+        lines[2]
+    );
+    let (code, _, stderr) = memograph(&["trace", path.to_str().unwrap(), "--device", "3"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("no device 3"), "{stderr}");
+}
+
+#[test]
+fn stats_totals_add_up_to_the_reserved_bytes() {
+    let path = fixtures().join("kk_memory_ctx128_fullstep.pickle");
+    let (code, stdout, _) = memograph(&["stats", "--json", path.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let t = &v["totals"];
+    assert_eq!(t["reserved"], 61_111_009_280u64);
+    assert_eq!(t["segments"], 1010);
+    let parts = t["allocated"].as_u64().unwrap()
+        + t["pending_free"].as_u64().unwrap()
+        + t["free"].as_u64().unwrap();
+    assert_eq!(parts, 61_111_009_280);
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_file_and_exit_1() {
+    let dir = std::env::temp_dir().join(format!("memograph-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let truncated = dir.join("big.pickle");
+    let bytes = std::fs::read(fixtures().join("a0kuma_adam.pickle")).unwrap();
+    std::fs::write(&truncated, &bytes[..18_446]).unwrap();
+    let evil = dir.join("evil.pickle");
+    std::fs::write(&evil, b"cos\nsystem\n(S'touch /tmp/pwned'\ntR.").unwrap();
+    let cases = [
+        (
+            truncated.clone(),
+            "unexpected end of file at byte 18446 (file truncated?)",
+        ),
+        (evil.clone(), "refusing pickle opcode GLOBAL at byte 0"),
+        (dir.join("missing.pickle"), "no such file"),
+        (dir.clone(), "is a directory"),
+    ];
+    for (path, reason) in cases {
+        let (code, stdout, stderr) = memograph(&["summary", path.to_str().unwrap()]);
+        assert_eq!(code, 1, "{path:?}");
+        assert!(stdout.is_empty());
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("error: {}: ", path.display())),
+            "{stderr}"
+        );
+        assert!(stderr.contains(reason), "{stderr}");
+        assert!(!stderr.contains("panicked"));
+    }
+    // Good files are still summarised when another one fails.
+    let good = fixtures().join("a0kuma_adam.pickle");
+    let (code, stdout, stderr) = memograph(&[
+        "summary",
+        "--json",
+        evil.to_str().unwrap(),
+        good.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(stdout.lines().count(), 1);
+    assert_eq!(stderr.lines().count(), 1);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(memograph(&["frobnicate"]).0, 2);
+    assert_eq!(memograph(&["summary"]).0, 2);
+    assert_eq!(memograph(&["--help"]).0, 0);
+}
