@@ -88,6 +88,6 @@ pub fn read_snapshot<R: Read>(
 
 fn read_pickle<R: Read>(reader: R, total_len: Option<u64>) -> Result<Snapshot, ReadError> {
     let mut src = pickle::source::Source::new(reader, total_len);
-    let (machine, root) = pickle::run(&mut src)?;
+    let (machine, root) = pickle::run(&mut src, total_len)?;
     schema::build(machine, root)
 }

@@ -4,7 +4,8 @@
 //! 4-byte [`StackId`] per entry. The trace of each device is stored in columns ([`DeviceTrace`]): about 48
 //! bytes per entry whatever its stack depth.
 
-use std::collections::HashMap;
+/// Fast hashing for interning (foldhash: seeded per process, so crafted input cannot pick collisions).
+type HashMap<K, V> = foldhash::HashMap<K, V>;
 
 /// Index of an interned string in [`Snapshot::strings`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -230,6 +231,52 @@ pub struct DeviceTrace {
 }
 
 impl DeviceTrace {
+    pub fn with_capacity(n: usize) -> DeviceTrace {
+        DeviceTrace {
+            action: Vec::with_capacity(n),
+            addr: Vec::with_capacity(n),
+            size: Vec::with_capacity(n),
+            stream: Vec::with_capacity(n),
+            time_us: Vec::with_capacity(n),
+            stack: Vec::with_capacity(n),
+            compile_context: Vec::with_capacity(n),
+            user_metadata: Vec::with_capacity(n),
+            device_free: Vec::new(),
+        }
+    }
+
+    /// Splits off the entries from `at` on, as `Vec::split_off` does (moves, no copy of the head).
+    pub fn split_off(&mut self, at: usize) -> DeviceTrace {
+        let k = self
+            .device_free
+            .partition_point(|&(i, _)| (i as usize) < at);
+        DeviceTrace {
+            action: self.action.split_off(at),
+            addr: self.addr.split_off(at),
+            size: self.size.split_off(at),
+            stream: self.stream.split_off(at),
+            time_us: self.time_us.split_off(at),
+            stack: self.stack.split_off(at),
+            compile_context: self.compile_context.split_off(at),
+            user_metadata: self.user_metadata.split_off(at),
+            device_free: self
+                .device_free
+                .split_off(k)
+                .into_iter()
+                .map(|(i, f)| (i - at as u32, f))
+                .collect(),
+        }
+    }
+
+    /// A new trace of the given rows, in that order.
+    pub fn gather(&self, rows: &[u32]) -> DeviceTrace {
+        let mut t = DeviceTrace::with_capacity(rows.len());
+        for &r in rows {
+            t.push(&self.get(r as usize));
+        }
+        t
+    }
+
     pub fn len(&self) -> usize {
         self.action.len()
     }

@@ -10,7 +10,7 @@ use crate::pickle::{as_stack, as_str, as_u64, Machine, Slot, Value};
 /// Deepest generic value kept (allocator settings nest two levels in practice).
 const MAX_VALUE_DEPTH: usize = 64;
 
-pub(crate) fn build(m: Machine, root: Value) -> Result<Snapshot, ReadError> {
+pub(crate) fn build(mut m: Machine, root: Value) -> Result<Snapshot, ReadError> {
     let w = Walker { m: &m };
     let (segments_value, traces_value, settings_value, annotations_value, format) =
         match w.resolve(root) {
@@ -20,7 +20,7 @@ pub(crate) fn build(m: Machine, root: Value) -> Result<Snapshot, ReadError> {
                     let keys: Vec<String> = top
                         .iter()
                         .take(6)
-                        .map(|(k, _)| w.describe_key(*k))
+                        .map(|[k, _]| w.describe_key(*k))
                         .collect();
                     ReadError::not_snapshot(if keys.is_empty() {
                         "top level is an empty dict".to_string()
@@ -69,7 +69,7 @@ pub(crate) fn build(m: Machine, root: Value) -> Result<Snapshot, ReadError> {
         segments.push(w.segment(s, i, &mut interner, &mut legacy)?);
     }
 
-    let mut device_traces = Vec::new();
+    let mut trace_rows = Vec::new();
     if let Some(tv) = traces_value {
         let traces = w.seq(tv).ok_or_else(|| {
             ReadError::not_snapshot(format!(
@@ -78,7 +78,7 @@ pub(crate) fn build(m: Machine, root: Value) -> Result<Snapshot, ReadError> {
             ))
         })?;
         for (d, &t) in traces.iter().enumerate() {
-            device_traces.push(w.trace(t, d)?);
+            trace_rows.push(w.trace_rows(t, d)?);
         }
     }
 
@@ -90,6 +90,7 @@ pub(crate) fn build(m: Machine, root: Value) -> Result<Snapshot, ReadError> {
         .map(|v| w.annotations(v))
         .unwrap_or_default();
 
+    let device_traces = split_traces(std::mem::take(&mut m.entries), &trace_rows);
     let format = if legacy && format == Format::Current {
         Format::LegacyHistory
     } else {
@@ -109,6 +110,32 @@ pub(crate) fn build(m: Machine, root: Value) -> Result<Snapshot, ReadError> {
     })
 }
 
+/// Each device's trace from the machine's entry rows. Real pickles write the traces one after another, so
+/// the rows are consecutive ranges and the columns are split, not copied.
+fn split_traces(mut all: DeviceTrace, rows: &[Vec<u32>]) -> Vec<DeviceTrace> {
+    let mut next = 0u32;
+    let consecutive = rows.iter().all(|r| {
+        let ok = r.iter().enumerate().all(|(k, &row)| row == next + k as u32);
+        next += r.len() as u32;
+        ok
+    });
+    if consecutive {
+        all.split_off(next as usize);
+        let mut traces: Vec<DeviceTrace> = rows
+            .iter()
+            .rev()
+            .map(|r| {
+                let start = all.len() - r.len();
+                all.split_off(start)
+            })
+            .collect();
+        traces.reverse();
+        traces
+    } else {
+        rows.iter().map(|r| all.gather(r)).collect()
+    }
+}
+
 struct Walker<'a> {
     m: &'a Machine,
 }
@@ -126,7 +153,7 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn dict(&self, v: Value) -> Option<&'a [(Value, Value)]> {
+    fn dict(&self, v: Value) -> Option<&'a [[Value; 2]]> {
         match self.resolve(v) {
             Value::Dict(s) => match &self.m.slots[s as usize] {
                 Slot::Dict(pairs) => Some(pairs),
@@ -146,12 +173,12 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn get(&self, pairs: &[(Value, Value)], key: &str) -> Option<Value> {
+    fn get(&self, pairs: &[[Value; 2]], key: &str) -> Option<Value> {
         let id = self.m.interner.lookup_str(key)?;
         pairs
             .iter()
-            .find(|(k, _)| *k == Value::Str(id))
-            .map(|(_, v)| self.resolve(*v))
+            .find(|[k, _]| *k == Value::Str(id))
+            .map(|[_, v]| self.resolve(*v))
     }
 
     fn describe_key(&self, k: Value) -> String {
@@ -203,7 +230,7 @@ impl<'a> Walker<'a> {
 
     fn int_field(
         &self,
-        pairs: &[(Value, Value)],
+        pairs: &[[Value; 2]],
         key: &str,
         what: &str,
     ) -> Result<Option<u64>, ReadError> {
@@ -351,14 +378,15 @@ impl<'a> Walker<'a> {
         })
     }
 
-    fn trace(&self, v: Value, device: usize) -> Result<DeviceTrace, ReadError> {
+    /// The rows of `self.m.entries` that make up `device_traces[device]`, in order.
+    fn trace_rows(&self, v: Value, device: usize) -> Result<Vec<u32>, ReadError> {
         let items = self.seq(v).ok_or_else(|| {
             ReadError::not_snapshot(format!(
                 "device_traces[{device}] is {}, not a list",
                 self.type_name(v)
             ))
         })?;
-        let rows: Result<Vec<u32>, ReadError> = items
+        items
             .iter()
             .enumerate()
             .map(|(i, &e)| match self.resolve(e) {
@@ -368,36 +396,7 @@ impl<'a> Walker<'a> {
                     self.type_name(other)
                 ))),
             })
-            .collect();
-        let rows = rows?;
-        let all = &self.m.entries;
-        let mut t = DeviceTrace::default();
-        let contiguous = rows.windows(2).all(|w| w[1] == w[0] + 1);
-        if contiguous && !rows.is_empty() {
-            let (a, b) = (
-                rows[0] as usize,
-                *rows.last().expect("non-empty") as usize + 1,
-            );
-            t.action = all.action[a..b].to_vec();
-            t.addr = all.addr[a..b].to_vec();
-            t.size = all.size[a..b].to_vec();
-            t.stream = all.stream[a..b].to_vec();
-            t.time_us = all.time_us[a..b].to_vec();
-            t.stack = all.stack[a..b].to_vec();
-            t.compile_context = all.compile_context[a..b].to_vec();
-            t.user_metadata = all.user_metadata[a..b].to_vec();
-            t.device_free = all
-                .device_free
-                .iter()
-                .filter(|(i, _)| (a..b).contains(&(*i as usize)))
-                .map(|&(i, f)| (i - a as u32, f))
-                .collect();
-        } else {
-            for &r in &rows {
-                t.push(&all.get(r as usize));
-            }
-        }
-        Ok(t)
+            .collect()
     }
 
     fn annotations(&self, v: Value) -> Vec<Annotation> {
@@ -458,7 +457,7 @@ impl<'a> Walker<'a> {
                 PyValue::Dict(
                     pairs
                         .iter()
-                        .map(|(k, x)| {
+                        .map(|[k, x]| {
                             Ok((self.py_value(*k, depth + 1)?, self.py_value(*x, depth + 1)?))
                         })
                         .collect::<Result<_, ReadError>>()?,

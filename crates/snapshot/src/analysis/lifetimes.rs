@@ -10,7 +10,7 @@
 //! An `alloc` at an address that is already open replaces it in the address map (as MemoryViz does), so the
 //! earlier lifetime never closes.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use crate::model::{Action, BlockState, Snapshot, StackId};
 
@@ -97,8 +97,8 @@ impl Lifetimes {
         let trace = snapshot.trace(device);
         let n = trace.len();
         let mut allocations: Vec<Allocation> = Vec::new();
-        let mut open: HashMap<u64, u32> = HashMap::new();
-        let mut versions: HashMap<u64, u32> = HashMap::new();
+        let mut open: HashMap<u64, u32> = HashMap::default();
+        let mut versions: HashMap<u64, u32> = HashMap::default();
         let mut allocation_of_event = vec![u32::MAX; n];
         for (i, (&action, &addr)) in trace.action.iter().zip(&trace.addr).enumerate() {
             if action.opens_block() {

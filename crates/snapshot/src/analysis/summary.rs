@@ -1,6 +1,8 @@
 //! The headline figures of each device: what `memograph summary` prints and the reference files hold.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
+
+use foldhash::HashSet;
 
 use super::lifetimes::Lifetimes;
 use crate::model::{BlockState, Snapshot, StackId};
@@ -46,7 +48,8 @@ pub fn summarize_device(snapshot: &Snapshot, device: i64) -> DeviceSummary {
         .map(|(a, n)| (a.name(&snapshot.interner).to_owned(), n))
         .collect();
 
-    let mut stacks: HashSet<StackId> = trace.stack.iter().copied().collect();
+    let mut stacks: HashSet<StackId> = HashSet::default();
+    stacks.extend(trace.stack.iter().copied());
     let (mut segments, mut reserved, mut active, mut requested) = (0, 0, 0, 0);
     for s in snapshot.segments_of(device) {
         segments += 1;
@@ -62,14 +65,16 @@ pub fn summarize_device(snapshot: &Snapshot, device: i64) -> DeviceSummary {
             }
         }
     }
-    let frames: HashSet<_> = stacks
-        .iter()
-        .flat_map(|&s| snapshot.stack(s).iter())
-        .map(|&f| {
-            let f = snapshot.frame(f);
-            (f.filename, f.line, f.name)
-        })
-        .collect();
+    let mut frames = HashSet::default();
+    frames.extend(
+        stacks
+            .iter()
+            .flat_map(|&s| snapshot.stack(s).iter())
+            .map(|&f| {
+                let f = snapshot.frame(f);
+                (f.filename, f.line, f.name)
+            }),
+    );
 
     let lifetimes = Lifetimes::of(snapshot, device);
     let peak = lifetimes.peak();

@@ -60,7 +60,7 @@ pub(crate) enum Value {
 #[derive(Debug)]
 pub(crate) enum Slot {
     Seq(Vec<Value>),
-    Dict(Vec<(Value, Value)>),
+    Dict(Vec<[Value; 2]>),
     /// The container was consumed and specialised into this value.
     Done(Value),
 }
@@ -112,6 +112,9 @@ impl Keys {
 pub(crate) struct Machine {
     pub interner: Interner,
     pub slots: Vec<Slot>,
+    /// For each slot, the memo index that holds it (`u32::MAX`: none), so that specialising a container
+    /// also updates the memo and later `BINGET`s push the specialised value without touching the slot.
+    slot_memo: Vec<u32>,
     pub bytes: Vec<Box<[u8]>>,
     /// Integers of 65 to 128 bits.
     pub wide: Vec<i128>,
@@ -126,20 +129,34 @@ pub(crate) struct Machine {
 }
 
 /// Run the pickle in `src` to its `STOP`; returns the machine and the root value.
-pub(crate) fn run<R: Read>(src: &mut Source<R>) -> Result<(Machine, Value), ReadError> {
+///
+/// `size_hint` (the input's length, when known) pre-sizes the tables so they never reallocate; capacity
+/// that is never touched costs address space, not memory. Not on wasm32, where address space is memory.
+pub(crate) fn run<R: Read>(
+    src: &mut Source<R>,
+    size_hint: Option<u64>,
+) -> Result<(Machine, Value), ReadError> {
     let mut interner = Interner::new();
     let keys = Keys::new(&mut interner);
+    let hint = if cfg!(target_arch = "wasm32") {
+        0
+    } else {
+        size_hint.unwrap_or(0).min(1 << 40) as usize
+    };
+    // Real snapshots hold about one container per 40 bytes and one trace entry per 200.
+    let (containers, entries) = (hint / 40, hint / 200);
     let mut m = Machine {
         interner,
-        slots: Vec::new(),
+        slots: Vec::with_capacity(containers),
+        slot_memo: Vec::with_capacity(containers),
         bytes: Vec::new(),
         wide: Vec::new(),
-        entries: DeviceTrace::default(),
+        entries: DeviceTrace::with_capacity(entries),
         protocol: 0,
         keys,
         stack: Vec::with_capacity(4096),
         marks: Vec::new(),
-        memo: Vec::new(),
+        memo: Vec::with_capacity(containers),
         scratch: Vec::new(),
     };
     if src.at_end()? {
@@ -150,6 +167,7 @@ pub(crate) fn run<R: Read>(src: &mut Source<R>) -> Result<(Machine, Value), Read
         // An error on the very first opcode of a file that does not start with PROTO: not a pickle.
         Err(e)
             if m.protocol == 0
+                && src.first_byte() != Some(0x80)
                 && m.stack.is_empty()
                 && m.memo.is_empty()
                 && m.marks.len() <= 1
@@ -421,10 +439,15 @@ impl Machine {
                     self.push(v, at)?
                 }
                 b'd' => {
-                    let items = self.pop_mark(at)?;
+                    // DICT: `MARK k v ... d` is an empty dict below the mark, then SETITEMS.
+                    let m = *self
+                        .marks
+                        .last()
+                        .ok_or_else(|| ReadError::malformed("no MARK to pop to", at))?;
                     let v = self.new_slot(Slot::Dict(Vec::new()), Value::Dict);
-                    self.set_items(v, items, at)?;
-                    self.push(v, at)?
+                    self.stack.insert(m, v);
+                    *self.marks.last_mut().expect("checked above") = m + 1;
+                    self.set_items_from_mark(at)?
                 }
                 b'a' => {
                     let item = self.pop(at)?;
@@ -436,12 +459,14 @@ impl Machine {
                 }
                 b'e' | 0x90 => {
                     // APPENDS, ADDITEMS
-                    let items = self.pop_mark(at)?;
-                    let target = *self
-                        .stack
-                        .last()
-                        .ok_or_else(|| ReadError::malformed("APPENDS with no list", at))?;
-                    self.extend(target, items, at)?
+                    if !self.append_whole_stack(at)? {
+                        let items = self.pop_mark(at)?;
+                        let target = *self
+                            .stack
+                            .last()
+                            .ok_or_else(|| ReadError::malformed("APPENDS with no list", at))?;
+                        self.extend(target, items, at)?
+                    }
                 }
                 b's' => {
                     if self.stack.len() < 3 + self.floor() {
@@ -450,18 +475,10 @@ impl Machine {
                             at,
                         ));
                     }
-                    let items = self.stack.split_off(self.stack.len() - 2);
-                    let target = *self.stack.last().expect("checked above");
-                    self.set_items(target, items, at)?
+                    let from = self.stack.len() - 2;
+                    self.set_items_from(from, from - 1, at)?
                 }
-                b'u' => {
-                    let items = self.pop_mark(at)?;
-                    let target = *self
-                        .stack
-                        .last()
-                        .ok_or_else(|| ReadError::malformed("SETITEMS with no dict", at))?;
-                    self.set_items(target, items, at)?
-                }
+                b'u' => self.set_items_from_mark(at)?,
 
                 // ---- stack ----
                 b'0' => {
@@ -538,13 +555,10 @@ impl Machine {
         self.marks.last().copied().unwrap_or(0)
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, v: Value, at: u64) -> Result<(), ReadError> {
         if self.stack.len() >= MAX_STACK {
-            return Err(ReadError::limit(
-                format!("more than {MAX_STACK} values on the pickle stack"),
-                at,
-            ));
+            return Err(stack_limit(at));
         }
         self.stack.push(v);
         Ok(())
@@ -608,6 +622,7 @@ impl Machine {
 
     fn new_slot(&mut self, slot: Slot, kind: fn(u32) -> Value) -> Value {
         self.slots.push(slot);
+        self.slot_memo.push(u32::MAX);
         kind(self.slots.len() as u32 - 1)
     }
 
@@ -622,19 +637,28 @@ impl Machine {
         Ok(self.new_slot(Slot::Seq(items), kind))
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&mut self, i: usize, at: u64) -> Result<(), ReadError> {
-        let v = match self.memo.get(i) {
-            Some(Some(v)) => *v,
-            _ => {
-                return Err(ReadError::malformed(
-                    format!("memo index {i} was never stored"),
-                    at,
-                ))
+        match self.memo.get(i) {
+            Some(Some(v)) if self.stack.len() < MAX_STACK => {
+                let v = *v;
+                self.stack.push(v);
+                Ok(())
             }
-        };
-        let v = self.resolve(v);
-        self.push(v, at)
+            _ => Err(self.get_error(i, at)),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn get_error(&self, i: usize, at: u64) -> ReadError {
+        if self.stack.len() >= MAX_STACK {
+            return ReadError::limit(
+                format!("more than {MAX_STACK} values on the pickle stack"),
+                at,
+            );
+        }
+        ReadError::malformed(format!("memo index {i} was never stored"), at)
     }
 
     fn put_top(&mut self, i: usize, at: u64) -> Result<(), ReadError> {
@@ -646,6 +670,11 @@ impl Machine {
     }
 
     fn put(&mut self, i: usize, v: Value, at: u64) -> Result<(), ReadError> {
+        if let Value::List(s) | Value::Dict(s) | Value::Tuple(s) | Value::Set(s) = v {
+            if self.slot_memo[s as usize] == u32::MAX && i < u32::MAX as usize {
+                self.slot_memo[s as usize] = i as u32;
+            }
+        }
         if i < self.memo.len() {
             self.memo[i] = Some(v);
         } else if i - self.memo.len() <= MAX_MEMO_GAP {
@@ -661,20 +690,6 @@ impl Machine {
             ));
         }
         Ok(())
-    }
-
-    /// A consumed container's specialised value, if it has one.
-    #[inline]
-    fn resolve(&self, v: Value) -> Value {
-        match v {
-            Value::List(s) | Value::Dict(s) | Value::Tuple(s) | Value::Set(s) => {
-                match &self.slots[s as usize] {
-                    Slot::Done(done) => *done,
-                    _ => v,
-                }
-            }
-            _ => v,
-        }
     }
 
     fn open_slot(&mut self, target: Value, at: u64) -> Result<&mut Slot, ReadError> {
@@ -696,10 +711,43 @@ impl Machine {
         }
     }
 
+    /// The fast path for stacks: an APPENDS of frames into an empty list, in a batch smaller than the
+    /// pickler's 1000 (so it is the list's last and only batch), is interned straight from the pickle stack.
+    /// Returns false when the general path must run.
+    fn append_whole_stack(&mut self, at: u64) -> Result<bool, ReadError> {
+        let Some(&m) = self.marks.last() else {
+            return Ok(false);
+        };
+        let n = self.stack.len() - m;
+        if m == 0 || n == 0 || n >= 1000 {
+            return Ok(false);
+        }
+        let Value::List(s) = self.stack[m - 1] else {
+            return Ok(false);
+        };
+        if !matches!(&self.slots[s as usize], Slot::Seq(items) if items.is_empty()) {
+            return Ok(false);
+        }
+        self.scratch.clear();
+        for v in &self.stack[m..] {
+            match v {
+                Value::Frame(f) => self.scratch.push(*f),
+                _ => return Ok(false),
+            }
+        }
+        let id = self.interner.intern_stack(&self.scratch);
+        self.mark_done(s as usize, Value::Stack(id));
+        self.marks.pop();
+        self.stack.truncate(m);
+        let _ = at;
+        Ok(true)
+    }
+
     fn extend(&mut self, target: Value, mut items: Vec<Value>, at: u64) -> Result<(), ReadError> {
         for v in items.iter_mut() {
             *v = self.settle(*v);
         }
+        self.reopen_stack(target);
         match self.open_slot(target, at)? {
             Slot::Seq(seq) => {
                 if seq.is_empty() {
@@ -713,37 +761,89 @@ impl Machine {
         }
     }
 
-    fn set_items(&mut self, target: Value, items: Vec<Value>, at: u64) -> Result<(), ReadError> {
-        if !items.len().is_multiple_of(2) {
+    /// SETITEMS: the pairs above the last MARK go into the dict below it.
+    fn set_items_from_mark(&mut self, at: u64) -> Result<(), ReadError> {
+        let m = self
+            .marks
+            .pop()
+            .ok_or_else(|| ReadError::malformed("no MARK to pop to", at))?;
+        if m == 0 {
+            return Err(ReadError::malformed("SETITEMS with no dict", at));
+        }
+        self.set_items_from(m, m - 1, at)
+    }
+
+    /// Stores `stack[from..]` as key/value pairs into the dict at `stack[target]`, then pops them.
+    fn set_items_from(&mut self, from: usize, target: usize, at: u64) -> Result<(), ReadError> {
+        if !(self.stack.len() - from).is_multiple_of(2) {
             return Err(ReadError::malformed(
                 "SETITEMS with an odd number of items",
                 at,
             ));
         }
-        let mut pairs = Vec::with_capacity(items.len() / 2);
-        for kv in items.chunks_exact(2) {
-            let k = self.settle(kv[0]);
-            let v = self.settle(kv[1]);
-            pairs.push((k, v));
+        for i in from..self.stack.len() {
+            let v = self.stack[i];
+            self.stack[i] = self.settle(v);
         }
-        match self.open_slot(target, at)? {
-            Slot::Dict(d) => {
-                if d.is_empty() {
-                    *d = pairs;
-                } else {
-                    d.extend_from_slice(&pairs);
-                }
-                Ok(())
+        let target_value = self.stack[target];
+        let s = match target_value {
+            Value::Dict(s) => s as usize,
+            Value::List(_) | Value::Set(_) => {
+                return Err(ReadError::malformed("SETITEMS on a list", at))
             }
-            _ => Err(ReadError::malformed("SETITEMS on a list", at)),
+            _ => {
+                return Err(ReadError::malformed(
+                    "SETITEMS on a value that is not a dict",
+                    at,
+                ))
+            }
+        };
+        let was_empty = match &self.slots[s] {
+            Slot::Dict(d) => d.is_empty(),
+            Slot::Done(_) => {
+                return Err(ReadError::malformed(
+                    "unsupported structure: a container changed after it was used",
+                    at,
+                ))
+            }
+            Slot::Seq(_) => return Err(ReadError::malformed("SETITEMS on a list", at)),
+        };
+        // The common case: a whole dict set in one go. Trace entries and frames become compact right here,
+        // without ever being stored as pairs.
+        if was_empty {
+            // Borrow the stack out (O(1)) while specialising, which needs the rest of the machine.
+            let stack = std::mem::take(&mut self.stack);
+            let special = self.specialise_dict(pairs_of(&stack[from..]));
+            self.stack = stack;
+            if let Some(done) = special {
+                self.mark_done(s, done);
+                self.stack.truncate(from);
+                return Ok(());
+            }
         }
+        let pairs = pairs_of(&self.stack[from..]).to_vec();
+        if let Slot::Dict(d) = &mut self.slots[s] {
+            d.extend_from_slice(&pairs);
+        }
+        self.stack.truncate(from);
+        Ok(())
     }
 
     /// A value is being stored into a container: turn snapshot shapes into their compact form.
+    /// Inlined tag check: most values (frames, ints, strings) need nothing.
+    #[inline(always)]
     fn settle(&mut self, v: Value) -> Value {
+        match v {
+            Value::Dict(_) | Value::List(_) => self.settle_container(v),
+            other => other,
+        }
+    }
+
+    #[inline(never)]
+    fn settle_container(&mut self, v: Value) -> Value {
         let s = match v {
             Value::Dict(s) | Value::List(s) => s as usize,
-            other => return self.resolve(other),
+            other => return other,
         };
         let special = match &mut self.slots[s] {
             Slot::Done(done) => return *done,
@@ -771,19 +871,53 @@ impl Machine {
         };
         match special {
             Some(done) => {
-                self.slots[s] = Slot::Done(done);
+                self.mark_done(s, done);
                 done
             }
             None => v,
         }
     }
 
-    fn specialise_dict(&mut self, pairs: &[(Value, Value)]) -> Option<Value> {
+    /// A list interned as a stack gets more items (a pickler that batches differently from CPython's):
+    /// turn it back into a plain list of its frames, here and in the memo.
+    fn reopen_stack(&mut self, target: Value) {
+        let Value::List(s) = target else { return };
+        let Slot::Done(Value::Stack(id)) = self.slots[s as usize] else {
+            return;
+        };
+        let frames = self
+            .interner
+            .stack(id)
+            .iter()
+            .map(|&f| Value::Frame(f))
+            .collect();
+        self.slots[s as usize] = Slot::Seq(frames);
+        let m = self.slot_memo[s as usize];
+        if let Some(entry) = self.memo.get_mut(m as usize) {
+            if *entry == Some(Value::Stack(id)) {
+                *entry = Some(target);
+            }
+        }
+    }
+
+    fn mark_done(&mut self, s: usize, done: Value) {
+        self.slots[s] = Slot::Done(done);
+        let m = self.slot_memo[s];
+        if m != u32::MAX {
+            if let Some(entry) = self.memo.get_mut(m as usize) {
+                if matches!(entry, Some(Value::List(x) | Value::Dict(x)) if *x as usize == s) {
+                    *entry = Some(done);
+                }
+            }
+        }
+    }
+
+    fn specialise_dict(&mut self, pairs: &[[Value; 2]]) -> Option<Value> {
         let k = &self.keys;
         let mut has_action = false;
         let mut has_filename = false;
         let mut has_name = false;
-        for (key, _) in pairs {
+        for [key, _] in pairs {
             match key {
                 Value::Str(s) if *s == k.action => has_action = true,
                 Value::Str(s) if *s == k.filename => has_filename = true,
@@ -802,7 +936,7 @@ impl Machine {
 
     /// A trace entry dict becomes a row of `self.entries`; a dict whose fields have the wrong types stays
     /// generic (and the schema check reports it).
-    fn entry_of(&mut self, pairs: &[(Value, Value)]) -> Option<Value> {
+    fn entry_of(&mut self, pairs: &[[Value; 2]]) -> Option<Value> {
         let k = &self.keys;
         let mut e = TraceEntry {
             action: Action::Snapshot,
@@ -816,7 +950,7 @@ impl Machine {
             device_free: None,
         };
         let mut action = None;
-        for &(key, value) in pairs {
+        for &[key, value] in pairs {
             let Value::Str(key) = key else { continue };
             if key == k.action {
                 action = Some(as_str(value)?);
@@ -847,12 +981,12 @@ impl Machine {
         Some(Value::Entry(self.entries.len() as u32 - 1))
     }
 
-    fn frame_of(&mut self, pairs: &[(Value, Value)]) -> Option<Value> {
+    fn frame_of(&mut self, pairs: &[[Value; 2]]) -> Option<Value> {
         let k = &self.keys;
         let (mut filename, mut name, mut line) = (None, None, 0u64);
         let mut fx = FxFields::default();
         let mut has_fx = false;
-        for &(key, value) in pairs {
+        for &[key, value] in pairs {
             let Value::Str(key) = key else { return None };
             if key == k.filename {
                 filename = Some(as_str(value)?);
@@ -904,6 +1038,20 @@ pub(crate) fn as_stack(v: Value) -> Option<StackId> {
         Value::List(_) | Value::Tuple(_) => Some(StackId::EMPTY),
         _ => None,
     }
+}
+
+/// `[k0, v0, k1, v1, ...]` as `[key, value]` pairs; the length is even (checked by the caller).
+fn pairs_of(items: &[Value]) -> &[[Value; 2]] {
+    items.as_chunks::<2>().0
+}
+
+#[cold]
+#[inline(never)]
+fn stack_limit(at: u64) -> ReadError {
+    ReadError::limit(
+        format!("more than {MAX_STACK} values on the pickle stack"),
+        at,
+    )
 }
 
 fn forbidden(opcode: &'static str, offset: u64) -> ReadError {

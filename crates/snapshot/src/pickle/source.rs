@@ -134,6 +134,10 @@ impl<R: Read> Source<R> {
         }
     }
 
+    pub(crate) fn first_byte(&self) -> Option<u8> {
+        self.first.first().copied()
+    }
+
     /// The first bytes of the input, printable, for "not a pickle" messages.
     pub(crate) fn head(&self) -> String {
         let text: String = self
