@@ -37,6 +37,8 @@ pub struct Allocation {
     pub alloc_event: Option<u32>,
     /// Trace index of the free that ended it; `None` while still live at the end.
     pub free_event: Option<u32>,
+    /// Trace index of its `free_requested` (blocks only): from then until `free_event` it is pending free.
+    pub free_requested_event: Option<u32>,
     /// How many times this address had been freed before: the `_N` of `b7f3a…_N`.
     pub version: u32,
     pub origin: Origin,
@@ -69,18 +71,44 @@ pub fn segment_name(addr: u64, version: u32) -> String {
     format!("s{addr:x}_{version}")
 }
 
+/// What a lifetime is of: a block (the Active Memory Timeline) or a segment (the Active Cached Segment
+/// Timeline, where `segment_map`/`segment_unmap` ranges of expandable segments count as segments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Blocks,
+    Segments,
+}
+
+impl Kind {
+    fn opens(self, a: Action) -> bool {
+        match self {
+            Kind::Blocks => a.opens_block(),
+            Kind::Segments => matches!(a, Action::SegmentAlloc | Action::SegmentMap),
+        }
+    }
+    fn closes(self, a: Action) -> bool {
+        match self {
+            Kind::Blocks => a.closes_block(),
+            Kind::Segments => matches!(a, Action::SegmentFree | Action::SegmentUnmap),
+        }
+    }
+}
+
 /// Every lifetime on one device, with the live-bytes series over its trace.
 #[derive(Debug, Clone)]
 pub struct Lifetimes {
     pub device: i64,
+    pub kind: Kind,
     /// In MemoryViz's order: trace lifetimes in trace order, then snapshot-only blocks.
     pub allocations: Vec<Allocation>,
     /// Bytes live before the first entry (lifetimes that began before the trace).
     pub initial_bytes: u64,
     /// Bytes live right after each trace entry.
     pub live_after: Vec<u64>,
-    /// For each trace entry, the allocation it opens or closes (`u32::MAX`: neither).
-    pub allocation_of_event: Vec<u32>,
+    /// Every opening and closing, in trace order: `(entry, allocation)`; it opens the allocation when
+    /// `entry` is its `alloc_event`, else closes it. (A segment unmap can close one range and open the
+    /// pieces it leaves, so an entry may appear more than once.)
+    pub changes: Vec<(u32, u32)>,
 }
 
 /// The peak of live bytes.
@@ -92,16 +120,40 @@ pub struct Peak {
 }
 
 impl Lifetimes {
-    /// Lifetimes of `device`'s trace and blocks.
+    /// Block lifetimes of `device`'s trace and snapshot blocks.
     pub fn of(snapshot: &Snapshot, device: i64) -> Lifetimes {
+        Lifetimes::of_kind(snapshot, device, Kind::Blocks)
+    }
+
+    /// Segment lifetimes of `device`'s trace and snapshot segments.
+    pub fn of_segments(snapshot: &Snapshot, device: i64) -> Lifetimes {
+        Lifetimes::of_kind(snapshot, device, Kind::Segments)
+    }
+
+    pub fn of_kind(snapshot: &Snapshot, device: i64, kind: Kind) -> Lifetimes {
         let trace = snapshot.trace(device);
         let n = trace.len();
         let mut allocations: Vec<Allocation> = Vec::new();
         let mut open: HashMap<u64, u32> = HashMap::default();
         let mut versions: HashMap<u64, u32> = HashMap::default();
-        let mut allocation_of_event = vec![u32::MAX; n];
+        let mut requested: HashMap<u64, u32> = HashMap::default();
+        let mut changes: Vec<(u32, u32)> = Vec::new();
         for (i, (&action, &addr)) in trace.action.iter().zip(&trace.addr).enumerate() {
-            if action.opens_block() {
+            if kind == Kind::Segments && kind.closes(action) {
+                close_range(
+                    &mut allocations,
+                    &mut open,
+                    &mut changes,
+                    i as u32,
+                    addr,
+                    trace.size[i],
+                );
+                continue;
+            }
+            if kind == Kind::Blocks && action == Action::FreeRequested {
+                requested.insert(addr, i as u32);
+            }
+            if kind.opens(action) {
                 let version = versions.get(&addr).copied().unwrap_or(0);
                 allocations.push(Allocation {
                     addr,
@@ -110,19 +162,24 @@ impl Lifetimes {
                     stack: trace.stack[i],
                     alloc_event: Some(i as u32),
                     free_event: None,
+                    free_requested_event: None,
                     version,
                     origin: Origin::Alloc,
                 });
                 let id = allocations.len() as u32 - 1;
                 open.insert(addr, id);
-                allocation_of_event[i] = id;
-            } else if action.closes_block() {
+                changes.push((i as u32, id));
+            } else if kind.closes(action) {
                 let version = versions.entry(addr).or_insert(0);
                 let current = *version;
                 *version += 1;
+                let free_requested_event = requested.remove(&addr);
                 let id = match open.remove(&addr) {
                     Some(id) => {
-                        allocations[id as usize].free_event = Some(i as u32);
+                        let a = &mut allocations[id as usize];
+                        a.free_event = Some(i as u32);
+                        a.free_requested_event =
+                            free_requested_event.filter(|&r| a.alloc_event.is_none_or(|x| r > x));
                         id
                     }
                     None => {
@@ -133,16 +190,42 @@ impl Lifetimes {
                             stack: trace.stack[i],
                             alloc_event: None,
                             free_event: Some(i as u32),
+                            free_requested_event,
                             version: current,
                             origin: Origin::FreeOnly,
                         });
                         allocations.len() as u32 - 1
                     }
                 };
-                allocation_of_event[i] = id;
+                changes.push((i as u32, id));
             }
         }
         for seg in snapshot.segments_of(device) {
+            if kind == Kind::Segments {
+                // Expandable segments are mapped in ranges: what the trace's open maps do not cover was
+                // mapped before recording began.
+                let end = seg.address.saturating_add(seg.total_size);
+                let covered: u64 = open
+                    .iter()
+                    .filter(|(&addr, _)| addr >= seg.address && addr < end)
+                    .map(|(_, &id)| allocations[id as usize].size)
+                    .sum();
+                let before = seg.total_size.saturating_sub(covered);
+                if before > 0 {
+                    allocations.push(Allocation {
+                        addr: seg.address,
+                        size: before,
+                        stream: seg.stream,
+                        stack: seg.stack,
+                        alloc_event: None,
+                        free_event: None,
+                        free_requested_event: None,
+                        version: versions.get(&seg.address).copied().unwrap_or(0),
+                        origin: Origin::SnapshotBlock,
+                    });
+                }
+                continue;
+            }
             for b in &seg.blocks {
                 if b.state == BlockState::ActiveAllocated && !open.contains_key(&b.address) {
                     allocations.push(Allocation {
@@ -152,6 +235,7 @@ impl Lifetimes {
                         stack: b.stack,
                         alloc_event: None,
                         free_event: None,
+                        free_requested_event: None,
                         version: versions.get(&b.address).copied().unwrap_or(0),
                         origin: Origin::SnapshotBlock,
                     });
@@ -166,23 +250,29 @@ impl Lifetimes {
             .sum();
         let mut live = initial_bytes as i128;
         let mut live_after = Vec::with_capacity(n);
-        for (i, &id) in allocation_of_event.iter().enumerate() {
-            if id != u32::MAX {
+        let mut next = changes.iter().peekable();
+        for i in 0..n as u32 {
+            while let Some(&&(x, id)) = next.peek() {
+                if x != i {
+                    break;
+                }
                 let a = &allocations[id as usize];
-                if a.alloc_event == Some(i as u32) {
+                if a.alloc_event == Some(x) {
                     live += a.size as i128;
                 } else {
                     live -= a.size as i128;
                 }
+                next.next();
             }
             live_after.push(live.max(0) as u64);
         }
         Lifetimes {
             device,
+            kind,
             allocations,
             initial_bytes,
             live_after,
-            allocation_of_event,
+            changes,
         }
     }
 
@@ -223,6 +313,67 @@ impl Lifetimes {
             .filter(|(_, a)| a.is_live_at(event))
             .map(|(i, _)| i as u32)
             .collect()
+    }
+}
+
+/// A segment free or unmap of `[addr, addr + size)` at entry `x`: every open range it overlaps closes, and
+/// the parts of them it does not cover open again as new ranges. With nothing open there, it is a range
+/// mapped before recording began.
+fn close_range(
+    allocations: &mut Vec<Allocation>,
+    open: &mut HashMap<u64, u32>,
+    changes: &mut Vec<(u32, u32)>,
+    x: u32,
+    addr: u64,
+    size: u64,
+) {
+    let end = addr.saturating_add(size.max(1));
+    let mut hit: Vec<u32> = open
+        .values()
+        .copied()
+        .filter(|&id| {
+            let a = &allocations[id as usize];
+            a.addr < end && addr < a.addr.saturating_add(a.size)
+        })
+        .collect();
+    hit.sort_unstable();
+    if hit.is_empty() {
+        allocations.push(Allocation {
+            addr,
+            size,
+            stream: 0,
+            stack: StackId::EMPTY,
+            alloc_event: None,
+            free_event: Some(x),
+            free_requested_event: None,
+            version: 0,
+            origin: Origin::FreeOnly,
+        });
+        changes.push((x, allocations.len() as u32 - 1));
+        return;
+    }
+    for id in hit {
+        let old = allocations[id as usize];
+        open.remove(&old.addr);
+        allocations[id as usize].free_event = Some(x);
+        changes.push((x, id));
+        let old_end = old.addr + old.size;
+        for (lo, hi) in [(old.addr, addr.max(old.addr)), (end.min(old_end), old_end)] {
+            if hi > lo {
+                allocations.push(Allocation {
+                    addr: lo,
+                    size: hi - lo,
+                    alloc_event: Some(x),
+                    free_event: None,
+                    version: old.version + 1,
+                    origin: Origin::Alloc,
+                    ..old
+                });
+                let piece = allocations.len() as u32 - 1;
+                open.insert(lo, piece);
+                changes.push((x, piece));
+            }
+        }
     }
 }
 

@@ -4,3 +4,4 @@ pub mod lifetimes;
 pub mod stacks;
 pub mod stats;
 pub mod summary;
+pub mod timeline;

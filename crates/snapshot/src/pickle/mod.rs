@@ -476,7 +476,7 @@ impl Machine {
                         ));
                     }
                     let from = self.stack.len() - 2;
-                    self.set_items_from(from, from - 1, at)?
+                    self.set_items_from(from, from - 1, false, at)?
                 }
                 b'u' => self.set_items_from_mark(at)?,
 
@@ -770,11 +770,21 @@ impl Machine {
         if m == 0 {
             return Err(ReadError::malformed("SETITEMS with no dict", at));
         }
-        self.set_items_from(m, m - 1, at)
+        self.set_items_from(m, m - 1, true, at)
     }
 
     /// Stores `stack[from..]` as key/value pairs into the dict at `stack[target]`, then pops them.
-    fn set_items_from(&mut self, from: usize, target: usize, at: u64) -> Result<(), ReadError> {
+    ///
+    /// `batch`: this is a SETITEMS. CPython writes a dict of fewer than 1000 items in one SETITEMS batch,
+    /// so such a batch into an empty dict is the whole dict and can be specialised at once. Single
+    /// SETITEMs (protocol 0, one-item dicts) wait until the dict is consumed.
+    fn set_items_from(
+        &mut self,
+        from: usize,
+        target: usize,
+        batch: bool,
+        at: u64,
+    ) -> Result<(), ReadError> {
         if !(self.stack.len() - from).is_multiple_of(2) {
             return Err(ReadError::malformed(
                 "SETITEMS with an odd number of items",
@@ -810,7 +820,7 @@ impl Machine {
         };
         // The common case: a whole dict set in one go. Trace entries and frames become compact right here,
         // without ever being stored as pairs.
-        if was_empty {
+        if was_empty && batch && self.stack.len() - from < 2000 {
             // Borrow the stack out (O(1)) while specialising, which needs the rest of the machine.
             let stack = std::mem::take(&mut self.stack);
             let special = self.specialise_dict(pairs_of(&stack[from..]));

@@ -1,0 +1,565 @@
+//! A compact binary form of a [`Snapshot`], for handing a parsed model from a Web Worker to the page
+//! (a transferable `ArrayBuffer`): columns are written as raw little-endian arrays, so encoding and
+//! decoding are close to a memory copy. Decoding checks every length and never panics.
+
+use crate::model::*;
+
+const MAGIC: &[u8; 8] = b"MGSNAP01";
+const MAX_DEPTH: usize = 64;
+
+/// Why a buffer could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError(pub String);
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "corrupt model buffer: {}", self.0)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn i64(&mut self, v: i64) {
+        self.u64(v as u64);
+    }
+    fn len(&mut self, n: usize) {
+        self.u64(n as u64);
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.len(b.len());
+        self.0.extend_from_slice(b);
+    }
+    fn str(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+    }
+    fn opt_str(&mut self, s: Option<StrId>) {
+        self.u32(s.map_or(NONE_ID, |s| s.0));
+    }
+    fn u32s(&mut self, v: &[u32]) {
+        self.len(v.len());
+        for x in v {
+            self.u32(*x);
+        }
+    }
+    fn u64s(&mut self, v: &[u64]) {
+        self.len(v.len());
+        for x in v {
+            self.u64(*x);
+        }
+    }
+    fn action(&mut self, a: Action) {
+        let (code, other) = match a {
+            Action::Alloc => (0, NONE_ID),
+            Action::FreeRequested => (1, NONE_ID),
+            Action::FreeCompleted => (2, NONE_ID),
+            Action::SegmentAlloc => (3, NONE_ID),
+            Action::SegmentFree => (4, NONE_ID),
+            Action::SegmentMap => (5, NONE_ID),
+            Action::SegmentUnmap => (6, NONE_ID),
+            Action::Snapshot => (7, NONE_ID),
+            Action::Oom => (8, NONE_ID),
+            Action::Free => (9, NONE_ID),
+            Action::UserDefined => (10, NONE_ID),
+            Action::Other(s) => (11, s.0),
+        };
+        self.u8(code);
+        self.u32(other);
+    }
+    fn py(&mut self, v: &PyValue) {
+        match v {
+            PyValue::None => self.u8(0),
+            PyValue::Bool(b) => {
+                self.u8(1);
+                self.u8(*b as u8)
+            }
+            PyValue::Int(i) => {
+                self.u8(2);
+                self.0.extend_from_slice(&i.to_le_bytes())
+            }
+            PyValue::Float(f) => {
+                self.u8(3);
+                self.u64(f.to_bits())
+            }
+            PyValue::Str(s) => {
+                self.u8(4);
+                self.str(s)
+            }
+            PyValue::Bytes(b) => {
+                self.u8(5);
+                self.bytes(b)
+            }
+            PyValue::List(items) | PyValue::Tuple(items) => {
+                self.u8(if matches!(v, PyValue::List(_)) { 6 } else { 7 });
+                self.len(items.len());
+                for x in items {
+                    self.py(x);
+                }
+            }
+            PyValue::Dict(kv) => {
+                self.u8(8);
+                self.len(kv.len());
+                for (k, x) in kv {
+                    self.py(k);
+                    self.py(x);
+                }
+            }
+        }
+    }
+}
+
+/// Encodes `s` into a byte buffer that [`decode`] reads back exactly.
+pub fn encode(s: &Snapshot) -> Vec<u8> {
+    let mut w = Writer(Vec::with_capacity(64 + s.heap_bytes()));
+    w.0.extend_from_slice(MAGIC);
+    w.u8(s.protocol);
+    w.u8(match s.format {
+        Format::Current => 0,
+        Format::LegacyHistory => 1,
+        Format::SegmentList => 2,
+    });
+    let i = &s.interner;
+    w.len(i.string_count());
+    for k in 0..i.string_count() {
+        w.str(i.str(StrId(k as u32)));
+    }
+    w.len(i.frame_count());
+    for k in 0..i.frame_count() {
+        let f = i.frame(FrameId(k as u32));
+        w.u32(f.filename.0);
+        w.u64(f.line);
+        w.u32(f.name.0);
+        match f.fx {
+            None => w.u8(0),
+            Some(fx) => {
+                w.u8(1);
+                for x in [fx.node_op, fx.node_name, fx.node_target, fx.original_trace] {
+                    w.opt_str(x);
+                }
+            }
+        }
+    }
+    w.len(i.stack_count());
+    for k in 0..i.stack_count() {
+        let frames: Vec<u32> = i.stack(StackId(k as u32)).iter().map(|f| f.0).collect();
+        w.u32s(&frames);
+    }
+    w.len(s.segments.len());
+    for seg in &s.segments {
+        w.i64(seg.device);
+        for v in [
+            seg.address,
+            seg.total_size,
+            seg.allocated_size,
+            seg.active_size,
+            seg.requested_size,
+            seg.stream,
+        ] {
+            w.u64(v);
+        }
+        w.opt_str(seg.segment_type);
+        match seg.segment_pool_id {
+            None => w.u8(0),
+            Some((a, b)) => {
+                w.u8(1);
+                w.i64(a);
+                w.i64(b);
+            }
+        }
+        w.u8(seg.is_expandable as u8);
+        w.u32(seg.stack.0);
+        w.len(seg.blocks.len());
+        for b in &seg.blocks {
+            w.u64(b.address);
+            w.u64(b.size);
+            w.u64(b.requested_size);
+            let (code, other) = match b.state {
+                BlockState::ActiveAllocated => (0, NONE_ID),
+                BlockState::ActivePendingFree => (1, NONE_ID),
+                BlockState::Inactive => (2, NONE_ID),
+                BlockState::Other(s) => (3, s.0),
+            };
+            w.u8(code);
+            w.u32(other);
+            w.u32(b.stack.0);
+        }
+    }
+    w.len(s.device_traces.len());
+    for t in &s.device_traces {
+        w.len(t.len());
+        for &a in &t.action {
+            w.action(a);
+        }
+        w.u64s(&t.addr);
+        w.u64s(&t.size);
+        w.u64s(&t.stream);
+        w.u64s(&t.time_us.iter().map(|&x| x as u64).collect::<Vec<_>>());
+        w.u32s(&t.stack.iter().map(|x| x.0).collect::<Vec<_>>());
+        w.u32s(&t.compile_context);
+        w.u32s(&t.user_metadata);
+        w.len(t.device_free.len());
+        for &(k, f) in &t.device_free {
+            w.u32(k);
+            w.u64(f);
+        }
+    }
+    match &s.allocator_settings {
+        None => w.u8(0),
+        Some(v) => {
+            w.u8(1);
+            w.py(v);
+        }
+    }
+    w.len(s.external_annotations.len());
+    for a in &s.external_annotations {
+        w.u32(a.stage.0);
+        w.u32(a.name.0);
+        w.i64(a.device);
+        w.i64(a.time_us.unwrap_or(i64::MIN));
+    }
+    w.0
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.b.len())
+            .ok_or_else(|| DecodeError(format!("ends early at byte {}", self.at)))?;
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+    fn u64(&mut self) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+    fn i64(&mut self) -> Result<i64, DecodeError> {
+        Ok(self.u64()? as i64)
+    }
+    /// A count of items that each take at least `min_item` bytes: bounded by what is left.
+    fn len(&mut self, min_item: usize) -> Result<usize, DecodeError> {
+        let n = self.u64()?;
+        let left = (self.b.len() - self.at) as u64;
+        if n.saturating_mul(min_item.max(1) as u64) > left {
+            return Err(DecodeError(format!(
+                "count {n} at byte {} exceeds the buffer",
+                self.at
+            )));
+        }
+        Ok(n as usize)
+    }
+    fn bytes(&mut self) -> Result<&'a [u8], DecodeError> {
+        let n = self.len(1)?;
+        self.take(n)
+    }
+    fn str(&mut self) -> Result<&'a str, DecodeError> {
+        std::str::from_utf8(self.bytes()?).map_err(|_| DecodeError("a string is not UTF-8".into()))
+    }
+    fn opt_str(&mut self, strings: usize) -> Result<Option<StrId>, DecodeError> {
+        match self.u32()? {
+            NONE_ID => Ok(None),
+            v if (v as usize) < strings => Ok(Some(StrId(v))),
+            v => Err(DecodeError(format!("string id {v} out of range"))),
+        }
+    }
+    fn u32s(&mut self) -> Result<Vec<u32>, DecodeError> {
+        let n = self.len(4)?;
+        let raw = self.take(n * 4)?;
+        Ok(raw
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect())
+    }
+    fn u64s(&mut self) -> Result<Vec<u64>, DecodeError> {
+        let n = self.len(8)?;
+        let raw = self.take(n * 8)?;
+        Ok(raw
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect())
+    }
+    fn py(&mut self, depth: usize) -> Result<PyValue, DecodeError> {
+        if depth > MAX_DEPTH {
+            return Err(DecodeError("settings nest too deep".into()));
+        }
+        Ok(match self.u8()? {
+            0 => PyValue::None,
+            1 => PyValue::Bool(self.u8()? != 0),
+            2 => PyValue::Int(i128::from_le_bytes(
+                self.take(16)?.try_into().expect("16 bytes"),
+            )),
+            3 => PyValue::Float(f64::from_bits(self.u64()?)),
+            4 => PyValue::Str(self.str()?.to_owned()),
+            5 => PyValue::Bytes(self.bytes()?.to_vec()),
+            t @ (6 | 7) => {
+                let n = self.len(1)?;
+                let items = (0..n)
+                    .map(|_| self.py(depth + 1))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if t == 6 {
+                    PyValue::List(items)
+                } else {
+                    PyValue::Tuple(items)
+                }
+            }
+            8 => {
+                let n = self.len(2)?;
+                PyValue::Dict(
+                    (0..n)
+                        .map(|_| Ok((self.py(depth + 1)?, self.py(depth + 1)?)))
+                        .collect::<Result<Vec<_>, DecodeError>>()?,
+                )
+            }
+            t => return Err(DecodeError(format!("unknown value tag {t}"))),
+        })
+    }
+}
+
+/// Decodes what [`encode`] wrote. Ids are checked against their tables, so the model is safe to index.
+pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
+    let mut r = Reader { b: bytes, at: 0 };
+    if r.take(8)? != MAGIC {
+        return Err(DecodeError("wrong magic".into()));
+    }
+    let protocol = r.u8()?;
+    let format = match r.u8()? {
+        0 => Format::Current,
+        1 => Format::LegacyHistory,
+        2 => Format::SegmentList,
+        f => return Err(DecodeError(format!("unknown format {f}"))),
+    };
+    let mut interner = Interner::new();
+    let n = r.len(8)?;
+    for k in 0..n {
+        let id = interner.intern_str(r.str()?);
+        if id.0 as usize != k {
+            return Err(DecodeError("duplicate string".into()));
+        }
+    }
+    let strings = n;
+    let str_id = |v: u32| {
+        if (v as usize) < strings {
+            Ok(StrId(v))
+        } else {
+            Err(DecodeError(format!("string id {v} out of range")))
+        }
+    };
+    let n = r.len(17)?;
+    for _ in 0..n {
+        let filename = str_id(r.u32()?)?;
+        let line = r.u64()?;
+        let name = str_id(r.u32()?)?;
+        let fx = match r.u8()? {
+            0 => None,
+            _ => Some(FxFields {
+                node_op: r.opt_str(strings)?,
+                node_name: r.opt_str(strings)?,
+                node_target: r.opt_str(strings)?,
+                original_trace: r.opt_str(strings)?,
+            }),
+        };
+        interner.intern_frame(Frame {
+            filename,
+            line,
+            name,
+            fx,
+        });
+    }
+    let frames = interner.frame_count();
+    let n = r.len(8)?;
+    for k in 0..n {
+        let ids = r.u32s()?;
+        if ids.iter().any(|&f| f as usize >= frames) {
+            return Err(DecodeError("frame id out of range".into()));
+        }
+        let ids: Vec<FrameId> = ids.into_iter().map(FrameId).collect();
+        // Stack 0 (empty) is interned by Interner::new and written first.
+        let id = interner.intern_stack(&ids);
+        if id.0 as usize != k {
+            return Err(DecodeError("duplicate stack".into()));
+        }
+    }
+    let stacks = interner.stack_count();
+    let stack_id = |v: u32| {
+        if (v as usize) < stacks {
+            Ok(StackId(v))
+        } else {
+            Err(DecodeError(format!("stack id {v} out of range")))
+        }
+    };
+    let n = r.len(70)?;
+    let mut segments = Vec::with_capacity(n);
+    for _ in 0..n {
+        let device = r.i64()?;
+        let mut v = [0u64; 6];
+        for x in v.iter_mut() {
+            *x = r.u64()?;
+        }
+        let segment_type = r.opt_str(strings)?;
+        let segment_pool_id = match r.u8()? {
+            0 => None,
+            _ => Some((r.i64()?, r.i64()?)),
+        };
+        let is_expandable = r.u8()? != 0;
+        let stack = stack_id(r.u32()?)?;
+        let nb = r.len(33)?;
+        let mut blocks = Vec::with_capacity(nb);
+        for _ in 0..nb {
+            let address = r.u64()?;
+            let size = r.u64()?;
+            let requested_size = r.u64()?;
+            let code = r.u8()?;
+            let other = r.u32()?;
+            let state = match code {
+                0 => BlockState::ActiveAllocated,
+                1 => BlockState::ActivePendingFree,
+                2 => BlockState::Inactive,
+                _ => BlockState::Other(str_id(other)?),
+            };
+            blocks.push(Block {
+                address,
+                size,
+                requested_size,
+                state,
+                stack: stack_id(r.u32()?)?,
+            });
+        }
+        segments.push(Segment {
+            device,
+            address: v[0],
+            total_size: v[1],
+            allocated_size: v[2],
+            active_size: v[3],
+            requested_size: v[4],
+            stream: v[5],
+            segment_type,
+            segment_pool_id,
+            is_expandable,
+            stack,
+            blocks,
+        });
+    }
+    let n = r.len(8)?;
+    let mut device_traces = Vec::with_capacity(n);
+    for _ in 0..n {
+        let len = r.len(5)?;
+        let mut action = Vec::with_capacity(len);
+        for _ in 0..len {
+            let code = r.u8()?;
+            let other = r.u32()?;
+            action.push(match code {
+                0 => Action::Alloc,
+                1 => Action::FreeRequested,
+                2 => Action::FreeCompleted,
+                3 => Action::SegmentAlloc,
+                4 => Action::SegmentFree,
+                5 => Action::SegmentMap,
+                6 => Action::SegmentUnmap,
+                7 => Action::Snapshot,
+                8 => Action::Oom,
+                9 => Action::Free,
+                10 => Action::UserDefined,
+                _ => Action::Other(str_id(other)?),
+            });
+        }
+        let addr = r.u64s()?;
+        let size = r.u64s()?;
+        let stream = r.u64s()?;
+        let time_us: Vec<i64> = r.u64s()?.into_iter().map(|x| x as i64).collect();
+        let stack = r
+            .u32s()?
+            .into_iter()
+            .map(stack_id)
+            .collect::<Result<Vec<_>, _>>()?;
+        let compile_context = r.u32s()?;
+        let user_metadata = r.u32s()?;
+        for &v in compile_context.iter().chain(&user_metadata) {
+            if v != NONE_ID {
+                str_id(v)?;
+            }
+        }
+        let nf = r.len(12)?;
+        let mut device_free = Vec::with_capacity(nf);
+        for _ in 0..nf {
+            device_free.push((r.u32()?, r.u64()?));
+        }
+        let t = DeviceTrace {
+            action,
+            addr,
+            size,
+            stream,
+            time_us,
+            stack,
+            compile_context,
+            user_metadata,
+            device_free,
+        };
+        let cols = [
+            t.addr.len(),
+            t.size.len(),
+            t.stream.len(),
+            t.time_us.len(),
+            t.stack.len(),
+            t.compile_context.len(),
+            t.user_metadata.len(),
+        ];
+        if cols.iter().any(|&c| c != len) || t.device_free.iter().any(|&(k, _)| k as usize >= len) {
+            return Err(DecodeError("trace columns differ in length".into()));
+        }
+        device_traces.push(t);
+    }
+    let allocator_settings = match r.u8()? {
+        0 => None,
+        _ => Some(r.py(0)?),
+    };
+    let n = r.len(24)?;
+    let mut external_annotations = Vec::with_capacity(n);
+    for _ in 0..n {
+        let stage = str_id(r.u32()?)?;
+        let name = str_id(r.u32()?)?;
+        let device = r.i64()?;
+        let t = r.i64()?;
+        external_annotations.push(Annotation {
+            stage,
+            name,
+            device,
+            time_us: (t != i64::MIN).then_some(t),
+        });
+    }
+    Ok(Snapshot {
+        interner,
+        segments,
+        device_traces,
+        allocator_settings,
+        external_annotations,
+        format,
+        protocol,
+    })
+}

@@ -1,0 +1,131 @@
+//! The analyses agree with the reference figures and with each other on every fixture.
+
+mod common;
+
+use memograph_snapshot::analysis::lifetimes::{reserved_series, Lifetimes};
+use memograph_snapshot::analysis::timeline::{timeline_layout, RangeMax};
+use memograph_snapshot::read_bytes;
+
+fn each_device(mut f: impl FnMut(&str, &memograph_snapshot::Snapshot, i64, &serde_json::Value)) {
+    for name in common::fixture_names() {
+        let s = read_bytes(&common::fixture_bytes(&name)).unwrap();
+        let reference = common::reference(&name);
+        for d in s.devices() {
+            f(&name, &s, d, &reference["devices"][d.to_string()]);
+        }
+    }
+}
+
+#[test]
+fn the_live_set_at_the_peak_sums_to_the_timeline_peak() {
+    each_device(|name, s, d, r| {
+        let l = Lifetimes::of(s, d);
+        let peak = l.peak();
+        let live: u64 = l
+            .live_set_at(peak.event)
+            .iter()
+            .map(|&i| l.allocations[i as usize].size)
+            .sum();
+        assert_eq!(
+            live,
+            r["timeline_peak_bytes"].as_u64().unwrap(),
+            "{name} device {d}"
+        );
+        assert_eq!(l.live_bytes_at(peak.event), live);
+    });
+}
+
+#[test]
+fn every_detail_level_stacks_to_the_same_peak() {
+    each_device(|name, s, d, r| {
+        let l = Lifetimes::of(s, d);
+        let peak = r["timeline_peak_bytes"].as_u64().unwrap();
+        for detail in [0.0, 0.1, 0.5, 1.0] {
+            let layout = timeline_layout(&l, detail);
+            assert_eq!(layout.max_bytes, peak, "{name} device {d} detail {detail}");
+            if detail == 1.0 {
+                assert_eq!(layout.bands.len(), l.allocations.len());
+                assert!(layout.summary.iter().all(|p| p.height == 0.0));
+            }
+            if detail == 0.0 {
+                assert!(layout.bands.is_empty());
+            }
+        }
+    });
+}
+
+#[test]
+fn at_full_detail_the_bands_at_the_peak_are_the_live_set_and_do_not_overlap() {
+    each_device(|name, s, d, _| {
+        let l = Lifetimes::of(s, d);
+        let layout = timeline_layout(&l, 1.0);
+        let peak = l.peak();
+        let x = peak.event.max(0) as u32;
+        let mut spans: Vec<(f64, f64)> = layout
+            .bands
+            .iter()
+            .filter(|b| l.allocations[b.allocation as usize].is_live_at(peak.event))
+            .map(|b| {
+                let o = layout.offset_at(b, x) as f64;
+                (o, o + b.size as f64)
+            })
+            .collect();
+        spans.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+        assert_eq!(
+            spans.len(),
+            l.live_set_at(peak.event).len(),
+            "{name} device {d}"
+        );
+        for w in spans.windows(2) {
+            // f32 offsets: allow the rounding of the larger offset.
+            assert!(
+                w[1].0 >= w[0].1 - w[0].1 * 1e-6,
+                "{name} device {d}: bands overlap at the peak"
+            );
+        }
+        // Clicking in the middle of the top band at the peak finds it.
+        if let Some(&(lo, hi)) = spans.last() {
+            let hit = layout
+                .band_at(x, (lo + hi) / 2.0)
+                .expect("a band under the cursor");
+            let o = layout.offset_at(&layout.bands[hit], x) as f64;
+            assert!((o - lo).abs() <= lo * 1e-6 + 1.0);
+        }
+    });
+}
+
+#[test]
+fn the_reserved_series_ends_at_the_reserved_bytes() {
+    each_device(|name, s, d, r| {
+        let (start, series) = reserved_series(s, d);
+        let end = series.last().copied().unwrap_or(start);
+        assert_eq!(
+            end,
+            r["reserved_bytes"].as_u64().unwrap(),
+            "{name} device {d}"
+        );
+        let segs = Lifetimes::of_segments(s, d);
+        let live_end = segs.live_bytes_at(series.len() as i64 - 1);
+        assert_eq!(
+            live_end, end,
+            "{name} device {d}: segment lifetimes live at the end"
+        );
+    });
+}
+
+#[test]
+fn range_max_matches_a_scan() {
+    let values: Vec<u64> = (0..5000u64).map(|i| (i * 7919) % 1013).collect();
+    let rm = RangeMax::new(values.clone());
+    for (lo, hi) in [
+        (0, 5000),
+        (3, 4),
+        (250, 770),
+        (255, 257),
+        (1000, 1000),
+        (4990, 9999),
+    ] {
+        let want = values[lo..hi.min(5000)].iter().copied().max().unwrap_or(0);
+        assert_eq!(rm.max(lo, hi), want, "{lo}..{hi}");
+    }
+}
