@@ -2,10 +2,10 @@
 
 use std::io::{BufWriter, Write};
 
-use memograph_snapshot::analysis::lifetimes::{block_name, segment_name};
+use memograph_snapshot::analysis::lifetimes::{event_name, event_versions};
 use memograph_snapshot::analysis::stats::segment_stats;
 use memograph_snapshot::format::{bytes, grouped};
-use memograph_snapshot::{Action, Snapshot};
+use memograph_snapshot::Snapshot;
 
 use crate::{load, Failure, Options};
 
@@ -30,36 +30,16 @@ pub fn run_trace(o: &Options) -> Result<(), Failure> {
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let t0 = t.time_us.iter().copied().find(|&x| x != i64::MIN);
-    // MemoryViz numbers each address's uses: the version goes up when a block (or segment) is freed.
-    let mut block_versions = std::collections::HashMap::<u64, u32>::new();
-    let mut segment_versions = std::collections::HashMap::<u64, u32>::new();
+    let versions = event_versions(t);
     let result = (|| -> std::io::Result<()> {
         writeln!(
             out,
             "{:>8}  {:<15} {:<22} {:>12}  {:>10}  {:>12}",
             "entry", "action", "address", "size", "stream", "time"
         )?;
-        for i in 0..t.len() {
+        for (i, &version) in versions.iter().enumerate() {
             let e = t.get(i);
-            let name = match e.action {
-                Action::Alloc | Action::FreeRequested => {
-                    block_name(e.addr, *block_versions.get(&e.addr).unwrap_or(&0))
-                }
-                Action::FreeCompleted | Action::Free => {
-                    let v = block_versions.entry(e.addr).or_default();
-                    *v += 1;
-                    block_name(e.addr, *v - 1)
-                }
-                Action::SegmentAlloc | Action::SegmentMap => {
-                    segment_name(e.addr, *segment_versions.get(&e.addr).unwrap_or(&0))
-                }
-                Action::SegmentFree | Action::SegmentUnmap => {
-                    let v = segment_versions.entry(e.addr).or_default();
-                    *v += 1;
-                    segment_name(e.addr, *v - 1)
-                }
-                _ => String::new(),
-            };
+            let name = event_name(e.action, e.addr, version);
             let time = match (e.time_us, t0) {
                 (Some(t), Some(t0)) => format!("+{:.3} ms", (t - t0) as f64 / 1000.0),
                 _ => "-".into(),

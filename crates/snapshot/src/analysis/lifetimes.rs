@@ -112,7 +112,7 @@ pub struct Lifetimes {
 }
 
 /// The peak of live bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct Peak {
     pub bytes: u64,
     /// First trace index after which the peak is reached; `-1` when the starting state is the peak.
@@ -404,4 +404,46 @@ pub fn reserved_series(snapshot: &Snapshot, device: i64) -> (u64, Vec<u64>) {
         })
         .collect();
     (start as u64, series)
+}
+
+/// MemoryViz's version of each trace entry's address: how many times that block address (or segment
+/// address, for segment actions) had been freed before it. With the address it names one lifetime
+/// (`b7f3a…_2`), so searching for it finds both ends. Entries without an address get 0.
+pub fn event_versions(trace: &crate::model::DeviceTrace) -> Vec<u32> {
+    let mut blocks: HashMap<u64, u32> = HashMap::default();
+    let mut segments: HashMap<u64, u32> = HashMap::default();
+    trace
+        .action
+        .iter()
+        .zip(&trace.addr)
+        .map(|(&action, &addr)| {
+            let (map, bump) = match action {
+                Action::Alloc | Action::FreeRequested => (&mut blocks, false),
+                Action::FreeCompleted | Action::Free => (&mut blocks, true),
+                Action::SegmentAlloc | Action::SegmentMap => (&mut segments, false),
+                Action::SegmentFree | Action::SegmentUnmap => (&mut segments, true),
+                _ => return 0,
+            };
+            let v = map.entry(addr).or_insert(0);
+            let current = *v;
+            if bump {
+                *v += 1;
+            }
+            current
+        })
+        .collect()
+}
+
+/// The display name of trace entry `i`: `b…_N` for block actions, `s…_N` for segment actions.
+pub fn event_name(action: Action, addr: u64, version: u32) -> String {
+    if action.is_segment() {
+        segment_name(addr, version)
+    } else if matches!(
+        action,
+        Action::Alloc | Action::FreeRequested | Action::FreeCompleted | Action::Free
+    ) {
+        block_name(addr, version)
+    } else {
+        String::new()
+    }
 }

@@ -1,0 +1,98 @@
+//! The Allocator State History's map: one row per segment (scaled to the largest), its blocks coloured by
+//! allocation, pending frees hatched, free space grey.
+
+use memograph_snapshot::format::bytes;
+
+use super::colors::{self, Theme};
+use super::Surface;
+use crate::view_model::SegmentRow;
+
+pub const ROW: f64 = 22.0;
+const LEFT: f64 = 150.0;
+
+/// Pixel geometry of one frame, shared by drawing and hit-testing.
+pub struct MapGeometry {
+    pub scale: f64,
+    pub scroll: f64,
+}
+
+pub fn geometry(s_width: f64, rows: &[SegmentRow], scroll: f64) -> MapGeometry {
+    let largest = rows.iter().map(|r| r.size).max().unwrap_or(1).max(1) as f64;
+    MapGeometry {
+        scale: (s_width - LEFT - 10.0).max(10.0) / largest,
+        scroll,
+    }
+}
+
+pub fn draw(
+    s: &Surface,
+    rows: &[SegmentRow],
+    g: &MapGeometry,
+    selected: Option<u32>,
+    theme: &Theme,
+) {
+    let ctx = &s.ctx;
+    ctx.set_fill_style_str(theme.background);
+    ctx.fill_rect(0.0, 0.0, s.width, s.height);
+    ctx.set_font("11px ui-monospace, monospace");
+    ctx.set_text_baseline("middle");
+    let first = (g.scroll / ROW).floor().max(0.0) as usize;
+    for (i, r) in rows.iter().enumerate().skip(first) {
+        let y = i as f64 * ROW - g.scroll + 2.0;
+        if y > s.height {
+            break;
+        }
+        ctx.set_fill_style_str(theme.muted);
+        ctx.set_text_align("left");
+        let _ = ctx.fill_text(
+            &format!("{:x} {}", r.address, bytes(r.size)),
+            4.0,
+            y + ROW / 2.0 - 1.0,
+        );
+        ctx.set_fill_style_str(theme.free);
+        ctx.fill_rect(LEFT, y, r.size as f64 * g.scale, ROW - 4.0);
+        for b in &r.blocks {
+            let x = LEFT + (b.address - r.address) as f64 * g.scale;
+            let w = (b.size as f64 * g.scale).max(1.0);
+            ctx.set_fill_style_str(colors::allocation(b.allocation));
+            ctx.set_global_alpha(if b.pending_free { 0.45 } else { 1.0 });
+            ctx.fill_rect(x, y, w, ROW - 4.0);
+            ctx.set_global_alpha(1.0);
+            if b.pending_free && w > 4.0 {
+                ctx.set_stroke_style_str(theme.text);
+                ctx.set_line_width(1.0);
+                ctx.begin_path();
+                let mut k = 0.0;
+                while k < w {
+                    ctx.move_to(x + k, y + ROW - 4.0);
+                    ctx.line_to(x + (k + 6.0).min(w), y);
+                    k += 6.0;
+                }
+                ctx.stroke();
+            }
+            if selected == Some(b.allocation) {
+                ctx.set_stroke_style_str(theme.highlight);
+                ctx.set_line_width(2.0);
+                ctx.stroke_rect(x, y, w, ROW - 4.0);
+            }
+        }
+    }
+}
+
+/// The (row, block index) under a point.
+pub fn hit(rows: &[SegmentRow], g: &MapGeometry, x: f64, y: f64) -> Option<(usize, Option<usize>)> {
+    let i = ((y + g.scroll) / ROW).floor();
+    if i < 0.0 {
+        return None;
+    }
+    let r = rows.get(i as usize)?;
+    if x < LEFT {
+        return Some((i as usize, None));
+    }
+    let addr = r.address as f64 + (x - LEFT) / g.scale;
+    let b = r
+        .blocks
+        .iter()
+        .position(|b| addr >= b.address as f64 && addr < (b.address + b.size) as f64);
+    Some((i as usize, b))
+}

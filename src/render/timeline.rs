@@ -1,0 +1,342 @@
+//! Draws a timeline (blocks or segments): stacked bands, the summarized band, axes, annotations and the
+//! peak marker. Bands outside the view or under a quarter pixel tall are skipped (their bytes still count
+//! in the offsets of those above), so a frame costs what is visible, not what exists.
+
+use memograph_snapshot::analysis::timeline::TimelineLayout;
+use memograph_snapshot::format::bytes;
+
+use super::colors::{self, Theme};
+use super::Surface;
+use crate::view_model::{AnnotationSpan, TimelineModel};
+use crate::viewport::{byte_ticks, nice_ticks, Viewport};
+
+pub const LEFT: f64 = 72.0;
+pub const BOTTOM: f64 = 26.0;
+pub const RIGHT: f64 = 12.0;
+const ANNOTATION_ROW: f64 = 15.0;
+
+/// Maps entries and bytes to pixels for one frame.
+pub struct Frame<'a> {
+    pub view: Viewport,
+    pub left: f64,
+    pub top: f64,
+    pub width: f64,
+    pub height: f64,
+    /// Wall-clock x axis: `time_us` per entry.
+    pub times: Option<&'a [i64]>,
+}
+
+impl Frame<'_> {
+    fn time_at(&self, x: f64) -> f64 {
+        let t = self.times.expect("time mode");
+        let n = t.len();
+        if n == 0 {
+            return 0.0;
+        }
+        let i = x.floor().clamp(0.0, (n - 1) as f64) as usize;
+        let j = (i + 1).min(n - 1);
+        let f = (x - i as f64).clamp(0.0, 1.0);
+        t[i] as f64 + (t[j] - t[i]) as f64 * f
+    }
+
+    pub fn px(&self, x: f64) -> f64 {
+        let frac = match self.times {
+            Some(_) => {
+                let (a, b) = (self.time_at(self.view.x0), self.time_at(self.view.x1));
+                if b > a {
+                    (self.time_at(x) - a) / (b - a)
+                } else {
+                    0.0
+                }
+            }
+            None => (x - self.view.x0) / self.view.span(),
+        };
+        self.left + frac * self.width
+    }
+
+    /// The entry (fractional) at pixel `px`.
+    pub fn x_at(&self, px: f64) -> f64 {
+        let frac = ((px - self.left) / self.width).clamp(0.0, 1.0);
+        match self.times {
+            Some(t) if !t.is_empty() => {
+                let (a, b) = (self.time_at(self.view.x0), self.time_at(self.view.x1));
+                let target = a + (b - a) * frac;
+                let k = t.partition_point(|&v| (v as f64) < target);
+                (k as f64).clamp(self.view.x0, self.view.x1)
+            }
+            _ => self.view.x0 + frac * self.view.span(),
+        }
+    }
+
+    pub fn py(&self, bytes: f64) -> f64 {
+        self.top + self.height - bytes / self.view.y_max * self.height
+    }
+
+    pub fn bytes_at(&self, py: f64) -> f64 {
+        (self.top + self.height - py) / self.height * self.view.y_max
+    }
+}
+
+/// What to draw besides the bands.
+pub struct Overlay<'a> {
+    pub annotations: &'a [AnnotationSpan],
+    pub hovered: Option<usize>,
+    pub pinned: Option<u32>,
+    pub show_peak: bool,
+    pub highlighted: &'a [u32],
+}
+
+/// The plot area for a surface: leaves room for axes and annotation rows.
+pub fn frame<'a>(
+    s: &Surface,
+    view: Viewport,
+    times: Option<&'a [i64]>,
+    annotation_rows: usize,
+) -> Frame<'a> {
+    let top = 8.0 + annotation_rows.min(4) as f64 * ANNOTATION_ROW;
+    Frame {
+        view,
+        left: LEFT,
+        top,
+        width: (s.width - LEFT - RIGHT).max(10.0),
+        height: (s.height - top - BOTTOM).max(10.0),
+        times,
+    }
+}
+
+pub fn draw(s: &Surface, f: &Frame, model: &TimelineModel, overlay: &Overlay, theme: &Theme) {
+    let ctx = &s.ctx;
+    ctx.set_fill_style_str(theme.background);
+    ctx.fill_rect(0.0, 0.0, s.width, s.height);
+    draw_grid(s, f, theme);
+    ctx.save();
+    ctx.begin_path();
+    ctx.rect(f.left, f.top, f.width, f.height);
+    ctx.clip();
+    draw_bands(s, f, &model.layout, overlay, theme);
+    draw_summary(s, f, &model.layout, theme);
+    if overlay.show_peak {
+        draw_peak(s, f, model, theme);
+    }
+    ctx.restore();
+    draw_annotations(s, f, overlay.annotations, theme);
+    draw_x_axis(s, f, theme);
+}
+
+fn draw_grid(s: &Surface, f: &Frame, theme: &Theme) {
+    let ctx = &s.ctx;
+    ctx.set_font("11px system-ui, sans-serif");
+    ctx.set_text_align("right");
+    ctx.set_text_baseline("middle");
+    ctx.set_line_width(1.0);
+    for t in byte_ticks(f.view.y_max, 6) {
+        let y = f.py(t).round() + 0.5;
+        ctx.set_stroke_style_str(theme.grid);
+        ctx.begin_path();
+        ctx.move_to(f.left, y);
+        ctx.line_to(f.left + f.width, y);
+        ctx.stroke();
+        ctx.set_fill_style_str(theme.muted);
+        let _ = ctx.fill_text(&bytes(t as u64), f.left - 6.0, y);
+    }
+}
+
+fn draw_x_axis(s: &Surface, f: &Frame, theme: &Theme) {
+    let ctx = &s.ctx;
+    ctx.set_fill_style_str(theme.muted);
+    ctx.set_text_align("center");
+    ctx.set_text_baseline("top");
+    let y = f.top + f.height + 6.0;
+    match f.times {
+        Some(_) => {
+            let (a, b) = (f.time_at(f.view.x0), f.time_at(f.view.x1));
+            let t0 = f.time_at(0.0);
+            for t in nice_ticks((a - t0) / 1e6, (b - t0) / 1e6, 8) {
+                let target = t0 + t * 1e6;
+                let k = f
+                    .times
+                    .map(|ts| ts.partition_point(|&v| (v as f64) < target))
+                    .unwrap_or(0) as f64;
+                let px = f.px(k);
+                let _ = ctx.fill_text(&format!("{t:.3} s"), px, y);
+            }
+        }
+        None => {
+            for t in nice_ticks(f.view.x0, f.view.x1, 8) {
+                let _ = ctx.fill_text(&format!("{}", t as u64), f.px(t), y);
+            }
+        }
+    }
+}
+
+/// Reusable scratch for band outlines: (left px, right px, bottom offset).
+struct Steps(Vec<(f64, f64, f64)>);
+
+fn band_steps(f: &Frame, layout: &TimelineLayout, band: usize, steps: &mut Steps) {
+    steps.0.clear();
+    let b = &layout.bands[band];
+    let pts = layout.band_points(b);
+    let end = if b.end > b.start { b.end } else { b.start + 1 } as f64;
+    let (lo, hi) = (f.view.x0 - 1.0, f.view.x1 + 1.0);
+    for (k, p) in pts.iter().enumerate() {
+        let a = (p.x as f64).max(b.start as f64);
+        let z = pts.get(k + 1).map_or(end, |q| q.x as f64).min(end);
+        if z <= lo || a >= hi || z <= a {
+            continue;
+        }
+        let (pa, pz) = (f.px(a.max(lo)), f.px(z.min(hi)));
+        // Pixel decimation: a step narrower than a pixel extends the previous one.
+        if let Some(last) = steps.0.last_mut() {
+            if pz - last.0 < 1.0 {
+                last.1 = pz;
+                continue;
+            }
+        }
+        steps.0.push((pa, pz, p.offset as f64));
+    }
+}
+
+fn trace_band(s: &Surface, f: &Frame, steps: &Steps, size: f64) {
+    let ctx = &s.ctx;
+    ctx.begin_path();
+    let first = steps.0[0];
+    ctx.move_to(first.0, f.py(first.2));
+    for &(a, z, off) in &steps.0 {
+        let y = f.py(off);
+        ctx.line_to(a, y);
+        ctx.line_to(z, y);
+    }
+    for &(a, z, off) in steps.0.iter().rev() {
+        let y = f.py(off + size);
+        ctx.line_to(z, y);
+        ctx.line_to(a, y);
+    }
+    ctx.close_path();
+}
+
+fn draw_bands(s: &Surface, f: &Frame, layout: &TimelineLayout, overlay: &Overlay, theme: &Theme) {
+    let ctx = &s.ctx;
+    let min_bytes = 0.25 * f.view.y_max / f.height;
+    let mut steps = Steps(Vec::with_capacity(256));
+    let dim = !overlay.highlighted.is_empty();
+    for (i, b) in layout.bands.iter().enumerate() {
+        if (b.end as f64) < f.view.x0 - 1.0 || b.start as f64 > f.view.x1 + 1.0 {
+            continue;
+        }
+        let pinned = overlay.pinned == Some(b.allocation);
+        if (b.size as f64) < min_bytes && !pinned && overlay.hovered != Some(i) {
+            continue;
+        }
+        band_steps(f, layout, i, &mut steps);
+        if steps.0.is_empty() {
+            continue;
+        }
+        let lit = overlay.highlighted.binary_search(&b.allocation).is_ok();
+        ctx.set_global_alpha(if dim && !lit { 0.25 } else { 1.0 });
+        ctx.set_fill_style_str(colors::allocation(b.allocation));
+        trace_band(s, f, &steps, b.size as f64);
+        ctx.fill();
+    }
+    ctx.set_global_alpha(1.0);
+    for (i, width) in [
+        (overlay.hovered, 1.5),
+        (overlay.pinned.and_then(|a| layout.band_of(a)), 2.5),
+    ] {
+        let Some(i) = i else { continue };
+        band_steps(f, layout, i, &mut steps);
+        if steps.0.is_empty() {
+            continue;
+        }
+        ctx.set_stroke_style_str(theme.highlight);
+        ctx.set_line_width(width);
+        trace_band(s, f, &steps, layout.bands[i].size as f64);
+        ctx.stroke();
+    }
+}
+
+fn draw_summary(s: &Surface, f: &Frame, layout: &TimelineLayout, theme: &Theme) {
+    let pts = &layout.summary;
+    if pts.iter().all(|p| p.height <= 0.0) {
+        return;
+    }
+    let ctx = &s.ctx;
+    let end = layout.x_len as f64;
+    let mut tops = Vec::new();
+    let mut bottoms = Vec::new();
+    for (k, p) in pts.iter().enumerate() {
+        let a = p.x as f64;
+        let z = pts.get(k + 1).map_or(end, |q| q.x as f64);
+        if z < f.view.x0 - 1.0 || a > f.view.x1 + 1.0 {
+            continue;
+        }
+        let (pa, pz) = (f.px(a.max(f.view.x0 - 1.0)), f.px(z.min(f.view.x1 + 1.0)));
+        bottoms.push((pa, pz, f.py(p.bottom as f64)));
+        tops.push((pa, pz, f.py((p.bottom + p.height) as f64)));
+    }
+    if bottoms.is_empty() {
+        return;
+    }
+    ctx.begin_path();
+    ctx.move_to(bottoms[0].0, bottoms[0].2);
+    for &(a, z, y) in &bottoms {
+        ctx.line_to(a, y);
+        ctx.line_to(z, y);
+    }
+    for &(a, z, y) in tops.iter().rev() {
+        ctx.line_to(z, y);
+        ctx.line_to(a, y);
+    }
+    ctx.close_path();
+    ctx.set_fill_style_str(theme.summarized);
+    ctx.fill();
+}
+
+fn draw_peak(s: &Surface, f: &Frame, model: &TimelineModel, theme: &Theme) {
+    let ctx = &s.ctx;
+    let x = model.peak.event.max(0) as f64 + 0.5;
+    if x < f.view.x0 || x > f.view.x1 {
+        return;
+    }
+    let px = f.px(x).round() + 0.5;
+    ctx.set_stroke_style_str(theme.peak);
+    ctx.set_line_width(1.0);
+    let _ = ctx.set_line_dash(&js_sys::Array::of2(&4.0.into(), &3.0.into()));
+    ctx.begin_path();
+    ctx.move_to(px, f.top);
+    ctx.line_to(px, f.top + f.height);
+    ctx.stroke();
+    let _ = ctx.set_line_dash(&js_sys::Array::new());
+    ctx.set_fill_style_str(theme.peak);
+    ctx.set_font("bold 11px system-ui, sans-serif");
+    let label = format!("peak {}", bytes(model.peak.bytes));
+    let right = px + 4.0 + 90.0 > f.left + f.width;
+    ctx.set_text_align(if right { "right" } else { "left" });
+    ctx.set_text_baseline("top");
+    let _ = ctx.fill_text(&label, if right { px - 4.0 } else { px + 4.0 }, f.top + 2.0);
+}
+
+fn draw_annotations(s: &Surface, f: &Frame, spans: &[AnnotationSpan], theme: &Theme) {
+    let ctx = &s.ctx;
+    ctx.set_font("10px system-ui, sans-serif");
+    ctx.set_text_baseline("middle");
+    ctx.set_text_align("left");
+    for a in spans.iter().filter(|a| a.row < 4) {
+        if a.end < f.view.x0 || a.start > f.view.x1 {
+            continue;
+        }
+        let (x0, x1) = (f.px(a.start.max(f.view.x0)), f.px(a.end.min(f.view.x1)));
+        let y = 6.0 + a.row as f64 * ANNOTATION_ROW;
+        ctx.set_fill_style_str(theme.annotation);
+        ctx.fill_rect(x0, y, (x1 - x0).max(1.0), ANNOTATION_ROW - 2.0);
+        ctx.fill_rect(x0, f.top, (x1 - x0).max(1.0), f.height);
+        if x1 - x0 > 40.0 {
+            ctx.set_fill_style_str(theme.text);
+            ctx.save();
+            ctx.begin_path();
+            ctx.rect(x0, y, x1 - x0, ANNOTATION_ROW);
+            ctx.clip();
+            let _ = ctx.fill_text(&a.name, x0 + 3.0, y + (ANNOTATION_ROW - 2.0) / 2.0);
+            ctx.restore();
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! View models: what the views draw, computed from the engine's analyses. Plain data, no web types, so
+//! they are tested natively; the components only wire signals to them and the renderers only draw them.
+
+use memograph_snapshot::analysis::lifetimes::{Lifetimes, Peak};
+use memograph_snapshot::analysis::timeline::{timeline_layout, RangeMax, TimelineLayout};
+use memograph_snapshot::Snapshot;
+
+/// One timeline (blocks or segments) of one device at one detail level.
+pub struct TimelineModel {
+    pub lifetimes: Lifetimes,
+    pub layout: TimelineLayout,
+    /// Live bytes after each entry, for the minimap and for fitting y to a range.
+    pub totals: RangeMax,
+    pub peak: Peak,
+    /// Detail level the layout was computed for (0.0–1.0).
+    pub detail: f64,
+}
+
+impl TimelineModel {
+    pub fn new(lifetimes: Lifetimes, detail: f64) -> TimelineModel {
+        let layout = timeline_layout(&lifetimes, detail);
+        let totals = RangeMax::new(lifetimes.live_after.clone());
+        let peak = lifetimes.peak();
+        TimelineModel {
+            lifetimes,
+            layout,
+            totals,
+            peak,
+            detail,
+        }
+    }
+
+    pub fn set_detail(&mut self, detail: f64) {
+        if (detail - self.detail).abs() > f64::EPSILON {
+            self.layout = timeline_layout(&self.lifetimes, detail);
+            self.detail = detail;
+        }
+    }
+
+    /// Highest live bytes over entries `[x0, x1)`, including what was live before `x0`.
+    pub fn max_in(&self, x0: f64, x1: f64) -> u64 {
+        let lo = x0.floor().max(0.0) as usize;
+        let hi = (x1.ceil().max(0.0) as usize).max(lo + 1);
+        let before = if lo == 0 {
+            self.lifetimes.initial_bytes
+        } else {
+            self.totals.get(lo - 1)
+        };
+        self.totals.max(lo, hi).max(before).max(1)
+    }
+}
+
+/// A device's models: the Active Memory Timeline and the Active Cached Segment Timeline.
+pub struct DeviceModel {
+    pub blocks: TimelineModel,
+    pub segments: TimelineModel,
+    /// `time_us` of each entry when the whole trace has them.
+    pub times: Option<Vec<i64>>,
+    /// Each entry's address version (`b…_N`), for the event list.
+    pub versions: Vec<u32>,
+}
+
+/// Detail level a fresh view starts at: everything for small traces, the largest allocations for huge
+/// ones (the slider still goes to 100 %).
+pub fn default_detail(allocations: usize) -> f64 {
+    if allocations <= 50_000 {
+        1.0
+    } else {
+        (50_000.0 / allocations as f64).max(0.01)
+    }
+}
+
+impl DeviceModel {
+    pub fn new(snapshot: &Snapshot, device: i64) -> DeviceModel {
+        let blocks = Lifetimes::of(snapshot, device);
+        let detail = default_detail(blocks.allocations.len());
+        let trace = snapshot.trace(device);
+        DeviceModel {
+            blocks: TimelineModel::new(blocks, detail),
+            segments: TimelineModel::new(Lifetimes::of_segments(snapshot, device), 1.0),
+            times: trace.has_time().then(|| trace.time_us.clone()),
+            versions: memograph_snapshot::analysis::lifetimes::event_versions(trace),
+        }
+    }
+}
+
+/// External annotations as spans of entries on one device's timeline (START/END matched by name).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnnotationSpan {
+    pub name: String,
+    pub start: f64,
+    pub end: f64,
+    /// Nesting row, so overlapping spans do not hide each other.
+    pub row: usize,
+}
+
+/// Maps each START/END annotation of `device` to entry positions via `time_us` (needs times).
+pub fn annotation_spans(snapshot: &Snapshot, device: i64, times: &[i64]) -> Vec<AnnotationSpan> {
+    if times.is_empty() {
+        return Vec::new();
+    }
+    let at = |t: i64| times.partition_point(|&x| x < t) as f64;
+    let mut open: Vec<(String, f64)> = Vec::new();
+    let mut spans = Vec::new();
+    for a in snapshot
+        .external_annotations
+        .iter()
+        .filter(|a| a.device == device)
+    {
+        let Some(t) = a.time_us else { continue };
+        let name = snapshot.str(a.name).to_string();
+        match snapshot.str(a.stage) {
+            "START" => open.push((name, at(t))),
+            "END" => {
+                if let Some(k) = open.iter().rposition(|(n, _)| *n == name) {
+                    let (name, start) = open.remove(k);
+                    spans.push(AnnotationSpan {
+                        name,
+                        start,
+                        end: at(t),
+                        row: 0,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    let end = times.len() as f64;
+    spans.extend(open.into_iter().map(|(name, start)| AnnotationSpan {
+        name,
+        start,
+        end,
+        row: 0,
+    }));
+    spans.sort_by(|a, b| a.start.total_cmp(&b.start));
+    // Greedy rows: each span goes to the first row whose last span ended before it starts.
+    let mut row_ends: Vec<f64> = Vec::new();
+    for s in &mut spans {
+        let row = row_ends
+            .iter()
+            .position(|&e| e <= s.start)
+            .unwrap_or(row_ends.len());
+        if row == row_ends.len() {
+            row_ends.push(s.end);
+        } else {
+            row_ends[row] = s.end;
+        }
+        s.row = row;
+    }
+    spans
+}
+
+/// One row of the Allocator State History's segment map.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentRow {
+    pub address: u64,
+    pub size: u64,
+    pub blocks: Vec<BlockBox>,
+}
+
+/// A block inside a segment at the selected entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockBox {
+    pub address: u64,
+    pub size: u64,
+    /// Index into the device's block lifetimes.
+    pub allocation: u32,
+    /// Freed by the program, waiting for its stream (between `free_requested` and `free_completed`).
+    pub pending_free: bool,
+}
+
+/// The allocator's segments and blocks right after entry `event`, by address.
+pub fn allocator_state_at(model: &DeviceModel, event: i64) -> Vec<SegmentRow> {
+    let mut rows: Vec<SegmentRow> = model
+        .segments
+        .lifetimes
+        .allocations
+        .iter()
+        .filter(|s| s.is_live_at(event))
+        .map(|s| SegmentRow {
+            address: s.addr,
+            size: s.size,
+            blocks: Vec::new(),
+        })
+        .collect();
+    rows.sort_by_key(|r| r.address);
+    for (i, a) in model.blocks.lifetimes.allocations.iter().enumerate() {
+        if !a.is_live_at(event) {
+            continue;
+        }
+        let k = rows.partition_point(|r| r.address <= a.addr);
+        if k == 0 {
+            continue;
+        }
+        let row = &mut rows[k - 1];
+        if a.addr >= row.address + row.size {
+            continue;
+        }
+        let pending_free = a
+            .free_requested_event
+            .is_some_and(|r| i64::from(r) <= event);
+        row.blocks.push(BlockBox {
+            address: a.addr,
+            size: a.size,
+            allocation: i as u32,
+            pending_free,
+        });
+    }
+    for r in &mut rows {
+        r.blocks.sort_by_key(|b| b.address);
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Snapshot {
+        let dir = std::env::var("MEMOGRAPH_FIXTURES")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|_| {
+                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
+            });
+        memograph_snapshot::read_bytes(&std::fs::read(dir.join(name)).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_fitted_range_max_covers_the_peak() {
+        let s = fixture("kk_memory_ctx128_fullstep.pickle");
+        let m = DeviceModel::new(&s, 0);
+        let peak = m.blocks.peak;
+        assert_eq!(
+            m.blocks.max_in(0.0, m.blocks.layout.x_len as f64),
+            peak.bytes
+        );
+        assert_eq!(
+            m.blocks.max_in(peak.event as f64, peak.event as f64 + 1.0),
+            peak.bytes
+        );
+        assert_eq!(m.blocks.detail, 1.0);
+    }
+
+    #[test]
+    fn annotations_become_nested_spans() {
+        let s = fixture("cs_memory_snapshot.pickle");
+        let m = DeviceModel::new(&s, 0);
+        let spans = annotation_spans(&s, 0, m.times.as_deref().unwrap());
+        assert!(!spans.is_empty());
+        assert!(spans.iter().all(|a| a.start <= a.end));
+        assert_eq!(spans.len(), 2);
+        assert!(spans
+            .iter()
+            .any(|a| a.name == "Optimizer.zero_grad#AdamW.zero_grad"));
+    }
+
+    #[test]
+    fn the_allocator_state_at_the_end_holds_every_live_block_inside_a_segment() {
+        let s = fixture("a0kuma_adam.pickle");
+        let m = DeviceModel::new(&s, 0);
+        let end = m.blocks.layout.x_len as i64 - 1;
+        let rows = allocator_state_at(&m, end);
+        assert_eq!(rows.len(), 7);
+        let in_blocks: u64 = rows.iter().flat_map(|r| &r.blocks).map(|b| b.size).sum();
+        assert_eq!(in_blocks, m.blocks.lifetimes.live_bytes_at(end));
+        for r in &rows {
+            for b in &r.blocks {
+                assert!(b.address >= r.address && b.address + b.size <= r.address + r.size);
+            }
+        }
+    }
+
+    #[test]
+    fn huge_traces_start_at_a_detail_that_draws_fifty_thousand_bands() {
+        assert_eq!(default_detail(7_095), 1.0);
+        assert!((default_detail(500_000) - 0.1).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,128 @@
+//! The visible window of a timeline and the mapping between entries/bytes and pixels. Pure math.
+
+/// Which part of the timeline is on screen: entries `[x0, x1)` and bytes `[0, y_max)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Viewport {
+    pub x0: f64,
+    pub x1: f64,
+    pub y_max: f64,
+}
+
+/// Fewest entries a view may span when zoomed in.
+const MIN_SPAN: f64 = 4.0;
+
+impl Viewport {
+    pub fn full(x_len: f64, y_max: f64) -> Viewport {
+        Viewport {
+            x0: 0.0,
+            x1: x_len.max(1.0),
+            y_max: y_max.max(1.0) * 1.05,
+        }
+    }
+
+    pub fn span(&self) -> f64 {
+        self.x1 - self.x0
+    }
+
+    /// Zoom by `factor` (< 1 zooms in) around the point at fraction `at` (0–1) of the width.
+    pub fn zoom(&self, factor: f64, at: f64, x_len: f64) -> Viewport {
+        let span = (self.span() * factor).clamp(MIN_SPAN.min(x_len), x_len.max(1.0));
+        let center = self.x0 + self.span() * at.clamp(0.0, 1.0);
+        let x0 = center - span * at.clamp(0.0, 1.0);
+        Viewport {
+            x0,
+            x1: x0 + span,
+            y_max: self.y_max,
+        }
+        .clamped(x_len)
+    }
+
+    /// Pan by a fraction of the width (positive: later entries).
+    pub fn pan(&self, fraction: f64, x_len: f64) -> Viewport {
+        let d = self.span() * fraction;
+        Viewport {
+            x0: self.x0 + d,
+            x1: self.x1 + d,
+            y_max: self.y_max,
+        }
+        .clamped(x_len)
+    }
+
+    fn clamped(mut self, x_len: f64) -> Viewport {
+        let span = self.span().min(x_len.max(1.0));
+        if self.x0 < 0.0 {
+            self.x0 = 0.0;
+        }
+        if self.x0 + span > x_len {
+            self.x0 = (x_len - span).max(0.0);
+        }
+        self.x1 = self.x0 + span;
+        self
+    }
+}
+
+/// "Nice" tick values covering `[lo, hi]`, about `count` of them (1, 2, 5 × 10^k steps).
+pub fn nice_ticks(lo: f64, hi: f64, count: usize) -> Vec<f64> {
+    if hi <= lo || count == 0 {
+        return vec![lo];
+    }
+    let raw = (hi - lo) / count as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let first = (lo / step).ceil() * step;
+    (0..)
+        .map(|i| first + i as f64 * step)
+        .take_while(|v| *v <= hi + step * 1e-9)
+        .collect()
+}
+
+/// Byte ticks on binary boundaries (powers of 1024 times 1, 2, 5 … of the unit), about `count`.
+pub fn byte_ticks(max: f64, count: usize) -> Vec<f64> {
+    let unit = [1u64 << 40, 1 << 30, 1 << 20, 1 << 10, 1]
+        .into_iter()
+        .find(|&u| max / u as f64 >= 1.0)
+        .unwrap_or(1) as f64;
+    nice_ticks(0.0, max / unit, count)
+        .into_iter()
+        .map(|v| v * unit)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zooming_keeps_the_point_under_the_cursor() {
+        let v = Viewport::full(1000.0, 10.0);
+        let z = v.zoom(0.5, 0.25, 1000.0);
+        assert_eq!(z.span(), 500.0);
+        assert!((z.x0 + 0.25 * z.span() - 250.0).abs() < 1e-9);
+        let back = z.zoom(4.0, 0.5, 1000.0);
+        assert_eq!((back.x0, back.x1), (0.0, 1000.0));
+    }
+
+    #[test]
+    fn panning_stops_at_the_edges() {
+        let v = Viewport::full(1000.0, 10.0).zoom(0.1, 0.5, 1000.0);
+        assert_eq!(v.pan(-100.0, 1000.0).x0, 0.0);
+        assert_eq!(v.pan(100.0, 1000.0).x1, 1000.0);
+    }
+
+    #[test]
+    fn ticks_are_round_numbers() {
+        assert_eq!(
+            nice_ticks(0.0, 10.0, 5),
+            vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+        );
+        let t = byte_ticks(54.8e9, 5);
+        assert!(
+            t.iter().all(|v| (v / (1u64 << 30) as f64).fract() == 0.0),
+            "{t:?}"
+        );
+    }
+}

@@ -1,0 +1,331 @@
+//! The page: state (signals), the shell (loading, file and device pickers, views) and its wiring.
+//! Components only wire signals; models come from `view_model`, pictures from `render`.
+
+mod loader;
+mod settings_view;
+mod stack_panel;
+mod state_view;
+mod store;
+mod timeline_view;
+mod worker;
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::viewport::Viewport;
+
+/// What `#app[data-state]` says.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Phase {
+    Empty,
+    Loading,
+    Ready,
+    Error,
+}
+
+impl Phase {
+    fn name(self) -> &'static str {
+        match self {
+            Phase::Empty => "empty",
+            Phase::Loading => "loading",
+            Phase::Ready => "ready",
+            Phase::Error => "error",
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum View {
+    Timeline,
+    Segments,
+    State,
+    Settings,
+}
+
+impl View {
+    const ALL: [View; 4] = [View::Timeline, View::Segments, View::State, View::Settings];
+    fn key(self) -> &'static str {
+        match self {
+            View::Timeline => "timeline",
+            View::Segments => "segments",
+            View::State => "state",
+            View::Settings => "settings",
+        }
+    }
+    fn label(self) -> &'static str {
+        match self {
+            View::Timeline => "Active Memory Timeline",
+            View::Segments => "Active Cached Segment Timeline",
+            View::State => "Allocator State History",
+            View::Settings => "Allocator Settings",
+        }
+    }
+}
+
+/// All of the page's signals. Copy, so any closure can hold it.
+#[derive(Clone, Copy)]
+pub struct Ui {
+    pub phase: RwSignal<Phase>,
+    pub error: RwSignal<Option<String>>,
+    /// (bytes read, total bytes, what is loading).
+    pub progress: RwSignal<(f64, f64, String)>,
+    /// Bumped whenever a file is opened.
+    pub files: RwSignal<u32>,
+    pub file: RwSignal<usize>,
+    pub device: RwSignal<i64>,
+    pub view: RwSignal<View>,
+    /// Percent of allocations drawn as their own band.
+    pub detail: RwSignal<f64>,
+    pub viewport: RwSignal<Option<Viewport>>,
+    pub time_axis: RwSignal<bool>,
+    pub hovered: RwSignal<Option<usize>>,
+    pub pinned: RwSignal<Option<u32>>,
+    pub full_stack: RwSignal<bool>,
+    pub selected_event: RwSignal<i64>,
+    pub dark: RwSignal<bool>,
+    /// When the current file's load began (performance.now()), for the load-to-first-timeline figure.
+    pub load_started: RwSignal<f64>,
+}
+
+impl Ui {
+    fn new() -> Ui {
+        let dark = web_sys::window()
+            .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+            .map(|m| m.matches())
+            .unwrap_or(false);
+        Ui {
+            phase: RwSignal::new(Phase::Empty),
+            error: RwSignal::new(None),
+            progress: RwSignal::new((0.0, 0.0, String::new())),
+            files: RwSignal::new(0),
+            file: RwSignal::new(0),
+            device: RwSignal::new(0),
+            view: RwSignal::new(View::Timeline),
+            detail: RwSignal::new(100.0),
+            viewport: RwSignal::new(None),
+            time_axis: RwSignal::new(false),
+            hovered: RwSignal::new(None),
+            pinned: RwSignal::new(None),
+            full_stack: RwSignal::new(false),
+            selected_event: RwSignal::new(0),
+            dark: RwSignal::new(dark),
+            load_started: RwSignal::new(0.0),
+        }
+    }
+
+    /// The current file and device, when a file is open (tracks `files`, `file` and `device`).
+    pub fn current(&self) -> Option<(usize, i64)> {
+        self.files.get();
+        let (file, device) = (self.file.get(), self.device.get());
+        (file < store::count()).then_some((file, device))
+    }
+}
+
+pub fn start() {
+    // The worker loads this same module: there is no document there, and nothing to mount.
+    if web_sys::window().is_none() {
+        return;
+    }
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(App);
+}
+
+#[component]
+fn App() -> impl IntoView {
+    let ui = Ui::new();
+    // `?url=` loads a snapshot the user linked to.
+    if let Some(url) = web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
+        .and_then(|p| p.get("url"))
+    {
+        let name = url.rsplit('/').next().unwrap_or(&url).to_string();
+        loader::fetch(ui, url, name);
+    }
+    Effect::new(move |_| {
+        if let Some(body) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.body())
+        {
+            let _ = body.set_attribute("data-theme", if ui.dark.get() { "dark" } else { "light" });
+        }
+    });
+    let on_drop = move |ev: web_sys::DragEvent| {
+        ev.prevent_default();
+        if let Some(files) = ev.data_transfer().and_then(|d| d.files()) {
+            open_files(ui, files);
+        }
+    };
+    view! {
+        <div
+            id="app"
+            data-state=move || ui.phase.get().name()
+            on:dragover=|ev: web_sys::DragEvent| ev.prevent_default()
+            on:drop=on_drop
+        >
+            <Header ui=ui />
+            <Loading ui=ui />
+            <ErrorPanel ui=ui />
+            <Show when=move || store_count(ui) == 0 && ui.phase.get() != Phase::Loading>
+                <Welcome ui=ui />
+            </Show>
+            <Show when=move || { store_count(ui) != 0 }>
+                <main class="views">
+                    {move || match ui.view.get() {
+                        View::Timeline => view! { <timeline_view::TimelineView ui=ui segments=false /> }.into_any(),
+                        View::Segments => view! { <timeline_view::TimelineView ui=ui segments=true /> }.into_any(),
+                        View::State => view! { <state_view::StateView ui=ui /> }.into_any(),
+                        View::Settings => view! { <settings_view::SettingsView ui=ui /> }.into_any(),
+                    }}
+                </main>
+            </Show>
+        </div>
+    }
+}
+
+fn store_count(ui: Ui) -> usize {
+    ui.files.get();
+    store::count()
+}
+
+fn open_files(ui: Ui, files: web_sys::FileList) {
+    for i in 0..files.length() {
+        if let Some(f) = files.item(i) {
+            let name = f.name();
+            loader::load(ui, name, f.unchecked_into());
+        }
+    }
+}
+
+#[component]
+fn Header(ui: Ui) -> impl IntoView {
+    let on_pick = move |ev: web_sys::Event| {
+        let input: web_sys::HtmlInputElement = event_target(&ev);
+        if let Some(files) = input.files() {
+            open_files(ui, files);
+        }
+        input.set_value("");
+    };
+    let files = move || {
+        ui.files.get();
+        store::list()
+    };
+    view! {
+        <header class="toolbar">
+            <span class="brand" title="Memograph: PyTorch CUDA memory snapshots, in your browser">"Memograph"</span>
+            <label class="button primary">
+                "Open snapshot…"
+                <input type="file" multiple accept=".pickle,.pkl,.gz,application/octet-stream" on:change=on_pick />
+            </label>
+            <button class="button" on:click=move |_| loader::load_example(ui)>"Open example"</button>
+            <Show when=move || !files().is_empty()>
+                <select class="select" title="Open files" on:change=move |ev| {
+                    if let Ok(i) = event_target_value(&ev).parse::<usize>() {
+                        let device = store::with_file(i, |f| f.snapshot.default_device().unwrap_or(0)).unwrap_or(0);
+                        ui.pinned.set(None);
+                        ui.viewport.set(None);
+                        ui.file.set(i);
+                        ui.device.set(device);
+                        ui.phase.set(Phase::Ready);
+                    }
+                }>
+                    {move || files().into_iter().enumerate().map(|(i, (name, bytes, _))| view! {
+                        <option value=i.to_string() selected=move || ui.file.get() == i>
+                            {format!("{name} ({})", memograph_snapshot::format::bytes(bytes))}
+                        </option>
+                    }).collect_view()}
+                </select>
+                <select class="select" data-testid="device-select" title="Device" on:change=move |ev| {
+                    if let Ok(d) = event_target_value(&ev).parse::<i64>() {
+                        ui.pinned.set(None);
+                        ui.viewport.set(None);
+                        ui.device.set(d);
+                    }
+                }>
+                    {move || {
+                        let devices = files().get(ui.file.get()).map(|f| f.2.clone()).unwrap_or_default();
+                        devices.into_iter().map(|d| view! {
+                            <option value=d.to_string() selected=move || ui.device.get() == d>{format!("cuda:{d}")}</option>
+                        }).collect_view()
+                    }}
+                </select>
+                <select class="select" data-testid="view-select" title="View" on:change=move |ev| {
+                    let key = event_target_value(&ev);
+                    if let Some(v) = View::ALL.into_iter().find(|v| v.key() == key) {
+                        ui.view.set(v);
+                    }
+                }>
+                    {View::ALL.into_iter().map(|v| view! {
+                        <option value=v.key() selected=move || ui.view.get() == v>{v.label()}</option>
+                    }).collect_view()}
+                </select>
+            </Show>
+            <span class="spacer"></span>
+            <button class="button" title="Dark or light theme" on:click=move |_| ui.dark.update(|d| *d = !*d)>
+                {move || if ui.dark.get() { "☀ Light" } else { "☾ Dark" }}
+            </button>
+        </header>
+    }
+}
+
+#[component]
+fn Loading(ui: Ui) -> impl IntoView {
+    view! {
+        <Show when=move || ui.phase.get() == Phase::Loading>
+            <div class="loading" role="progressbar">
+                {move || {
+                    let (done, total, name) = ui.progress.get();
+                    let pct = if total > 0.0 { (done / total * 100.0).min(100.0) } else { 0.0 };
+                    let label = if total > 0.0 && done >= total {
+                        format!("{name}: building the model…")
+                    } else if total > 0.0 {
+                        format!("{name}: parsing {:.0} %  ({} of {})", pct, memograph_snapshot::format::bytes(done as u64), memograph_snapshot::format::bytes(total as u64))
+                    } else {
+                        name
+                    };
+                    view! {
+                        <div class="progress"><div class="bar" style=format!("width:{pct:.1}%")></div></div>
+                        <div class="progress-label">{label}</div>
+                    }
+                }}
+            </div>
+        </Show>
+    }
+}
+
+#[component]
+fn ErrorPanel(ui: Ui) -> impl IntoView {
+    view! {
+        <Show when=move || ui.error.get().is_some()>
+            <div class="error-panel" role="alert">
+                <strong>"Could not open the snapshot. "</strong>
+                <span data-testid="error">{move || ui.error.get().unwrap_or_default()}</span>
+                <button class="button small" on:click=move |_| {
+                    ui.error.set(None);
+                    ui.phase.set(if store::count() > 0 { Phase::Ready } else { Phase::Empty });
+                }>"Dismiss"</button>
+            </div>
+        </Show>
+    }
+}
+
+#[component]
+fn Welcome(ui: Ui) -> impl IntoView {
+    view! {
+        <section class="welcome">
+            <h1>"See where your GPU memory goes"</h1>
+            <p>
+                "Memograph reads PyTorch CUDA memory snapshots entirely in your browser: nothing is uploaded, "
+                "no pickle code is ever run, and files of any size open. Drop a snapshot anywhere on this page, "
+                "pick one with the button above, or "
+                <a href="#" on:click=move |ev| { ev.prevent_default(); loader::load_example(ui); }>"open the example"</a>"."
+            </p>
+            <h2>"Make a snapshot"</h2>
+            <pre class="code">"import torch\n\n"
+    "torch.cuda.memory._record_memory_history(max_entries=100_000)\n"
+    "# ... run the training steps you want to see ...\n"
+    "torch.cuda.memory._dump_snapshot(\"snapshot.pickle\")"</pre>
+            <p class="muted">"Plain or gzip-compressed pickles, protocols 0 to 5. Link one with "<code>"?url=https://…/snapshot.pickle"</code>"."</p>
+        </section>
+    }
+}

@@ -1,0 +1,88 @@
+//! The side panel: the pinned allocation's details and stack (plumbing frames hidden unless asked, runs
+//! of repeats elided), with a copy button.
+
+use leptos::prelude::*;
+use memograph_snapshot::analysis::stacks::display_lines;
+
+use super::timeline_view::describe;
+use super::{store, Ui};
+use crate::render::colors;
+
+/// What the panel shows for the pinned allocation.
+#[derive(Clone)]
+struct Pinned {
+    allocation: u32,
+    head: String,
+    lines: Vec<String>,
+    extra: Vec<(String, String)>,
+}
+
+#[component]
+pub fn StackPanel(ui: Ui, segments: bool) -> impl IntoView {
+    let details = move || -> Option<Pinned> {
+        let allocation = ui.pinned.get()?;
+        let full = ui.full_stack.get();
+        let (file, device) = ui.current()?;
+        store::with_model(file, device, |m, s| {
+            let times = m.times.as_deref();
+            let t = if segments { &m.segments } else { &m.blocks };
+            let a = t.lifetimes.allocations.get(allocation as usize)?;
+            let mut extra = Vec::new();
+            if let Some(e) = a.alloc_event.or(a.free_event) {
+                let entry = s.trace(device).get(e as usize);
+                if let Some(c) = entry
+                    .compile_context
+                    .filter(|c| !s.str(*c).is_empty() && s.str(*c) != "N/A")
+                {
+                    extra.push(("compile_context".to_string(), s.str(c).to_string()));
+                }
+                if let Some(u) = entry.user_metadata.filter(|u| !s.str(*u).is_empty()) {
+                    extra.push(("user_metadata".to_string(), s.str(u).to_string()));
+                }
+            }
+            extra.push(("stream".to_string(), a.stream.to_string()));
+            Some(Pinned {
+                allocation,
+                head: describe(t, allocation, times, s),
+                lines: display_lines(s, a.stack, full),
+                extra,
+            })
+        })
+        .flatten()
+    };
+    let copy = move |_| {
+        if let Some(Pinned { head, lines, .. }) = details() {
+            let text = format!("{head}\n\n{}", lines.join("\n"));
+            if let Some(w) = web_sys::window() {
+                let _ = w.navigator().clipboard().write_text(&text);
+            }
+        }
+    };
+    view! {
+        <aside class="stack-panel">
+            {move || match details() {
+                None => view! {
+                    <p class="muted">"Click a band to pin it and see where it was allocated."</p>
+                }.into_any(),
+                Some(Pinned { allocation, head, lines, extra }) => view! {
+                    <div class="stack-head">
+                        <span class="swatch" style=format!("background:{}", colors::allocation(allocation))></span>
+                        <pre class="stack-summary">{head}</pre>
+                    </div>
+                    <dl class="extra">
+                        {extra.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> }).collect_view()}
+                    </dl>
+                    <div class="stack-tools">
+                        <label class="check">
+                            <input type="checkbox" prop:checked=move || ui.full_stack.get()
+                                on:change=move |ev| ui.full_stack.set(event_target_checked(&ev)) />
+                            "All frames"
+                        </label>
+                        <button class="button small" on:click=copy>"Copy"</button>
+                    </div>
+                    <pre class="stack" data-testid="stack-trace">{lines.join("\n")}</pre>
+                }.into_any(),
+            }}
+        </aside>
+    }
+}

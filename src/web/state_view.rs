@@ -1,0 +1,208 @@
+//! Allocator State History: the event list (virtualised: only visible rows exist in the DOM) and the
+//! segments and blocks laid out by address right after the selected event. Arrow keys step through events.
+
+use leptos::html::{Canvas, Div};
+use leptos::prelude::*;
+use memograph_snapshot::analysis::lifetimes::event_name;
+use memograph_snapshot::analysis::stacks::display_lines;
+use memograph_snapshot::format::{bytes, grouped};
+
+use super::{store, Ui};
+use crate::render::{self, colors, Surface};
+use crate::view_model::allocator_state_at;
+
+const ROW: f64 = 20.0;
+
+#[component]
+pub fn StateView(ui: Ui) -> impl IntoView {
+    let list = NodeRef::<Div>::new();
+    let canvas = NodeRef::<Canvas>::new();
+    let scroll = RwSignal::new(0.0f64);
+    let map_scroll = RwSignal::new(0.0f64);
+    let height = RwSignal::new(600.0f64);
+    let hover = RwSignal::new(None::<(f64, f64, String)>);
+    let len = move || {
+        let (file, device) = ui.current()?;
+        store::with_file(file, |f| f.snapshot.trace(device).len())
+    };
+    let rows = move || {
+        let (file, device) = ui.current()?;
+        let first = (scroll.get() / ROW).floor().max(0.0) as usize;
+        let count = (height.get() / ROW).ceil() as usize + 2;
+        store::with_model(file, device, |m, s| {
+            let t = s.trace(device);
+            let t0 = m.times.as_ref().and_then(|ts| ts.first().copied());
+            (first..(first + count).min(t.len()))
+                .map(|i| {
+                    let e = t.get(i);
+                    let time = match (e.time_us, t0) {
+                        (Some(t), Some(t0)) => format!("+{:.3}s", (t - t0) as f64 / 1e6),
+                        _ => String::new(),
+                    };
+                    (
+                        i,
+                        e.action.name(&s.interner).to_string(),
+                        event_name(e.action, e.addr, m.versions[i]),
+                        bytes(e.size),
+                        time,
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    let select = move |i: i64| {
+        let n = len().unwrap_or(0) as i64;
+        if n == 0 {
+            return;
+        }
+        let i = i.clamp(0, n - 1);
+        ui.selected_event.set(i);
+        // Keep the selected row visible.
+        if let Some(el) = list.get() {
+            let top = i as f64 * ROW;
+            let h = el.client_height() as f64;
+            if top < el.scroll_top() as f64 {
+                el.set_scroll_top(top as i32);
+            } else if top + ROW > el.scroll_top() as f64 + h {
+                el.set_scroll_top((top + ROW - h) as i32);
+            }
+        }
+    };
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        let cur = ui.selected_event.get_untracked();
+        let page = (height.get_untracked() / ROW) as i64;
+        let next = match ev.key().as_str() {
+            "ArrowDown" | "ArrowRight" => cur + 1,
+            "ArrowUp" | "ArrowLeft" => cur - 1,
+            "PageDown" => cur + page,
+            "PageUp" => cur - page,
+            "Home" => 0,
+            "End" => i64::MAX / 2,
+            _ => return,
+        };
+        ev.prevent_default();
+        select(next);
+    };
+
+    let state = Memo::new(move |_| {
+        let event = ui.selected_event.get();
+        let (file, device) = ui.current()?;
+        store::with_model(file, device, |m, _| allocator_state_at(m, event))
+    });
+    Effect::new(move |_| {
+        let rows = state.get().unwrap_or_default();
+        let (dark, scroll, pinned) = (ui.dark.get(), map_scroll.get(), ui.pinned.get());
+        let Some(el) = canvas.get() else { return };
+        let Some(s) = Surface::of(&el) else { return };
+        let g = render::state_map::geometry(s.width, &rows, scroll);
+        render::state_map::draw(&s, &rows, &g, pinned, &colors::theme(dark));
+    });
+    let on_map_move = move |ev: web_sys::MouseEvent| {
+        let rows = state.get_untracked().unwrap_or_default();
+        let Some(el) = canvas.get() else { return };
+        let g = render::state_map::geometry(
+            el.client_width() as f64,
+            &rows,
+            map_scroll.get_untracked(),
+        );
+        let (x, y) = (ev.offset_x() as f64, ev.offset_y() as f64);
+        let text = render::state_map::hit(&rows, &g, x, y).and_then(|(r, b)| {
+            let row = &rows[r];
+            let seg = format!(
+                "segment {:x}: {} ({} bytes), {} blocks",
+                row.address,
+                bytes(row.size),
+                grouped(row.size),
+                row.blocks.len()
+            );
+            let Some(b) = b else { return Some(seg) };
+            let block = &row.blocks[b];
+            let (file, device) = ui.current()?;
+            store::with_model(file, device, |m, s| {
+                let a = &m.blocks.lifetimes.allocations[block.allocation as usize];
+                let stack = display_lines(s, a.stack, false)
+                    .into_iter()
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                format!(
+                    "{}  {} ({} bytes){}\n{seg}\n{stack}",
+                    a.name(),
+                    bytes(block.size),
+                    grouped(block.size),
+                    if block.pending_free {
+                        "  pending free"
+                    } else {
+                        ""
+                    }
+                )
+            })
+        });
+        hover.set(text.map(|t| (x, y, t)));
+    };
+    let on_map_click = move |ev: web_sys::MouseEvent| {
+        let rows = state.get_untracked().unwrap_or_default();
+        let Some(el) = canvas.get() else { return };
+        let g = render::state_map::geometry(
+            el.client_width() as f64,
+            &rows,
+            map_scroll.get_untracked(),
+        );
+        let hit = render::state_map::hit(&rows, &g, ev.offset_x() as f64, ev.offset_y() as f64);
+        ui.pinned
+            .set(hit.and_then(|(r, b)| Some(rows[r].blocks.get(b?)?.allocation)));
+    };
+    let summary = move || {
+        let rows = state.get().unwrap_or_default();
+        let reserved: u64 = rows.iter().map(|r| r.size).sum();
+        let used: u64 = rows.iter().flat_map(|r| &r.blocks).map(|b| b.size).sum();
+        format!(
+            "after entry {}: {} segments, {} reserved, {} in blocks, {} free",
+            ui.selected_event.get(),
+            rows.len(),
+            bytes(reserved),
+            bytes(used),
+            bytes(reserved.saturating_sub(used))
+        )
+    };
+
+    view! {
+        <div class="state-view">
+            <div class="event-list" tabindex="0" node_ref=list on:keydown=on_key
+                on:scroll=move |_| if let Some(el) = list.get() {
+                    scroll.set(el.scroll_top() as f64);
+                    height.set(el.client_height() as f64);
+                }>
+                <div class="event-spacer" style=move || format!("height:{}px", len().unwrap_or(0) as f64 * ROW)>
+                    {move || rows().unwrap_or_default().into_iter().map(|(i, action, name, size, time)| {
+                        let selected = move || ui.selected_event.get() == i as i64;
+                        view! {
+                            <div class="event-row" class:selected=selected style=format!("top:{}px", i as f64 * ROW)
+                                on:click=move |_| select(i as i64)>
+                                <span class="idx">{i}</span>
+                                <span class=format!("action {action}")>{action.clone()}</span>
+                                <span class="addr">{name}</span>
+                                <span class="size">{size}</span>
+                                <span class="time">{time}</span>
+                            </div>
+                        }
+                    }).collect_view()}
+                </div>
+            </div>
+            <div class="state-map">
+                <div class="view-toolbar"><span>{summary}</span></div>
+                <div class="plot">
+                    <canvas class="state-canvas" node_ref=canvas on:mousemove=on_map_move
+                        on:mouseleave=move |_| hover.set(None) on:click=on_map_click
+                        on:wheel=move |ev: web_sys::WheelEvent| {
+                            ev.prevent_default();
+                            map_scroll.update(|s| *s = (*s + ev.delta_y()).max(0.0));
+                        }></canvas>
+                    {move || hover.get().map(|(x, y, t)| view! {
+                        <div class="tooltip" style=format!("left:{}px;top:{}px", x + 14.0, y + 14.0)>{t}</div>
+                    })}
+                </div>
+            </div>
+        </div>
+    }
+}

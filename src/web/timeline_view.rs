@@ -1,0 +1,412 @@
+//! The Active Memory Timeline and the Active Cached Segment Timeline: toolbar, canvas, minimap and the
+//! pinned allocation's stack. Wires pointer, wheel and keyboard input to the viewport and selection
+//! signals; drawing is `render::timeline`'s.
+
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use memograph_snapshot::format::{bytes, grouped};
+
+use super::stack_panel::StackPanel;
+use super::{store, Ui};
+use crate::render::{self, colors, Surface};
+use crate::view_model::{annotation_spans, TimelineModel};
+use crate::viewport::Viewport;
+
+/// Runs `f` on the timeline model this view shows.
+fn with_timeline<R>(
+    ui: Ui,
+    segments: bool,
+    f: impl FnOnce(&mut TimelineModel, Option<&[i64]>, &memograph_snapshot::Snapshot) -> R,
+) -> Option<R> {
+    let (file, device) = ui.current()?;
+    store::with_model(file, device, |m, s| {
+        let times = m.times.as_deref();
+        let t = if segments {
+            &mut m.segments
+        } else {
+            &mut m.blocks
+        };
+        f(t, times, s)
+    })
+}
+
+fn now() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
+/// Frame times for the benchmark (`window.__memographFrames`), newest last.
+fn record_frame(ms: f64) {
+    if let Some(w) = web_sys::window() {
+        let key = wasm_bindgen::JsValue::from_str("__memographFrames");
+        let arr = js_sys::Reflect::get(&w, &key)
+            .ok()
+            .filter(|v| v.is_object())
+            .unwrap_or_else(|| {
+                let a = js_sys::Array::new();
+                let _ = js_sys::Reflect::set(&w, &key, &a);
+                a.into()
+            });
+        js_sys::Array::from(&arr).push(&ms.into());
+    }
+}
+
+#[component]
+pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
+    let canvas = NodeRef::<Canvas>::new();
+    let minimap = NodeRef::<Canvas>::new();
+    let resized = RwSignal::new(0u32);
+    let tooltip = RwSignal::new(None::<(f64, f64, String)>);
+    let drag = StoredValue::new(None::<(f64, Viewport, bool)>);
+    let brush = RwSignal::new(None::<(f64, f64)>);
+    let first_draw_done = StoredValue::new(false);
+
+    // Keep the slider on the model's detail when the file or device changes.
+    Effect::new(move |_| {
+        if !segments {
+            if let Some(d) = with_timeline(ui, false, |t, _, _| t.detail) {
+                ui.detail.set((d * 100.0).round());
+            }
+        }
+    });
+    let has_times =
+        move || with_timeline(ui, segments, |_, times, _| times.is_some()).unwrap_or(false);
+
+    // Redraw whenever anything drawn changes.
+    Effect::new(move |_| {
+        resized.get();
+        let (detail, view, hovered, pinned, dark, time_axis) = (
+            ui.detail.get(),
+            ui.viewport.get(),
+            ui.hovered.get(),
+            ui.pinned.get(),
+            ui.dark.get(),
+            ui.time_axis.get(),
+        );
+        let brush_now = brush.get();
+        let Some(el) = canvas.get() else { return };
+        let Some(surface) = Surface::of(&el) else {
+            return;
+        };
+        let start = now();
+        let drawn = with_timeline(ui, segments, |t, times, snapshot| {
+            if !segments {
+                t.set_detail(detail / 100.0);
+            }
+            let view =
+                view.unwrap_or_else(|| Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64));
+            let times = if time_axis { times } else { None };
+            let spans = match times.or(None) {
+                Some(ts) => annotation_spans(snapshot, ui.device.get_untracked(), ts),
+                None => Vec::new(),
+            };
+            let rows = spans.iter().map(|s| s.row + 1).max().unwrap_or(0);
+            let f = render::timeline::frame(&surface, view, times, rows);
+            let theme = colors::theme(dark);
+            let overlay = render::timeline::Overlay {
+                annotations: &spans,
+                hovered,
+                pinned,
+                show_peak: true,
+                highlighted: &[],
+            };
+            render::timeline::draw(&surface, &f, t, &overlay, &theme);
+            if let Some(m) = minimap.get().and_then(|m| Surface::of(&m)) {
+                render::minimap::draw(&m, t, view, brush_now, &theme);
+            }
+        });
+        if drawn.is_some() {
+            let ms = now() - start;
+            record_frame(ms);
+            if !first_draw_done.get_value() {
+                first_draw_done.set_value(true);
+                let total = now() - ui.load_started.get_untracked();
+                if let Some(app) = web_sys::window()
+                    .and_then(|w| w.document())
+                    .and_then(|d| d.get_element_by_id("app"))
+                {
+                    let _ = app.set_attribute("data-first-draw-ms", &format!("{total:.0}"));
+                }
+            }
+        }
+    });
+    // A new file or device draws its first frame again.
+    Effect::new(move |_| {
+        ui.files.get();
+        ui.file.get();
+        ui.device.get();
+        first_draw_done.set_value(false);
+    });
+
+    let on_resize = leptos::prelude::window_event_listener(leptos::ev::resize, move |_| {
+        resized.update(|r| *r += 1)
+    });
+    on_cleanup(move || on_resize.remove());
+
+    // Geometry of the last frame for input handling.
+    let frame_geometry = move || -> Option<(Surface, Viewport, f64)> {
+        let el = canvas.get()?;
+        let surface = Surface::of(&el)?;
+        let (view, x_len) = with_timeline(ui, segments, |t, _, _| {
+            (
+                ui.viewport
+                    .get_untracked()
+                    .unwrap_or_else(|| Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64)),
+                t.layout.x_len as f64,
+            )
+        })?;
+        Some((surface, view, x_len))
+    };
+    let times_for_input = move || ui.time_axis.get_untracked();
+
+    let on_wheel = move |ev: web_sys::WheelEvent| {
+        ev.prevent_default();
+        let Some((s, view, x_len)) = frame_geometry() else {
+            return;
+        };
+        let f = render::timeline::frame(&s, view, None, 0);
+        let at = ((ev.offset_x() as f64 - f.left) / f.width).clamp(0.0, 1.0);
+        let next = if ev.shift_key() || ev.delta_x().abs() > ev.delta_y().abs() {
+            let d = if ev.delta_x().abs() > ev.delta_y().abs() {
+                ev.delta_x()
+            } else {
+                ev.delta_y()
+            };
+            view.pan(d / 1000.0, x_len)
+        } else {
+            view.zoom((ev.delta_y() / 300.0).exp(), at, x_len)
+        };
+        ui.viewport.set(Some(next));
+    };
+
+    let hit = move |ev: &web_sys::MouseEvent| -> Option<(usize, u32, f64, f64)> {
+        let (s, view, _) = frame_geometry()?;
+        with_timeline(ui, segments, |t, times, _| {
+            let times = if times_for_input() { times } else { None };
+            let f = render::timeline::frame(&s, view, times, 0);
+            let (px, py) = (ev.offset_x() as f64, ev.offset_y() as f64);
+            if px < f.left || px > f.left + f.width {
+                return None;
+            }
+            let x = f.x_at(px).floor().max(0.0) as u32;
+            let b = t.layout.band_at(x, f.bytes_at(py))?;
+            Some((b, t.layout.bands[b].allocation, px, py))
+        })
+        .flatten()
+    };
+
+    let on_move = move |ev: web_sys::MouseEvent| {
+        if let Some((x0, view, moved)) = drag.get_value() {
+            if ev.buttons() & 1 == 1 {
+                let dx = ev.offset_x() as f64 - x0;
+                if moved || dx.abs() > 3.0 {
+                    if let Some((s, _, x_len)) = frame_geometry() {
+                        let width =
+                            (s.width - render::timeline::LEFT - render::timeline::RIGHT).max(1.0);
+                        ui.viewport.set(Some(view.pan(-dx / width, x_len)));
+                        drag.set_value(Some((x0, view, true)));
+                    }
+                    return;
+                }
+            }
+        }
+        match hit(&ev) {
+            Some((band, allocation, px, py)) => {
+                ui.hovered.set(Some(band));
+                let text = with_timeline(ui, segments, |t, times, s| {
+                    describe(t, allocation, times, s)
+                })
+                .unwrap_or_default();
+                tooltip.set(Some((px, py, text)));
+            }
+            None => {
+                ui.hovered.set(None);
+                tooltip.set(None);
+            }
+        }
+    };
+    let on_down = move |ev: web_sys::MouseEvent| {
+        if let Some((_, view, _)) = frame_geometry() {
+            drag.set_value(Some((ev.offset_x() as f64, view, false)));
+        }
+    };
+    let on_up = move |ev: web_sys::MouseEvent| {
+        let was_drag = drag.get_value().is_some_and(|d| d.2);
+        drag.set_value(None);
+        if !was_drag {
+            ui.pinned.set(hit(&ev).map(|h| h.1));
+        }
+    };
+    let on_leave = move |_| {
+        ui.hovered.set(None);
+        tooltip.set(None);
+        drag.set_value(None);
+    };
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        let Some((_, view, x_len)) = frame_geometry() else {
+            return;
+        };
+        let next = match ev.key().as_str() {
+            "+" | "=" => Some(view.zoom(0.5, 0.5, x_len)),
+            "-" | "_" => Some(view.zoom(2.0, 0.5, x_len)),
+            "ArrowLeft" => Some(view.pan(-0.2, x_len)),
+            "ArrowRight" => Some(view.pan(0.2, x_len)),
+            "0" => None,
+            "Escape" => {
+                ui.pinned.set(None);
+                return;
+            }
+            _ => return,
+        };
+        ev.prevent_default();
+        ui.viewport.set(next);
+    };
+
+    // Minimap brush: drag to choose a range; y fits the range's maximum.
+    let brush_start = StoredValue::new(None::<f64>);
+    let minimap_x = move |ev: &web_sys::MouseEvent| -> Option<f64> {
+        let el = minimap.get()?;
+        let x_len = with_timeline(ui, segments, |t, _, _| t.layout.x_len as f64)?;
+        Some(render::minimap::x_at(
+            el.client_width() as f64,
+            ev.offset_x() as f64,
+            x_len,
+        ))
+    };
+    let on_brush_down = move |ev: web_sys::MouseEvent| {
+        if let Some(x) = minimap_x(&ev) {
+            brush_start.set_value(Some(x));
+            brush.set(Some((x, x)));
+        }
+    };
+    let on_brush_move = move |ev: web_sys::MouseEvent| {
+        if let (Some(a), Some(x)) = (brush_start.get_value(), minimap_x(&ev)) {
+            brush.set(Some((a, x)));
+        }
+    };
+    let on_brush_up = move |ev: web_sys::MouseEvent| {
+        let Some(a) = brush_start.get_value() else {
+            return;
+        };
+        brush_start.set_value(None);
+        brush.set(None);
+        let Some(b) = minimap_x(&ev) else { return };
+        let (lo, hi) = (a.min(b), a.max(b));
+        with_timeline(ui, segments, |t, _, _| {
+            let x_len = t.layout.x_len as f64;
+            let (lo, hi) = if hi - lo < 2.0 {
+                // A click centres the current span there.
+                let span = ui
+                    .viewport
+                    .get_untracked()
+                    .map(|v| v.span())
+                    .unwrap_or(x_len);
+                ((lo - span / 2.0).max(0.0), (lo + span / 2.0).min(x_len))
+            } else {
+                (lo, hi)
+            };
+            let y = t.max_in(lo, hi) as f64 * 1.05;
+            ui.viewport.set(Some(Viewport {
+                x0: lo,
+                x1: hi.max(lo + 1.0),
+                y_max: y,
+            }));
+        });
+    };
+
+    let stats = move || {
+        ui.detail.get();
+        with_timeline(ui, segments, |t, _, _| {
+            (t.layout.drawn, t.layout.total, t.peak)
+        })
+        .unwrap_or((0, 0, Default::default()))
+    };
+    view! {
+        <div class="timeline-view">
+            <div class="view-toolbar">
+                <span class="peak" data-testid="peak" title=move || {
+                    let p = stats().2;
+                    format!("{} bytes at entry {}", p.bytes, p.event)
+                }>
+                    {move || {
+                        let p = stats().2;
+                        format!("Peak {} ({} bytes)", bytes(p.bytes), grouped(p.bytes))
+                    }}
+                </span>
+                <Show when=move || !segments>
+                    <label class="slider" title="Share of allocations drawn as their own band (largest first); the rest are summarized">
+                        "Detail"
+                        <input type="range" min="0" max="100" step="1" data-testid="detail-slider"
+                            prop:value=move || ui.detail.get().to_string()
+                            on:input=move |ev| {
+                                if let Ok(v) = event_target_value(&ev).parse::<f64>() {
+                                    ui.detail.set(v.clamp(0.0, 100.0));
+                                }
+                            } />
+                        <span class="muted">{move || {
+                            let (drawn, total, _) = stats();
+                            format!("{} % · {} of {} allocations", ui.detail.get(), grouped(drawn as u64), grouped(total as u64))
+                        }}</span>
+                    </label>
+                </Show>
+                <Show when=has_times>
+                    <label class="check" title="x axis: wall-clock time instead of event index">
+                        <input type="checkbox" prop:checked=move || ui.time_axis.get()
+                            on:change=move |ev| ui.time_axis.set(event_target_checked(&ev)) />
+                        "Wall clock"
+                    </label>
+                </Show>
+                <button class="button small" title="Show everything (0)" on:click=move |_| ui.viewport.set(None)>"Reset zoom"</button>
+                <span class="muted hint">"wheel: zoom · drag: pan · click: stack · Esc: unpin"</span>
+            </div>
+            <div class="timeline-body">
+                <div class="plot">
+                    <canvas class="timeline-canvas" data-testid="timeline" tabindex="0" node_ref=canvas
+                        on:wheel=on_wheel on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
+                        on:mouseleave=on_leave on:keydown=on_key></canvas>
+                    {move || tooltip.get().map(|(x, y, text)| view! {
+                        <div class="tooltip" style=format!("left:{}px;top:{}px", x + 14.0, y + 14.0)>{text}</div>
+                    })}
+                    <canvas class="minimap" node_ref=minimap title="Drag to zoom to a range"
+                        on:mousedown=on_brush_down on:mousemove=on_brush_move on:mouseup=on_brush_up></canvas>
+                </div>
+                <StackPanel ui=ui segments=segments />
+            </div>
+        </div>
+    }
+}
+
+/// The tooltip text of an allocation: size, address name, when it was made and freed.
+pub fn describe(
+    t: &TimelineModel,
+    allocation: u32,
+    times: Option<&[i64]>,
+    _s: &memograph_snapshot::Snapshot,
+) -> String {
+    let a = &t.lifetimes.allocations[allocation as usize];
+    let name = match t.lifetimes.kind {
+        memograph_snapshot::analysis::lifetimes::Kind::Blocks => a.name(),
+        memograph_snapshot::analysis::lifetimes::Kind::Segments => {
+            memograph_snapshot::analysis::lifetimes::segment_name(a.addr, a.version)
+        }
+    };
+    let when = |e: Option<u32>, what: &str| match e {
+        None => format!("{what} before the trace"),
+        Some(e) => match times.and_then(|ts| Some((ts.get(e as usize)?, ts.first()?))) {
+            Some((t, t0)) => format!("{what} at entry {e} (+{:.3} s)", (t - t0) as f64 / 1e6),
+            None => format!("{what} at entry {e}"),
+        },
+    };
+    let freed = match (a.free_event, a.is_initial()) {
+        (None, _) => "live at the end".to_string(),
+        (f, _) => when(f, "freed"),
+    };
+    format!(
+        "{name}  {} ({} bytes)\n{}\n{freed}",
+        bytes(a.size),
+        grouped(a.size),
+        when(a.alloc_event, "allocated")
+    )
+}

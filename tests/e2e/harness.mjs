@@ -1,0 +1,62 @@
+// Shared helpers for the end-to-end tests: a static server for dist/ on loopback, and headless Chromium.
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
+export const DIST = path.join(ROOT, 'dist');
+export const FIXTURES = process.env.MEMOGRAPH_FIXTURES || path.join(ROOT, '..', 'shared', 'fixtures');
+export const SHOTS = path.join(ROOT, 'target', 'e2e-screenshots');
+
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
+
+/** Serves `dir` under `prefix` (a sub-path, like a GitHub Pages project page) on 127.0.0.1. */
+export async function serve(dir = DIST, prefix = '/memograph/') {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    if (!url.pathname.startsWith(prefix)) { res.writeHead(404); res.end(); return; }
+    let file = path.join(dir, decodeURIComponent(url.pathname.slice(prefix.length)) || 'index.html');
+    if (file.endsWith(path.sep)) file = path.join(file, 'index.html');
+    if (!file.startsWith(dir) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+      if (fs.existsSync(path.join(FIXTURES, path.basename(file)))) file = path.join(FIXTURES, path.basename(file));
+      else { res.writeHead(404); res.end(); return; }
+    }
+    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream' });
+    fs.createReadStream(file).pipe(res);
+  });
+  await new Promise(r => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address();
+  return { url: `http://127.0.0.1:${port}${prefix}`, close: () => new Promise(r => server.close(r)) };
+}
+
+export async function browser() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-dev-shm-usage'],
+  });
+}
+
+/** A page at `url` that records console errors and requests to other hosts. */
+export async function open(b, url, viewport = { width: 1400, height: 860 }) {
+  const page = await b.newPage({ viewport });
+  const errors = [];
+  const requests = [];
+  page.on('pageerror', e => errors.push(String(e)));
+  page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('request', r => requests.push(r.url()));
+  await page.goto(url);
+  await page.waitForSelector('#app[data-state]');
+  return { page, errors, requests };
+}
+
+export async function loadFile(page, file) {
+  await page.setInputFiles('input[type=file]', file);
+  await page.waitForFunction(() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)
+    && document.querySelector('#app').dataset.state !== 'loading', null, { timeout: 120000 });
+}
+
+export async function shot(page, name) {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+}
