@@ -190,7 +190,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             if px < f.left || px > f.left + f.width {
                 return None;
             }
-            let x = f.x_at(px).floor().max(0.0) as u32;
+            // The right edge maps to x_len, one past the last entry.
+            let x = (f.x_at(px).floor().max(0.0) as u32).min(t.layout.x_len.saturating_sub(1));
             let b = t.layout.band_at(x, f.bytes_at(py))?;
             Some((b, t.layout.bands[b].allocation, px, py))
         })
@@ -332,7 +333,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                 }>
                     {move || {
                         let p = stats().2;
-                        format!("Peak {} ({} bytes)", bytes(p.bytes), grouped(p.bytes))
+                        let what = if segments { "Reserved peak" } else { "Peak" };
+                        format!("{what} {} ({} bytes)", bytes(p.bytes), grouped(p.bytes))
                     }}
                 </span>
                 <Show when=move || !segments>

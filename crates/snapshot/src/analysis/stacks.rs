@@ -9,23 +9,26 @@ const PLUMBING_FUNCTIONS: &[&str] = &[
     "CapturedTraceback::gather",
     "gather_with_cpp",
     "_start",
-    "__libc_start_main",
+    "__libc_",
     "PyEval_",
     "PyObject_",
     "PyFunction_",
-    "_PyObject_",
-    "_PyEval_",
-    "_PyFunction_",
     "PyVectorcall_",
     "cfunction_call",
     "method_vectorcall",
+    "CUDACachingAllocator",
+    "PyRun_",
+    "pyrun_",
+    "pymain_",
+    "Py_RunMain",
+    "Py_BytesMain",
+    "run_eval_code_obj",
+    "run_mod",
 ];
 
 /// File-name fragments of frames that are plumbing.
 const PLUMBING_FILES: &[&str] = &[
     "core/boxing",
-    "/Register",
-    "/Redispatch",
     "ceval.c",
     "pythonrun.c",
     "Modules/main.c",
@@ -37,9 +40,18 @@ const PLUMBING_FILES: &[&str] = &[
     "torch/csrc/utils/python_arg_parser",
 ];
 
+/// Basename prefixes of generated dispatcher and allocator C++ files (`RegisterCUDA.cpp`, …).
+const PLUMBING_BASENAMES: &[&str] = &["Register", "Redispatch", "CUDACachingAllocator"];
+
 /// True for frames a reader of the stack never needs (allocator, dispatcher and interpreter internals).
 pub fn is_plumbing(filename: &str, name: &str) -> bool {
-    PLUMBING_FUNCTIONS.iter().any(|p| name.contains(p))
+    let basename = filename.rsplit(['/', '\\']).next().unwrap_or(filename);
+    let generated_cpp = [".cpp", ".h", ".cu"]
+        .iter()
+        .any(|ext| basename.ends_with(ext))
+        && PLUMBING_BASENAMES.iter().any(|p| basename.starts_with(p));
+    generated_cpp
+        || PLUMBING_FUNCTIONS.iter().any(|p| name.contains(p))
         || PLUMBING_FILES.iter().any(|p| filename.contains(p))
 }
 
@@ -115,6 +127,17 @@ mod tests {
             "/usr/local/src/conda/python-3.11/Python/ceval.c",
             "_PyEval_EvalFrameDefault"
         ));
+        assert!(is_plumbing(
+            "RegisterCUDA.cpp",
+            "at::(anonymous namespace)::wrapper_CUDA_empty_strided"
+        ));
+        assert!(is_plumbing(
+            "CUDACachingAllocator.cpp",
+            "c10::cuda::CUDACachingAllocator::Native::malloc"
+        ));
+        assert!(is_plumbing("??", "pymain_run_python"));
         assert!(!is_plumbing("train.py", "forward"));
+        assert!(!is_plumbing("/src/RegisterModel.py", "forward"));
+        assert!(!is_plumbing("??", "at::native::empty_strided_cuda"));
     }
 }

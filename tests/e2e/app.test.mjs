@@ -1,0 +1,175 @@
+// End-to-end: the built page (dist/) in headless Chromium, served from a sub-path, driven as a user would.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { serve, browser, open, loadFile, shot, FIXTURES } from './harness.mjs';
+
+let server, b;
+before(async () => { server = await serve(); b = await browser(); });
+after(async () => { await b?.close(); await server?.close(); });
+
+const references = fs.readdirSync(path.join(FIXTURES, 'reference')).filter(f => f.endsWith('.json')).sort()
+  .map(f => JSON.parse(fs.readFileSync(path.join(FIXTURES, 'reference', f), 'utf8')));
+
+/** The device a viewer opens first: the longest trace (ties: the lowest). */
+function defaultDevice(ref) {
+  let best = null;
+  for (const [d, v] of Object.entries(ref.devices)) {
+    const n = Object.values(v.events).reduce((a, b) => a + b, 0);
+    if (best === null || n > best.n) best = { d, n };
+  }
+  return best.d;
+}
+
+async function peakText(page) {
+  return page.$eval('[data-testid=peak]', e => `${e.textContent} ${e.title}`);
+}
+
+/** Page coordinates of (entry x, bytes y) on the timeline canvas in the full view. */
+async function timelinePoint(page, x, bytes, xLen, yMax) {
+  const box = await page.locator('[data-testid=timeline]').boundingBox();
+  const left = 72, right = 12, top = 8, bottom = 26;
+  const w = box.width - left - right, h = box.height - top - bottom;
+  return { x: box.x + left + (x + 0.5) / xLen * w, y: box.y + top + h - bytes / (yMax * 1.05) * h };
+}
+
+test('every fixture loads and shows its reference peak for the default device', async () => {
+  const { page, errors } = await open(b, server.url);
+  for (const ref of references) {
+    await loadFile(page, path.join(FIXTURES, ref.file));
+    assert.equal(await page.$eval('#app', e => e.dataset.state), 'ready', ref.file);
+    const device = defaultDevice(ref);
+    assert.equal(await page.$eval('[data-testid=device-select]', e => e.value), device, ref.file);
+    const text = await peakText(page);
+    assert.ok(text.includes(String(ref.devices[device].timeline_peak_bytes)), `${ref.file}: ${text}`);
+  }
+  const files = await page.$$eval('select[title="Open files"] option', o => o.length);
+  assert.equal(files, references.length);
+  await shot(page, 'all-fixtures-last');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the slider goes to 100 % and clicking inside the band at the peak shows its stack', async () => {
+  const { page, errors } = await open(b, server.url);
+  const ref = references.find(r => r.file === 'kk_memory_ctx128_fullstep.pickle');
+  await loadFile(page, path.join(FIXTURES, ref.file));
+  const slider = page.locator('[data-testid=detail-slider]');
+  await slider.fill('0');
+  assert.equal(await slider.inputValue(), '0');
+  await page.waitForTimeout(200);
+  await shot(page, 'detail-0');
+  await slider.fill('100');
+  assert.equal(await slider.inputValue(), '100');
+  await page.waitForTimeout(200);
+  const d = ref.devices['0'];
+  const xLen = Object.values(d.events).reduce((a, b) => a + b, 0);
+  const at = await timelinePoint(page, d.peak_event_index, d.timeline_peak_bytes * 0.5, xLen, d.timeline_peak_bytes);
+  await page.mouse.move(at.x, at.y);
+  await page.mouse.down();
+  await page.mouse.up();
+  const stack = await page.locator('[data-testid=stack-trace]').textContent({ timeout: 5000 });
+  assert.match(stack, /\.py:\d+:\w+/, stack);
+  await shot(page, 'pinned-stack');
+  // All frames includes the C++ plumbing the default view hides.
+  await page.getByLabel('All frames').check();
+  const full = await page.locator('[data-testid=stack-trace]').textContent();
+  assert.ok(full.split('\n').length > stack.split('\n').length);
+  assert.match(full, /CapturedTraceback|unwind/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('hovering shows a tooltip, the wheel zooms and the minimap brush fits a range', async () => {
+  const { page, errors } = await open(b, server.url);
+  await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
+  const box = await page.locator('[data-testid=timeline]').boundingBox();
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.85);
+  await page.waitForSelector('.tooltip');
+  assert.match(await page.textContent('.tooltip'), /b[0-9a-f]+_\d+ .*bytes/);
+  for (let i = 0; i < 5; i++) await page.mouse.wheel(0, -300);
+  await page.waitForTimeout(100);
+  await shot(page, 'zoomed');
+  const mini = await page.locator('canvas.minimap').boundingBox();
+  await page.mouse.move(mini.x + 72 + (mini.width - 84) * 0.1, mini.y + 20);
+  await page.mouse.down();
+  await page.mouse.move(mini.x + 72 + (mini.width - 84) * 0.3, mini.y + 20);
+  await page.mouse.up();
+  await page.waitForTimeout(100);
+  await shot(page, 'brushed');
+  await page.getByLabel('Wall clock').check();
+  await page.waitForTimeout(100);
+  await shot(page, 'wall-clock');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('devices and views switch (cs_memory_snapshot has three devices)', async () => {
+  const { page, errors } = await open(b, server.url);
+  const ref = references.find(r => r.file === 'cs_memory_snapshot.pickle');
+  await loadFile(page, path.join(FIXTURES, ref.file));
+  const devices = await page.$$eval('[data-testid=device-select] option', o => o.map(x => x.value));
+  assert.deepEqual(devices, ['0', '1', '2']);
+  await page.selectOption('[data-testid=device-select]', '1');
+  await page.waitForFunction(p => document.querySelector('[data-testid=peak]').title.includes(p),
+    String(ref.devices['1'].timeline_peak_bytes));
+  await shot(page, 'cs-device1-timeline');
+  await page.selectOption('[data-testid=view-select]', 'segments');
+  await page.waitForTimeout(200);
+  await shot(page, 'cs-device1-segments');
+  await page.selectOption('[data-testid=view-select]', 'state');
+  await page.waitForSelector('.event-row');
+  await page.click('.event-row >> nth=3');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await page.$eval('.event-row.selected .idx', e => e.textContent), '4');
+  await page.waitForTimeout(200);
+  await shot(page, 'cs-device1-state');
+  await page.selectOption('[data-testid=view-select]', 'settings');
+  assert.match(await page.textContent('.settings'), /expandable_segments:True/);
+  await shot(page, 'cs-settings');
+  await page.selectOption('[data-testid=device-select]', '2');
+  await page.selectOption('[data-testid=view-select]', 'timeline');
+  await page.waitForFunction(p => document.querySelector('[data-testid=peak]').title.includes(p),
+    String(ref.devices['2'].timeline_peak_bytes));
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a corrupt file shows the engine error and the page keeps working', async () => {
+  const { page, errors } = await open(b, server.url);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-'));
+  const bad = path.join(dir, 'truncated.pickle');
+  fs.writeFileSync(bad, fs.readFileSync(path.join(FIXTURES, 'a0kuma_adam.pickle')).subarray(0, 18446));
+  await loadFile(page, bad);
+  assert.equal(await page.$eval('#app', e => e.dataset.state), 'error');
+  assert.equal(await page.textContent('[data-testid=error]'),
+    'truncated.pickle: unexpected end of file at byte 18446 (file truncated?)');
+  await shot(page, 'error');
+  const evil = path.join(dir, 'evil.pickle');
+  fs.writeFileSync(evil, "cos\nsystem\n(S'echo pwned'\ntR.");
+  await loadFile(page, evil);
+  assert.match(await page.textContent('[data-testid=error]'), /refusing pickle opcode GLOBAL at byte 0/);
+  await loadFile(page, path.join(FIXTURES, 'a0kuma_adam.pickle'));
+  assert.equal(await page.$eval('#app', e => e.dataset.state), 'ready');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the example button and ?url= load snapshots; nothing else goes over the network', async () => {
+  const { page, errors, requests } = await open(b, server.url);
+  await shot(page, 'empty');
+  assert.match(await page.textContent('.welcome'), /_record_memory_history/);
+  await page.click('text=Open example');
+  await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
+  assert.ok((await peakText(page)).includes('54802667524'));
+  const other = requests.filter(u => !u.startsWith(server.url) && !u.startsWith('data:') && !u.startsWith('blob:'));
+  assert.deepEqual(other, []);
+  const viaUrl = await open(b, `${server.url}?url=${encodeURIComponent(server.url + 'a0kuma_adam.pickle')}`);
+  await viaUrl.page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
+  assert.ok((await peakText(viaUrl.page)).includes('217763364'));
+  assert.deepEqual([...errors, ...viaUrl.errors], []);
+  await page.close();
+  await viaUrl.page.close();
+});
