@@ -35,3 +35,6 @@ impl Surface {
         Some(Surface { ctx, width, height })
     }
 }
+
+#[cfg(test)]
+mod browser_tests;
