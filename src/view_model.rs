@@ -19,7 +19,7 @@ pub struct TimelineModel {
 impl TimelineModel {
     pub fn new(lifetimes: Lifetimes, detail: f64) -> TimelineModel {
         let layout = timeline_layout(&lifetimes, detail);
-        let totals = RangeMax::new(lifetimes.live_after.clone());
+        let totals = RangeMax::new(&lifetimes.live_after);
         let peak = lifetimes.peak();
         TimelineModel {
             lifetimes,
@@ -32,6 +32,8 @@ impl TimelineModel {
 
     pub fn set_detail(&mut self, detail: f64) {
         if (detail - self.detail).abs() > f64::EPSILON {
+            // Free the old layout first: wasm memory never shrinks, so its high-water mark is what counts.
+            self.layout = TimelineLayout::default();
             self.layout = timeline_layout(&self.lifetimes, detail);
             self.detail = detail;
         }
@@ -41,12 +43,12 @@ impl TimelineModel {
     pub fn max_in(&self, x0: f64, x1: f64) -> u64 {
         let lo = x0.floor().max(0.0) as usize;
         let hi = (x1.ceil().max(0.0) as usize).max(lo + 1);
-        let before = if lo == 0 {
-            self.lifetimes.initial_bytes
-        } else {
-            self.totals.get(lo - 1)
+        let live = &self.lifetimes.live_after;
+        let before = match lo {
+            0 => self.lifetimes.initial_bytes,
+            _ => live.get(lo - 1).copied().unwrap_or(0),
         };
-        self.totals.max(lo, hi).max(before).max(1)
+        self.totals.max(live, lo, hi).max(before).max(1)
     }
 }
 
@@ -54,8 +56,8 @@ impl TimelineModel {
 pub struct DeviceModel {
     pub blocks: TimelineModel,
     pub segments: TimelineModel,
-    /// `time_us` of each entry when the whole trace has them.
-    pub times: Option<Vec<i64>>,
+    /// Whether every entry has a `time_us` (the times stay in the snapshot's trace: see [`Self::times`]).
+    pub has_times: bool,
     /// Each entry's address version (`b…_N`), for the event list.
     pub versions: Vec<u32>,
 }
@@ -71,6 +73,12 @@ pub fn default_detail(allocations: usize) -> f64 {
 }
 
 impl DeviceModel {
+    /// `time_us` of each entry of `device`'s trace, when all have one.
+    pub fn times<'a>(&self, snapshot: &'a Snapshot, device: i64) -> Option<&'a [i64]> {
+        self.has_times
+            .then(|| snapshot.trace(device).time_us.as_slice())
+    }
+
     pub fn new(snapshot: &Snapshot, device: i64) -> DeviceModel {
         let blocks = Lifetimes::of(snapshot, device);
         let detail = default_detail(blocks.allocations.len());
@@ -78,7 +86,7 @@ impl DeviceModel {
         DeviceModel {
             blocks: TimelineModel::new(blocks, detail),
             segments: TimelineModel::new(Lifetimes::of_segments(snapshot, device), 1.0),
-            times: trace.has_time().then(|| trace.time_us.clone()),
+            has_times: trace.has_time(),
             versions: memograph_snapshot::analysis::lifetimes::event_versions(trace),
         }
     }
@@ -245,7 +253,7 @@ mod tests {
     fn annotations_become_nested_spans() {
         let s = fixture("cs_memory_snapshot.pickle");
         let m = DeviceModel::new(&s, 0);
-        let spans = annotation_spans(&s, 0, m.times.as_deref().unwrap());
+        let spans = annotation_spans(&s, 0, m.times(&s, 0).unwrap());
         assert!(!spans.is_empty());
         assert!(spans.iter().all(|a| a.start <= a.end));
         assert_eq!(spans.len(), 2);

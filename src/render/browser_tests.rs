@@ -16,9 +16,17 @@ const ADAM: &[u8] = include_bytes!("../../../shared/fixtures/a0kuma_adam.pickle"
 
 fn canvas(width: u32, height: u32) -> web_sys::HtmlCanvasElement {
     let document = web_sys::window().unwrap().document().unwrap();
-    let c: web_sys::HtmlCanvasElement = document.create_element("canvas").unwrap().dyn_into().unwrap();
-    c.style().set_property("width", &format!("{width}px")).unwrap();
-    c.style().set_property("height", &format!("{height}px")).unwrap();
+    let c: web_sys::HtmlCanvasElement = document
+        .create_element("canvas")
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    c.style()
+        .set_property("width", &format!("{width}px"))
+        .unwrap();
+    c.style()
+        .set_property("height", &format!("{height}px"))
+        .unwrap();
     document.body().unwrap().append_child(&c).unwrap();
     c
 }
@@ -30,7 +38,11 @@ fn rgb(hex: &str) -> [u8; 3] {
 
 fn pixel(s: &Surface, x: f64, y: f64) -> [u8; 3] {
     let dpr = web_sys::window().unwrap().device_pixel_ratio().max(1.0);
-    let data = s.ctx.get_image_data((x * dpr).round(), (y * dpr).round(), 1.0, 1.0).unwrap().data();
+    let data = s
+        .ctx
+        .get_image_data((x * dpr).round(), (y * dpr).round(), 1.0, 1.0)
+        .unwrap()
+        .data();
     [data[0], data[1], data[2]]
 }
 
@@ -40,7 +52,10 @@ fn the_engine_reads_a_real_snapshot_in_the_browser() {
     let summary = memograph_snapshot::analysis::summary::summarize(&s);
     assert_eq!(summary[0].timeline_peak_bytes, 217_763_364);
     let back = memograph_snapshot::codec::decode(&memograph_snapshot::codec::encode(&s)).unwrap();
-    assert_eq!(memograph_snapshot::analysis::summary::summarize(&back), summary);
+    assert_eq!(
+        memograph_snapshot::analysis::summary::summarize(&back),
+        summary
+    );
 }
 
 #[wasm_bindgen_test]
@@ -53,7 +68,13 @@ fn bands_have_their_allocation_colour_at_known_points_and_the_sky_is_empty() {
     let view = Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64);
     let f = frame(&surface, view, None, 0);
     let theme = colors::theme(false);
-    let overlay = Overlay { annotations: &[], hovered: None, pinned: None, show_peak: false, highlighted: &[] };
+    let overlay = Overlay {
+        annotations: &[],
+        hovered: None,
+        pinned: None,
+        show_peak: false,
+        highlighted: &[],
+    };
     draw(&surface, &f, t, &overlay, &theme);
 
     // The middle of every band at least 6 px tall, just before the end of the trace, has its colour.
@@ -69,12 +90,20 @@ fn bands_have_their_allocation_colour_at_known_points_and_the_sky_is_empty() {
             continue;
         }
         let px = f.px(x as f64 + 0.5);
-        assert_eq!(pixel(&surface, px, (y0 + y1) / 2.0), rgb(colors::allocation(b.allocation)), "band {:?}", b);
+        assert_eq!(
+            pixel(&surface, px, (y0 + y1) / 2.0),
+            rgb(colors::allocation(b.allocation)),
+            "band {:?}",
+            b
+        );
         checked += 1;
     }
     assert!(checked >= 3, "only {checked} bands were tall enough");
     // Above the peak there is only background.
-    assert_eq!(pixel(&surface, f.px(1.0), f.top + 2.0), rgb(theme.background));
+    assert_eq!(
+        pixel(&surface, f.px(1.0), f.top + 2.0),
+        rgb(theme.background)
+    );
 }
 
 #[wasm_bindgen_test]
@@ -86,10 +115,24 @@ fn detail_zero_draws_one_summarized_band() {
     assert!(t.layout.bands.is_empty());
     let el = canvas(600, 400);
     let surface = Surface::of(&el).unwrap();
-    let f = frame(&surface, Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64), None, 0);
+    let f = frame(
+        &surface,
+        Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64),
+        None,
+        0,
+    );
     let theme = colors::theme(true);
-    let overlay = Overlay { annotations: &[], hovered: None, pinned: None, show_peak: true, highlighted: &[] };
+    let overlay = Overlay {
+        annotations: &[],
+        hovered: None,
+        pinned: None,
+        show_peak: true,
+        highlighted: &[],
+    };
     draw(&surface, &f, t, &overlay, &theme);
     let x = t.peak.event as f64 + 0.5;
-    assert_eq!(pixel(&surface, f.px(x) - 3.0, f.py(t.peak.bytes as f64 / 2.0)), rgb(theme.summarized));
+    assert_eq!(
+        pixel(&surface, f.px(x) - 3.0, f.py(t.peak.bytes as f64 / 2.0)),
+        rgb(theme.summarized)
+    );
 }

@@ -261,8 +261,9 @@ fn draw_summary(s: &Surface, f: &Frame, layout: &TimelineLayout, theme: &Theme) 
     }
     let ctx = &s.ctx;
     let end = layout.x_len as f64;
-    let mut tops = Vec::new();
-    let mut bottoms = Vec::new();
+    // One (left, right, bottom y, top y) step per pixel column at most: the band's outline at that
+    // resolution (lowest bottom, highest top), so a frame costs the width, not the trace length.
+    let mut steps: Vec<(f64, f64, f64, f64)> = Vec::with_capacity(2 * f.width as usize + 2);
     for (k, p) in pts.iter().enumerate() {
         let a = p.x as f64;
         let z = pts.get(k + 1).map_or(end, |q| q.x as f64);
@@ -270,21 +271,28 @@ fn draw_summary(s: &Surface, f: &Frame, layout: &TimelineLayout, theme: &Theme) 
             continue;
         }
         let (pa, pz) = (f.px(a.max(f.view.x0 - 1.0)), f.px(z.min(f.view.x1 + 1.0)));
-        bottoms.push((pa, pz, f.py(p.bottom as f64)));
-        tops.push((pa, pz, f.py((p.bottom + p.height) as f64)));
+        let (yb, yt) = (f.py(p.bottom as f64), f.py((p.bottom + p.height) as f64));
+        match steps.last_mut() {
+            Some(last) if pz - last.0 < 1.0 => {
+                last.1 = pz;
+                last.2 = last.2.max(yb);
+                last.3 = last.3.min(yt);
+            }
+            _ => steps.push((pa, pz, yb, yt)),
+        }
     }
-    if bottoms.is_empty() {
+    if steps.is_empty() {
         return;
     }
     ctx.begin_path();
-    ctx.move_to(bottoms[0].0, bottoms[0].2);
-    for &(a, z, y) in &bottoms {
-        ctx.line_to(a, y);
-        ctx.line_to(z, y);
+    ctx.move_to(steps[0].0, steps[0].2);
+    for &(a, z, yb, _) in &steps {
+        ctx.line_to(a, yb);
+        ctx.line_to(z, yb);
     }
-    for &(a, z, y) in tops.iter().rev() {
-        ctx.line_to(z, y);
-        ctx.line_to(a, y);
+    for &(a, z, _, yt) in steps.iter().rev() {
+        ctx.line_to(z, yt);
+        ctx.line_to(a, yt);
     }
     ctx.close_path();
     ctx.set_fill_style_str(theme.summarized);

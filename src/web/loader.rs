@@ -69,12 +69,12 @@ fn next(ui: Ui) {
             "done" => {
                 w.terminate();
                 let buffer = Reflect::get(&data, &"model".into()).unwrap_or(JsValue::NULL);
-                let bytes = Uint8Array::new(&buffer).to_vec();
-                match memograph_snapshot::codec::decode(&bytes) {
-                    Ok(snapshot) => {
-                        drop(bytes);
-                        opened(ui, name.clone(), size, snapshot, started);
-                    }
+                let array = Uint8Array::new(&buffer);
+                let total = array.length() as usize;
+                let input = std::io::BufReader::with_capacity(1 << 20, JsBytes { array, at: 0 });
+                let decoded = memograph_snapshot::codec::decode_from(input, total);
+                match decoded {
+                    Ok(snapshot) => opened(ui, name.clone(), size, snapshot, started),
                     Err(e) => fail(ui, &name, &e.to_string()),
                 }
                 finish(ui);
@@ -98,6 +98,23 @@ fn next(ui: Ui) {
     let _ = worker.post_message(&message);
 }
 
+/// Reads a JS byte array into wasm memory a piece at a time (never a copy of the whole buffer).
+struct JsBytes {
+    array: Uint8Array,
+    at: u32,
+}
+
+impl std::io::Read for JsBytes {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = (out.len() as u32).min(self.array.length() - self.at);
+        self.array
+            .subarray(self.at, self.at + n)
+            .copy_to(&mut out[..n as usize]);
+        self.at += n;
+        Ok(n as usize)
+    }
+}
+
 fn now() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())
@@ -116,12 +133,9 @@ fn opened(ui: Ui, name: String, bytes: u64, snapshot: memograph_snapshot::Snapsh
         models: Default::default(),
     });
     ui.error.set(None);
-    ui.files.update(|n| *n += 1);
-    ui.pinned.set(None);
-    ui.viewport.set(None);
-    ui.device.set(device);
-    ui.file.set(index);
     ui.load_started.set(started);
+    ui.select(index, device);
+    ui.files.update(|n| *n += 1);
     ui.phase.set(Phase::Ready);
 }
 

@@ -113,6 +113,19 @@ impl Ui {
         }
     }
 
+    /// Shows `device` of `file`: builds its model (if new) and resets the view to it, with the slider at the
+    /// model's detail, before anything draws.
+    pub fn select(&self, file: usize, device: i64) {
+        let detail = store::with_model(file, device, |m, _| m.blocks.detail).unwrap_or(1.0);
+        self.pinned.set(None);
+        self.hovered.set(None);
+        self.viewport.set(None);
+        self.selected_event.set(0);
+        self.detail.set((detail * 100.0).round());
+        self.file.set(file);
+        self.device.set(device);
+    }
+
     /// The current file and device, when a file is open (tracks `files`, `file` and `device`).
     pub fn current(&self) -> Option<(usize, i64)> {
         self.files.get();
@@ -222,10 +235,7 @@ fn Header(ui: Ui) -> impl IntoView {
                 <select class="select" title="Open files" on:change=move |ev| {
                     if let Ok(i) = event_target_value(&ev).parse::<usize>() {
                         let device = store::with_file(i, |f| f.snapshot.default_device().unwrap_or(0)).unwrap_or(0);
-                        ui.pinned.set(None);
-                        ui.viewport.set(None);
-                        ui.file.set(i);
-                        ui.device.set(device);
+                        ui.select(i, device);
                         ui.phase.set(Phase::Ready);
                     }
                 }>
@@ -237,9 +247,7 @@ fn Header(ui: Ui) -> impl IntoView {
                 </select>
                 <select class="select" data-testid="device-select" title="Device" on:change=move |ev| {
                     if let Ok(d) = event_target_value(&ev).parse::<i64>() {
-                        ui.pinned.set(None);
-                        ui.viewport.set(None);
-                        ui.device.set(d);
+                        ui.select(ui.file.get_untracked(), d);
                     }
                 }>
                     {move || {

@@ -31,7 +31,7 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         let count = (height.get() / ROW).ceil() as usize + 2;
         store::with_model(file, device, |m, s| {
             let t = s.trace(device);
-            let t0 = m.times.as_ref().and_then(|ts| ts.first().copied());
+            let t0 = m.times(s, device).and_then(|ts| ts.first().copied());
             (first..(first + count).min(t.len()))
                 .map(|i| {
                     let e = t.get(i);

@@ -20,7 +20,7 @@ fn with_timeline<R>(
 ) -> Option<R> {
     let (file, device) = ui.current()?;
     store::with_model(file, device, |m, s| {
-        let times = m.times.as_deref();
+        let times = m.times(s, device);
         let t = if segments {
             &mut m.segments
         } else {
@@ -49,7 +49,8 @@ fn record_frame(ms: f64) {
                 let _ = js_sys::Reflect::set(&w, &key, &a);
                 a.into()
             });
-        js_sys::Array::from(&arr).push(&ms.into());
+        use wasm_bindgen::JsCast;
+        arr.unchecked_into::<js_sys::Array>().push(&ms.into());
     }
 }
 
@@ -63,14 +64,6 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
     let brush = RwSignal::new(None::<(f64, f64)>);
     let first_draw_done = StoredValue::new(false);
 
-    // Keep the slider on the model's detail when the file or device changes.
-    Effect::new(move |_| {
-        if !segments {
-            if let Some(d) = with_timeline(ui, false, |t, _, _| t.detail) {
-                ui.detail.set((d * 100.0).round());
-            }
-        }
-    });
     let has_times =
         move || with_timeline(ui, segments, |_, times, _| times.is_some()).unwrap_or(false);
 
@@ -91,14 +84,13 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             return;
         };
         let start = now();
+        // `detail` only triggers the redraw: the slider's handler already laid out.
+        let _ = detail;
         let drawn = with_timeline(ui, segments, |t, times, snapshot| {
-            if !segments {
-                t.set_detail(detail / 100.0);
-            }
             let view =
                 view.unwrap_or_else(|| Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64));
             let times = if time_axis { times } else { None };
-            let spans = match times.or(None) {
+            let spans = match times {
                 Some(ts) => annotation_spans(snapshot, ui.device.get_untracked(), ts),
                 None => Vec::new(),
             };
@@ -344,7 +336,10 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                             prop:value=move || ui.detail.get().to_string()
                             on:input=move |ev| {
                                 if let Ok(v) = event_target_value(&ev).parse::<f64>() {
-                                    ui.detail.set(v.clamp(0.0, 100.0));
+                                    let v = v.clamp(0.0, 100.0);
+                                    // Lay out first, so everything that reads `detail` sees the new layout.
+                                    with_timeline(ui, false, |t, _, _| t.set_detail(v / 100.0));
+                                    ui.detail.set(v);
                                 }
                             } />
                         <span class="muted">{move || {

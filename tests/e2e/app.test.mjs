@@ -57,12 +57,17 @@ test('the slider goes to 100 % and clicking inside the band at the peak shows it
   const ref = references.find(r => r.file === 'kk_memory_ctx128_fullstep.pickle');
   await loadFile(page, path.join(FIXTURES, ref.file));
   const slider = page.locator('[data-testid=detail-slider]');
+  const drawn = () => page.$eval('.slider .muted', e => e.textContent);
   await slider.fill('0');
   assert.equal(await slider.inputValue(), '0');
+  assert.equal(await drawn(), '0 % · 0 of 7 095 allocations');
   await page.waitForTimeout(200);
   await shot(page, 'detail-0');
+  await slider.fill('10');
+  assert.equal(await drawn(), '10 % · 710 of 7 095 allocations');
   await slider.fill('100');
   assert.equal(await slider.inputValue(), '100');
+  assert.equal(await drawn(), '100 % · 7 095 of 7 095 allocations');
   await page.waitForTimeout(200);
   const d = ref.devices['0'];
   const xLen = Object.values(d.events).reduce((a, b) => a + b, 0);

@@ -231,21 +231,28 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
     w.0
 }
 
-struct Reader<'a> {
-    b: &'a [u8],
+/// Reads the encoding from any `Read` (a JS buffer on the page: no full copy of it is ever made), with
+/// the total length known so every count is checked against what is left.
+struct Reader<R> {
+    input: R,
     at: usize,
+    total: usize,
+    buf: Vec<u8>,
 }
 
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        let end = self
-            .at
-            .checked_add(n)
-            .filter(|&e| e <= self.b.len())
-            .ok_or_else(|| DecodeError(format!("ends early at byte {}", self.at)))?;
-        let s = &self.b[self.at..end];
-        self.at = end;
-        Ok(s)
+impl<R: std::io::Read> Reader<R> {
+    fn take(&mut self, n: usize) -> Result<&[u8], DecodeError> {
+        if n > self.total - self.at {
+            return Err(DecodeError(format!("ends early at byte {}", self.at)));
+        }
+        if self.buf.len() < n {
+            self.buf.resize(n, 0);
+        }
+        self.input
+            .read_exact(&mut self.buf[..n])
+            .map_err(|_| DecodeError(format!("ends early at byte {}", self.at)))?;
+        self.at += n;
+        Ok(&self.buf[..n])
     }
     fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(self.take(1)?[0])
@@ -266,7 +273,7 @@ impl<'a> Reader<'a> {
     /// A count of items that each take at least `min_item` bytes: bounded by what is left.
     fn len(&mut self, min_item: usize) -> Result<usize, DecodeError> {
         let n = self.u64()?;
-        let left = (self.b.len() - self.at) as u64;
+        let left = (self.total - self.at) as u64;
         if n.saturating_mul(min_item.max(1) as u64) > left {
             return Err(DecodeError(format!(
                 "count {n} at byte {} exceeds the buffer",
@@ -275,11 +282,11 @@ impl<'a> Reader<'a> {
         }
         Ok(n as usize)
     }
-    fn bytes(&mut self) -> Result<&'a [u8], DecodeError> {
+    fn bytes(&mut self) -> Result<&[u8], DecodeError> {
         let n = self.len(1)?;
         self.take(n)
     }
-    fn str(&mut self) -> Result<&'a str, DecodeError> {
+    fn str(&mut self) -> Result<&str, DecodeError> {
         std::str::from_utf8(self.bytes()?).map_err(|_| DecodeError("a string is not UTF-8".into()))
     }
     fn opt_str(&mut self, strings: usize) -> Result<Option<StrId>, DecodeError> {
@@ -344,7 +351,17 @@ impl<'a> Reader<'a> {
 
 /// Decodes what [`encode`] wrote. Ids are checked against their tables, so the model is safe to index.
 pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
-    let mut r = Reader { b: bytes, at: 0 };
+    decode_from(bytes, bytes.len())
+}
+
+/// [`decode`] from a reader of `total` bytes, in pieces.
+pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot, DecodeError> {
+    let mut r = Reader {
+        input,
+        at: 0,
+        total,
+        buf: Vec::new(),
+    };
     if r.take(8)? != MAGIC {
         return Err(DecodeError("wrong magic".into()));
     }

@@ -200,15 +200,25 @@ impl Lifetimes {
                 changes.push((i as u32, id));
             }
         }
+        // Open ranges by address, to find what each snapshot segment's range already covers.
+        let mut open_ranges: Vec<(u64, u64)> = if kind == Kind::Segments {
+            open.values()
+                .map(|&id| (allocations[id as usize].addr, allocations[id as usize].size))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        open_ranges.sort_unstable();
         for seg in snapshot.segments_of(device) {
             if kind == Kind::Segments {
                 // Expandable segments are mapped in ranges: what the trace's open maps do not cover was
                 // mapped before recording began.
                 let end = seg.address.saturating_add(seg.total_size);
-                let covered: u64 = open
+                let first = open_ranges.partition_point(|&(a, _)| a < seg.address);
+                let covered: u64 = open_ranges[first..]
                     .iter()
-                    .filter(|(&addr, _)| addr >= seg.address && addr < end)
-                    .map(|(_, &id)| allocations[id as usize].size)
+                    .take_while(|&&(a, _)| a < end)
+                    .map(|&(_, size)| size)
                     .sum();
                 let before = seg.total_size.saturating_sub(covered);
                 if before > 0 {

@@ -134,12 +134,16 @@ pub fn timeline_layout(lifetimes: &Lifetimes, detail: f64) -> TimelineLayout {
             layout.bands[band_of_alloc[allocation as usize] as usize].end = x
         }
         Event::Summary { x, bottom, height } => {
-            layout.summary.push(SummaryPoint {
-                x,
-                bottom: bottom as f32,
-                height: height as f32,
-            });
             layout.max_bytes = layout.max_bytes.max(bottom + height);
+            // While the summarized band is empty its position does not matter: keep one point.
+            let empty_before = layout.summary.last().is_some_and(|p| p.height == 0.0);
+            if !(empty_before && height == 0) {
+                layout.summary.push(SummaryPoint {
+                    x,
+                    bottom: bottom as f32,
+                    height: height as f32,
+                });
+            }
         }
     });
     let mut next = 0u32;
@@ -264,53 +268,38 @@ fn simulate(lifetimes: &Lifetimes, drawn: &[bool], emit: &mut dyn FnMut(Event)) 
     }
 }
 
-/// Maximum of a series over index ranges, in O(n / BLOCK + BLOCK) per query.
+/// Maximum of a series over index ranges, in O(n / BLOCK + BLOCK) per query. Holds only the block
+/// maxima; the series itself is passed to each query (it already lives in [`Lifetimes::live_after`]).
 #[derive(Debug, Clone, Default)]
 pub struct RangeMax {
-    values: Vec<u64>,
     blocks: Vec<u64>,
 }
 
 const BLOCK: usize = 256;
 
 impl RangeMax {
-    pub fn new(values: Vec<u64>) -> RangeMax {
-        let blocks = values
-            .chunks(BLOCK)
-            .map(|c| c.iter().copied().max().unwrap_or(0))
-            .collect();
-        RangeMax { values, blocks }
+    pub fn new(values: &[u64]) -> RangeMax {
+        RangeMax {
+            blocks: values
+                .chunks(BLOCK)
+                .map(|c| c.iter().copied().max().unwrap_or(0))
+                .collect(),
+        }
     }
-    /// Max over `values[lo..hi]` (clamped); 0 when empty.
-    pub fn max(&self, lo: usize, hi: usize) -> u64 {
-        let hi = hi.min(self.values.len());
+
+    /// Max over `values[lo..hi]` (clamped); 0 when empty. `values` is the series `new` was given.
+    pub fn max(&self, values: &[u64], lo: usize, hi: usize) -> u64 {
+        let hi = hi.min(values.len());
         if lo >= hi {
             return 0;
         }
         let (bl, bh) = (lo.div_ceil(BLOCK), hi / BLOCK);
         if bl >= bh {
-            return self.values[lo..hi].iter().copied().max().unwrap_or(0);
+            return values[lo..hi].iter().copied().max().unwrap_or(0);
         }
-        let head = self.values[lo..bl * BLOCK]
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(0);
+        let head = values[lo..bl * BLOCK].iter().copied().max().unwrap_or(0);
         let mid = self.blocks[bl..bh].iter().copied().max().unwrap_or(0);
-        let tail = self.values[bh * BLOCK..hi]
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(0);
+        let tail = values[bh * BLOCK..hi].iter().copied().max().unwrap_or(0);
         head.max(mid).max(tail)
-    }
-    pub fn len(&self) -> usize {
-        self.values.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
-    }
-    pub fn get(&self, i: usize) -> u64 {
-        self.values.get(i).copied().unwrap_or(0)
     }
 }
