@@ -60,6 +60,8 @@ pub struct DeviceModel {
     pub has_times: bool,
     /// Each entry's address version (`b…_N`), for the event list.
     pub versions: Vec<u32>,
+    /// Profiler annotations as spans of entries (needs `time_us`).
+    pub annotations: Vec<AnnotationSpan>,
 }
 
 /// Detail level a fresh view starts at: everything for small traces, the largest allocations for huge
@@ -87,6 +89,11 @@ impl DeviceModel {
             blocks: TimelineModel::new(blocks, detail),
             segments: TimelineModel::new(Lifetimes::of_segments(snapshot, device), 1.0),
             has_times: trace.has_time(),
+            annotations: if trace.has_time() {
+                annotation_spans(snapshot, device, &trace.time_us)
+            } else {
+                Vec::new()
+            },
             versions: memograph_snapshot::analysis::lifetimes::event_versions(trace),
         }
     }
@@ -253,7 +260,7 @@ mod tests {
     fn annotations_become_nested_spans() {
         let s = fixture("cs_memory_snapshot.pickle");
         let m = DeviceModel::new(&s, 0);
-        let spans = annotation_spans(&s, 0, m.times(&s, 0).unwrap());
+        let spans = &m.annotations;
         assert!(!spans.is_empty());
         assert!(spans.iter().all(|a| a.start <= a.end));
         assert_eq!(spans.len(), 2);

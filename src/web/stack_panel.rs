@@ -43,7 +43,7 @@ pub fn StackPanel(ui: Ui, segments: bool) -> impl IntoView {
             extra.push(("stream".to_string(), a.stream.to_string()));
             Some(Pinned {
                 allocation,
-                head: describe(t, allocation, times, s),
+                head: describe(t, allocation, times),
                 lines: display_lines(s, a.stack, full),
                 extra,
             })

@@ -9,24 +9,47 @@ use memograph_snapshot::format::{bytes, grouped};
 use super::stack_panel::StackPanel;
 use super::{store, Ui};
 use crate::render::{self, colors, Surface};
-use crate::view_model::{annotation_spans, TimelineModel};
+use crate::view_model::{AnnotationSpan, TimelineModel};
 use crate::viewport::Viewport;
+
+/// What a timeline frame needs besides its model.
+pub struct Context<'a> {
+    pub times: Option<&'a [i64]>,
+    pub annotations: &'a [AnnotationSpan],
+}
+
+impl Context<'_> {
+    /// Annotation rows above the plot: the same for drawing and for hit-testing.
+    fn rows(&self) -> usize {
+        self.annotations
+            .iter()
+            .map(|s| s.row + 1)
+            .max()
+            .unwrap_or(0)
+    }
+}
 
 /// Runs `f` on the timeline model this view shows.
 fn with_timeline<R>(
     ui: Ui,
     segments: bool,
-    f: impl FnOnce(&mut TimelineModel, Option<&[i64]>, &memograph_snapshot::Snapshot) -> R,
+    f: impl FnOnce(&mut TimelineModel, Context) -> R,
 ) -> Option<R> {
     let (file, device) = ui.current()?;
     store::with_model(file, device, |m, s| {
-        let times = m.times(s, device);
+        let times = m.has_times.then(|| s.trace(device).time_us.as_slice());
         let t = if segments {
             &mut m.segments
         } else {
             &mut m.blocks
         };
-        f(t, times, s)
+        f(
+            t,
+            Context {
+                times,
+                annotations: &m.annotations,
+            },
+        )
     })
 }
 
@@ -64,8 +87,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
     let brush = RwSignal::new(None::<(f64, f64)>);
     let first_draw_done = StoredValue::new(false);
 
-    let has_times =
-        move || with_timeline(ui, segments, |_, times, _| times.is_some()).unwrap_or(false);
+    let has_times = move || with_timeline(ui, segments, |_, c| c.times.is_some()).unwrap_or(false);
 
     // Redraw whenever anything drawn changes.
     Effect::new(move |_| {
@@ -86,19 +108,14 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         let start = now();
         // `detail` only triggers the redraw: the slider's handler already laid out.
         let _ = detail;
-        let drawn = with_timeline(ui, segments, |t, times, snapshot| {
+        let drawn = with_timeline(ui, segments, |t, c| {
             let view =
                 view.unwrap_or_else(|| Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64));
-            let times = if time_axis { times } else { None };
-            let spans = match times {
-                Some(ts) => annotation_spans(snapshot, ui.device.get_untracked(), ts),
-                None => Vec::new(),
-            };
-            let rows = spans.iter().map(|s| s.row + 1).max().unwrap_or(0);
-            let f = render::timeline::frame(&surface, view, times, rows);
+            let times = if time_axis { c.times } else { None };
+            let f = render::timeline::frame(&surface, view, times, c.rows());
             let theme = colors::theme(dark);
             let overlay = render::timeline::Overlay {
-                annotations: &spans,
+                annotations: c.annotations,
                 hovered,
                 pinned,
                 show_peak: true,
@@ -141,7 +158,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
     let frame_geometry = move || -> Option<(Surface, Viewport, f64)> {
         let el = canvas.get()?;
         let surface = Surface::of(&el)?;
-        let (view, x_len) = with_timeline(ui, segments, |t, _, _| {
+        let (view, x_len) = with_timeline(ui, segments, |t, _| {
             (
                 ui.viewport
                     .get_untracked()
@@ -175,9 +192,9 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
 
     let hit = move |ev: &web_sys::MouseEvent| -> Option<(usize, u32, f64, f64)> {
         let (s, view, _) = frame_geometry()?;
-        with_timeline(ui, segments, |t, times, _| {
-            let times = if times_for_input() { times } else { None };
-            let f = render::timeline::frame(&s, view, times, 0);
+        with_timeline(ui, segments, |t, c| {
+            let times = if times_for_input() { c.times } else { None };
+            let f = render::timeline::frame(&s, view, times, c.rows());
             let (px, py) = (ev.offset_x() as f64, ev.offset_y() as f64);
             if px < f.left || px > f.left + f.width {
                 return None;
@@ -208,10 +225,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         match hit(&ev) {
             Some((band, allocation, px, py)) => {
                 ui.hovered.set(Some(band));
-                let text = with_timeline(ui, segments, |t, times, s| {
-                    describe(t, allocation, times, s)
-                })
-                .unwrap_or_default();
+                let text = with_timeline(ui, segments, |t, c| describe(t, allocation, c.times))
+                    .unwrap_or_default();
                 tooltip.set(Some((px, py, text)));
             }
             None => {
@@ -261,7 +276,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
     let brush_start = StoredValue::new(None::<f64>);
     let minimap_x = move |ev: &web_sys::MouseEvent| -> Option<f64> {
         let el = minimap.get()?;
-        let x_len = with_timeline(ui, segments, |t, _, _| t.layout.x_len as f64)?;
+        let x_len = with_timeline(ui, segments, |t, _| t.layout.x_len as f64)?;
         Some(render::minimap::x_at(
             el.client_width() as f64,
             ev.offset_x() as f64,
@@ -287,7 +302,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         brush.set(None);
         let Some(b) = minimap_x(&ev) else { return };
         let (lo, hi) = (a.min(b), a.max(b));
-        with_timeline(ui, segments, |t, _, _| {
+        with_timeline(ui, segments, |t, _| {
             let x_len = t.layout.x_len as f64;
             let (lo, hi) = if hi - lo < 2.0 {
                 // A click centres the current span there.
@@ -311,7 +326,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
 
     let stats = move || {
         ui.detail.get();
-        with_timeline(ui, segments, |t, _, _| {
+        with_timeline(ui, segments, |t, _| {
             (t.layout.drawn, t.layout.total, t.peak)
         })
         .unwrap_or((0, 0, Default::default()))
@@ -338,7 +353,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                                 if let Ok(v) = event_target_value(&ev).parse::<f64>() {
                                     let v = v.clamp(0.0, 100.0);
                                     // Lay out first, so everything that reads `detail` sees the new layout.
-                                    with_timeline(ui, false, |t, _, _| t.set_detail(v / 100.0));
+                                    with_timeline(ui, false, |t, _| t.set_detail(v / 100.0));
                                     ui.detail.set(v);
                                 }
                             } />
@@ -376,12 +391,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
 }
 
 /// The tooltip text of an allocation: size, address name, when it was made and freed.
-pub fn describe(
-    t: &TimelineModel,
-    allocation: u32,
-    times: Option<&[i64]>,
-    _s: &memograph_snapshot::Snapshot,
-) -> String {
+pub fn describe(t: &TimelineModel, allocation: u32, times: Option<&[i64]>) -> String {
     let a = &t.lifetimes.allocations[allocation as usize];
     let name = match t.lifetimes.kind {
         memograph_snapshot::analysis::lifetimes::Kind::Blocks => a.name(),

@@ -117,6 +117,13 @@ test('devices and views switch (cs_memory_snapshot has three devices)', async ()
   await loadFile(page, path.join(FIXTURES, ref.file));
   const devices = await page.$$eval('[data-testid=device-select] option', o => o.map(x => x.value));
   assert.deepEqual(devices, ['0', '1', '2']);
+  // Device 0 has profiler annotations above the plot; a click at the peak still finds its band.
+  const d0 = ref.devices['0'];
+  const xLen0 = Object.values(d0.events).reduce((a, b) => a + b, 0);
+  const at = await timelinePoint(page, d0.peak_event_index, d0.timeline_peak_bytes * 0.5, xLen0, d0.timeline_peak_bytes);
+  await page.mouse.click(at.x, at.y);
+  assert.match(await page.locator('[data-testid=stack-trace]').textContent({ timeout: 5000 }), /\.py:\d+:/);
+  await shot(page, 'cs-device0-annotations');
   await page.selectOption('[data-testid=device-select]', '1');
   await page.waitForFunction(p => document.querySelector('[data-testid=peak]').title.includes(p),
     String(ref.devices['1'].timeline_peak_bytes));
