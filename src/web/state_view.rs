@@ -97,16 +97,24 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         let g = render::state_map::geometry(s.width, &rows, scroll);
         render::state_map::draw(&s, &rows, &g, pinned, &colors::theme(dark));
     });
-    let on_map_move = move |ev: web_sys::MouseEvent| {
+    // The rows on screen and the (row, block) under the pointer.
+    let hit_at = move |ev: &web_sys::MouseEvent| {
         let rows = state.get_untracked().unwrap_or_default();
-        let Some(el) = canvas.get() else { return };
+        let el = canvas.get()?;
         let g = render::state_map::geometry(
             el.client_width() as f64,
             &rows,
             map_scroll.get_untracked(),
         );
+        let hit = render::state_map::hit(&rows, &g, ev.offset_x() as f64, ev.offset_y() as f64);
+        Some((rows, hit))
+    };
+    let on_map_move = move |ev: web_sys::MouseEvent| {
+        let Some((rows, hit)) = hit_at(&ev) else {
+            return;
+        };
         let (x, y) = (ev.offset_x() as f64, ev.offset_y() as f64);
-        let text = render::state_map::hit(&rows, &g, x, y).and_then(|(r, b)| {
+        let text = hit.and_then(|(r, b)| {
             let row = &rows[r];
             let seg = format!(
                 "segment {:x}: {} ({} bytes), {} blocks",
@@ -141,14 +149,9 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         hover.set(text.map(|t| (x, y, t)));
     };
     let on_map_click = move |ev: web_sys::MouseEvent| {
-        let rows = state.get_untracked().unwrap_or_default();
-        let Some(el) = canvas.get() else { return };
-        let g = render::state_map::geometry(
-            el.client_width() as f64,
-            &rows,
-            map_scroll.get_untracked(),
-        );
-        let hit = render::state_map::hit(&rows, &g, ev.offset_x() as f64, ev.offset_y() as f64);
+        let Some((rows, hit)) = hit_at(&ev) else {
+            return;
+        };
         ui.pinned
             .set(hit.and_then(|(r, b)| Some(rows[r].blocks.get(b?)?.allocation)));
     };
