@@ -129,3 +129,122 @@ fn range_max_matches_a_scan() {
         assert_eq!(rm.max(&values, lo, hi), want, "{lo}..{hi}");
     }
 }
+
+#[test]
+fn the_live_set_tree_at_the_peak_rolls_up_to_the_timeline_peak() {
+    use memograph_snapshot::analysis::live_set::{live_set_tree, Node};
+    fn check(n: &Node) {
+        if !n.children.is_empty() {
+            // A node holds what its children hold, plus allocations whose stack ends there.
+            assert!(n.children.iter().map(|c| c.bytes).sum::<u64>() <= n.bytes);
+            assert!(
+                n.children.windows(2).all(|w| w[0].bytes >= w[1].bytes),
+                "children sorted by bytes"
+            );
+        }
+        n.children.iter().for_each(check);
+    }
+    each_device(|name, s, d, r| {
+        let l = Lifetimes::of(s, d);
+        let peak = l.peak();
+        for hide in [false, true] {
+            let tree = live_set_tree(s, &l, peak.event, hide);
+            assert_eq!(
+                tree.bytes,
+                r["timeline_peak_bytes"].as_u64().unwrap(),
+                "{name} device {d}"
+            );
+            assert_eq!(tree.count as usize, l.live_set_at(peak.event).len());
+            assert_eq!(
+                tree.children.iter().map(|c| c.bytes).sum::<u64>(),
+                tree.bytes,
+                "{name}: every allocation has a path"
+            );
+            check(&tree);
+        }
+    });
+}
+
+#[test]
+fn hiding_framework_frames_puts_user_code_on_top() {
+    use memograph_snapshot::analysis::live_set::live_set_tree;
+    let s = read_bytes(&common::fixture_bytes("kk_memory_ctx128_fullstep.pickle")).unwrap();
+    let l = Lifetimes::of(&s, 0);
+    let tree = live_set_tree(&s, &l, l.peak().event, true);
+    let mut node = &tree;
+    while let Some(first) = node.children.first() {
+        let frame = first.frame.as_deref().unwrap();
+        assert!(
+            !frame.contains("/torch/") && !frame.starts_with("??"),
+            "{frame}"
+        );
+        node = first;
+    }
+}
+
+#[test]
+fn top_consumers_are_the_largest_live_allocations_with_a_user_frame() {
+    use memograph_snapshot::analysis::live_set::top_consumers;
+    each_device(|name, s, d, _| {
+        let l = Lifetimes::of(s, d);
+        let peak = l.peak();
+        let top = top_consumers(s, &l, peak.event, 30);
+        assert_eq!(top.len(), l.live_set_at(peak.event).len().min(30), "{name}");
+        assert!(top.windows(2).all(|w| w[0].bytes >= w[1].bytes));
+        let largest = l
+            .live_set_at(peak.event)
+            .iter()
+            .map(|&i| l.allocations[i as usize].size)
+            .max();
+        assert_eq!(top.first().map(|c| c.bytes), largest);
+        assert!(top.iter().all(|c| !c.frame.is_empty()));
+    });
+}
+
+#[test]
+fn every_allocation_falls_in_exactly_one_category_and_totals_add_up() {
+    use memograph_snapshot::analysis::categories::{categorize, category_totals, Rules};
+    let rules = Rules::built_in();
+    let names = rules.names();
+    each_device(|name, s, d, r| {
+        let l = Lifetimes::of(s, d);
+        let cats = categorize(s, &l, &rules);
+        assert_eq!(cats.len(), l.allocations.len());
+        let peak = l.peak();
+        let totals = category_totals(&l, &cats, &names, peak.event);
+        assert_eq!(
+            totals.iter().map(|t| t.bytes).sum::<u64>(),
+            r["timeline_peak_bytes"].as_u64().unwrap(),
+            "{name}"
+        );
+    });
+    // A training step (its parameters were made before recording began, so they have no stack):
+    // optimizer state and gradients are recognised, and what stays live at the end is mostly optimizer state.
+    let s = read_bytes(&common::fixture_bytes("kk_memory_ctx128_fullstep.pickle")).unwrap();
+    let l = Lifetimes::of(&s, 0);
+    let cats = categorize(&s, &l, &rules);
+    let count = |c: &str| cats.iter().filter(|&&k| names[k as usize] == c).count();
+    assert!(
+        count("Optimizer state") > 0
+            && count("Gradient") > 0
+            && count("Activation") + count("Linear/MatMul") > 0
+    );
+    let at_end = category_totals(&l, &cats, &names, l.live_after.len() as i64 - 1);
+    let top = at_end
+        .iter()
+        .filter(|t| t.category != "Other")
+        .max_by_key(|t| t.bytes)
+        .unwrap();
+    assert_eq!(top.category, "Optimizer state", "{at_end:?}");
+}
+
+#[test]
+fn user_rules_come_first_and_bad_patterns_are_reported() {
+    use memograph_snapshot::analysis::categories::Rules;
+    let user = Rules::from_json(r#"[{"category": "My cache", "pattern": "kv_cache"}]"#).unwrap();
+    let all = Rules::with_user(user);
+    assert_eq!(all.names()[0], "My cache");
+    assert_eq!(all.names().last().unwrap(), "Other");
+    let err = Rules::from_json(r#"[{"category": "X", "pattern": "("}]"#).unwrap_err();
+    assert!(err.starts_with("category rule 'X': bad pattern"), "{err}");
+}

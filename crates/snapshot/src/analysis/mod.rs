@@ -1,6 +1,8 @@
 //! Analyses: pure functions of a [`Snapshot`](crate::Snapshot), one module each.
 
+pub mod categories;
 pub mod lifetimes;
+pub mod live_set;
 pub mod stacks;
 pub mod stats;
 pub mod summary;

@@ -1,0 +1,173 @@
+//! Categories: where an allocation's memory belongs (parameters, gradients, optimizer state,
+//! activations, …), by rules over its frames. The built-in rules are data (`categories.json`); users add
+//! their own regex rules in front of them. Every allocation falls in exactly one category ("Other" when
+//! no rule matches).
+
+use regex_lite::Regex;
+
+use super::lifetimes::Lifetimes;
+use super::live_set::innermost_user_frame;
+use super::stacks::frame_text;
+use crate::model::Snapshot;
+
+/// The category of allocations no rule matches.
+pub const OTHER: &str = "Other";
+const BUILT_IN: &str = include_str!("categories.json");
+
+/// One rule: allocations with a frame whose `file:line:function` matches `pattern` are `category`.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub category: String,
+    pub pattern: Regex,
+    /// A role rule (parameters, gradients, optimizer state…): any frame of the stack decides, before any
+    /// op rule. Otherwise an op rule (attention, matmul…), tried on the innermost user frame first.
+    pub whole_stack: bool,
+}
+
+/// Ordered rules: the first that matches wins.
+#[derive(Debug, Clone)]
+pub struct Rules(pub Vec<Rule>);
+
+#[derive(serde::Deserialize)]
+struct RuleText {
+    category: String,
+    pattern: String,
+    #[serde(default)]
+    scope: Option<String>,
+}
+
+impl Rules {
+    /// Parses rules from JSON: `[{"category": "...", "pattern": "regex"}, ...]`.
+    pub fn from_json(text: &str) -> Result<Rules, String> {
+        let raw: Vec<RuleText> =
+            serde_json::from_str(text).map_err(|e| format!("category rules: {e}"))?;
+        raw.into_iter()
+            .map(|r| {
+                let pattern = Regex::new(&r.pattern)
+                    .map_err(|e| format!("category rule '{}': bad pattern: {e}", r.category))?;
+                let whole_stack = match r.scope.as_deref() {
+                    None | Some("frame") => false,
+                    Some("stack") => true,
+                    Some(other) => {
+                        return Err(format!(
+                            "category rule '{}': scope must be frame or stack, not '{other}'",
+                            r.category
+                        ))
+                    }
+                };
+                Ok(Rule {
+                    category: r.category,
+                    pattern,
+                    whole_stack,
+                })
+            })
+            .collect::<Result<_, String>>()
+            .map(Rules)
+    }
+
+    pub fn built_in() -> Rules {
+        Rules::from_json(BUILT_IN).expect("the built-in rules are valid")
+    }
+
+    /// `user` rules first, then the built-in ones.
+    pub fn with_user(user: Rules) -> Rules {
+        let mut all = user.0;
+        all.extend(Rules::built_in().0);
+        Rules(all)
+    }
+
+    /// The category names in order of priority, then "Other".
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for r in &self.0 {
+            if !names.contains(&r.category) {
+                names.push(r.category.clone());
+            }
+        }
+        names.push(OTHER.to_string());
+        names
+    }
+
+    /// The category of a stack: the first role rule that matches any frame; else the first op rule that
+    /// matches the innermost user frame, then any frame innermost first; else "Other".
+    pub fn classify(&self, snapshot: &Snapshot, stack: crate::model::StackId) -> usize {
+        let names = self.names();
+        let index = |r: &Rule| {
+            names
+                .iter()
+                .position(|n| *n == r.category)
+                .expect("a named category")
+        };
+        let texts: Vec<String> = snapshot
+            .stack(stack)
+            .iter()
+            .map(|&f| frame_text(snapshot, snapshot.frame(f)))
+            .collect();
+        if let Some(r) = self
+            .0
+            .iter()
+            .filter(|r| r.whole_stack)
+            .find(|r| texts.iter().any(|t| r.pattern.is_match(t)))
+        {
+            return index(r);
+        }
+        let user =
+            innermost_user_frame(snapshot, stack).map(|f| frame_text(snapshot, snapshot.frame(f)));
+        for text in user.iter().chain(&texts) {
+            if let Some(r) = self
+                .0
+                .iter()
+                .filter(|r| !r.whole_stack)
+                .find(|r| r.pattern.is_match(text))
+            {
+                return index(r);
+            }
+        }
+        names.len() - 1
+    }
+}
+
+/// Bytes and counts per category for a set of allocations.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CategoryTotal {
+    pub category: String,
+    pub bytes: u64,
+    pub count: u64,
+}
+
+/// The category of every allocation of `lifetimes` (an index into `rules.names()`).
+pub fn categorize(snapshot: &Snapshot, lifetimes: &Lifetimes, rules: &Rules) -> Vec<u16> {
+    let mut cache = std::collections::HashMap::new();
+    lifetimes
+        .allocations
+        .iter()
+        .map(|a| {
+            *cache
+                .entry(a.stack)
+                .or_insert_with(|| rules.classify(snapshot, a.stack) as u16)
+        })
+        .collect()
+}
+
+/// Totals per category of the allocations live at `event`, in the rules' order (empty ones included).
+pub fn category_totals(
+    lifetimes: &Lifetimes,
+    categories: &[u16],
+    names: &[String],
+    event: i64,
+) -> Vec<CategoryTotal> {
+    let mut totals: Vec<CategoryTotal> = names
+        .iter()
+        .map(|n| CategoryTotal {
+            category: n.clone(),
+            bytes: 0,
+            count: 0,
+        })
+        .collect();
+    for i in lifetimes.live_set_at(event) {
+        let t = &mut totals[categories[i as usize] as usize];
+        t.bytes += lifetimes.allocations[i as usize].size;
+        t.count += 1;
+    }
+    totals
+}

@@ -1,0 +1,154 @@
+//! What is live at an event (by default the peak), as a call-stack tree with bytes and counts rolled up
+//! at every level, and the largest live allocations with the user code that made them.
+
+use super::lifetimes::Lifetimes;
+use super::stacks::{frame_text, is_plumbing};
+use crate::model::{FrameId, Snapshot, StackId};
+
+/// Frames of torch, Python's standard library, installed packages and C++ dispatch: hidden on request so
+/// the user's own code is on top.
+pub fn is_framework(filename: &str, name: &str) -> bool {
+    const PARTS: &[&str] = &[
+        "/torch/",
+        "site-packages/",
+        "dist-packages/",
+        "/lib/python3",
+        "<frozen",
+    ];
+    const CPP: &[&str] = &[".cpp", ".h", ".cu", ".cuh", ".cc"];
+    filename == "??"
+        || PARTS.iter().any(|p| filename.contains(p))
+        || CPP.iter().any(|e| filename.ends_with(e))
+        || is_plumbing(filename, name)
+}
+
+/// The innermost frame of `stack` that is the user's own code, if any.
+pub fn innermost_user_frame(snapshot: &Snapshot, stack: StackId) -> Option<FrameId> {
+    snapshot.stack(stack).iter().copied().find(|&f| {
+        let fr = snapshot.frame(f);
+        !is_framework(snapshot.str(fr.filename), snapshot.str(fr.name))
+    })
+}
+
+/// One node of the tree: a frame (the root has none) and what is live beneath it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Node {
+    pub frame: Option<String>,
+    pub bytes: u64,
+    pub count: u64,
+    pub children: Vec<Node>,
+}
+
+/// The live set at `event` as a tree from the outermost frame inwards. Plumbing frames are always left
+/// out; `hide_framework` also leaves out framework frames. Children are sorted by bytes, largest first.
+/// The root's bytes equal the live bytes at `event`.
+pub fn live_set_tree(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    event: i64,
+    hide_framework: bool,
+) -> Node {
+    let mut root = Node {
+        frame: None,
+        bytes: 0,
+        count: 0,
+        children: Vec::new(),
+    };
+    for &i in &lifetimes.live_set_at(event) {
+        let a = &lifetimes.allocations[i as usize];
+        let mut node = &mut root;
+        node.bytes += a.size;
+        node.count += 1;
+        let frames = snapshot.stack(a.stack).iter().rev().filter(|&&f| {
+            let fr = snapshot.frame(f);
+            let (file, name) = (snapshot.str(fr.filename), snapshot.str(fr.name));
+            !is_plumbing(file, name) && !(hide_framework && is_framework(file, name))
+        });
+        let mut path: Vec<String> = frames
+            .map(|&f| frame_text(snapshot, snapshot.frame(f)))
+            .collect();
+        if path.is_empty() {
+            path.push(if a.stack == StackId::EMPTY {
+                "<allocated before recording began>".to_string()
+            } else {
+                "<framework only>".to_string()
+            });
+        }
+        for text in path {
+            let k = match node
+                .children
+                .iter()
+                .position(|c| c.frame.as_deref() == Some(text.as_str()))
+            {
+                Some(k) => k,
+                None => {
+                    node.children.push(Node {
+                        frame: Some(text),
+                        bytes: 0,
+                        count: 0,
+                        children: Vec::new(),
+                    });
+                    node.children.len() - 1
+                }
+            };
+            node = &mut node.children[k];
+            node.bytes += a.size;
+            node.count += 1;
+        }
+    }
+    sort(&mut root);
+    root
+}
+
+fn sort(node: &mut Node) {
+    node.children
+        .sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.frame.cmp(&b.frame)));
+    for c in &mut node.children {
+        sort(c);
+    }
+}
+
+/// One of the largest live allocations.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Consumer {
+    /// Index into the lifetimes' allocations.
+    pub allocation: u32,
+    pub name: String,
+    pub bytes: u64,
+    pub alloc_event: Option<u32>,
+    /// `file:line:function` of the innermost user frame, else of the innermost non-plumbing frame.
+    pub frame: String,
+}
+
+/// The `n` largest allocations live at `event`, largest first.
+pub fn top_consumers(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    event: i64,
+    n: usize,
+) -> Vec<Consumer> {
+    let mut live = lifetimes.live_set_at(event);
+    live.sort_by_key(|&i| (std::cmp::Reverse(lifetimes.allocations[i as usize].size), i));
+    live.truncate(n);
+    live.into_iter()
+        .map(|i| {
+            let a = &lifetimes.allocations[i as usize];
+            let frame = innermost_user_frame(snapshot, a.stack)
+                .or_else(|| {
+                    snapshot.stack(a.stack).iter().copied().find(|&f| {
+                        let fr = snapshot.frame(f);
+                        !is_plumbing(snapshot.str(fr.filename), snapshot.str(fr.name))
+                    })
+                })
+                .map(|f| frame_text(snapshot, snapshot.frame(f)))
+                .unwrap_or_else(|| "<allocated before recording began>".to_string());
+            Consumer {
+                allocation: i,
+                name: a.name(),
+                bytes: a.size,
+                alloc_event: a.alloc_event,
+                frame,
+            }
+        })
+        .collect()
+}
