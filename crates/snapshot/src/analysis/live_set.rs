@@ -62,7 +62,8 @@ pub fn live_set_tree(
         let frames = snapshot.stack(a.stack).iter().rev().filter(|&&f| {
             let fr = snapshot.frame(f);
             let (file, name) = (snapshot.str(fr.filename), snapshot.str(fr.name));
-            !is_plumbing(file, name) && !(hide_framework && is_framework(file, name))
+            let hidden = is_plumbing(file, name) || (hide_framework && is_framework(file, name));
+            !hidden
         });
         let mut path: Vec<String> = frames
             .map(|&f| frame_text(snapshot, snapshot.frame(f)))
