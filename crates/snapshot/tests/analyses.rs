@@ -248,3 +248,66 @@ fn user_rules_come_first_and_bad_patterns_are_reported() {
     let err = Rules::from_json(r#"[{"category": "X", "pattern": "("}]"#).unwrap_err();
     assert!(err.starts_with("category rule 'X': bad pattern"), "{err}");
 }
+
+#[test]
+fn efficiency_figures_agree_with_the_reference_and_the_segments() {
+    use memograph_snapshot::analysis::efficiency::{efficiency, size_distributions};
+    each_device(|name, s, d, r| {
+        let l = Lifetimes::of(s, d);
+        let e = efficiency(s, &l, d);
+        assert_eq!(
+            e.peak_allocated,
+            r["timeline_peak_bytes"].as_u64().unwrap(),
+            "{name}"
+        );
+        assert!(
+            e.max_reserved >= r["reserved_bytes"].as_u64().unwrap(),
+            "{name}: reserved never exceeds its maximum"
+        );
+        assert!((0.0..=1.0).contains(&e.fragmentation));
+        assert!(e.largest_free_block <= e.free_bytes);
+        let (live, free) = size_distributions(s, &l, d, l.peak().event);
+        assert_eq!(
+            live.iter().map(|b| b.bytes).sum::<u64>(),
+            e.peak_allocated,
+            "{name}"
+        );
+        assert_eq!(
+            free.iter().map(|b| b.bytes).sum::<u64>(),
+            e.free_bytes,
+            "{name}"
+        );
+        assert!(live.iter().all(|b| b.from.is_power_of_two()));
+    });
+}
+
+#[test]
+fn recommendations_cite_their_evidence() {
+    use memograph_snapshot::analysis::efficiency::recommendations;
+    // cs_memory_snapshot device 1 ran out of memory: the OOM is reported with its request and free memory.
+    let s = read_bytes(&common::fixture_bytes("cs_memory_snapshot.pickle")).unwrap();
+    let l = Lifetimes::of(&s, 1);
+    let recs = recommendations(&s, &l, 1);
+    let oom = recs
+        .iter()
+        .find(|r| r.kind == "oom")
+        .expect("an oom recommendation");
+    assert!(
+        oom.evidence
+            .contains("a request of 4.9 GiB with 91.2 MiB free"),
+        "{}",
+        oom.evidence
+    );
+    // ftcourse reserves far more than it allocates at the end: cached free blocks are reported.
+    let s = read_bytes(&common::fixture_bytes("ftcourse_memory_snapshot.pickle")).unwrap();
+    let l = Lifetimes::of(&s, 0);
+    let recs = recommendations(&s, &l, 0);
+    assert!(recs
+        .iter()
+        .all(|r| !r.evidence.is_empty() && !r.message.is_empty()));
+    assert!(
+        recs.iter()
+            .any(|r| r.kind == "large_free_blocks" || r.kind == "cache_overhead"),
+        "{recs:?}"
+    );
+}

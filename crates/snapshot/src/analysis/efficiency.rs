@@ -1,0 +1,232 @@
+//! How well the caching allocator uses what it reserved: allocated vs reserved, cached free blocks,
+//! rounding waste, fragmentation; recommendations with their evidence; size distributions.
+
+use super::lifetimes::{reserved_series, Lifetimes};
+use super::stats::segment_stats;
+use crate::model::{Action, BlockState, Snapshot};
+
+/// Cache overhead (reserved but not allocated, at the peak) above this share of reserved is reported.
+pub const CACHE_OVERHEAD_THRESHOLD: f64 = 0.10;
+/// Cached free blocks at least this big are reported.
+pub const LARGE_FREE_BLOCK: u64 = 100 << 20;
+/// Fragmentation (1 − largest free block / all free bytes) above this, with free bytes above 10 % of
+/// reserved, suggests expandable segments.
+pub const FRAGMENTATION_THRESHOLD: f64 = 0.5;
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Efficiency {
+    pub peak_allocated: u64,
+    /// Reserved bytes at the entry of the allocation peak.
+    pub reserved_at_peak: u64,
+    pub max_reserved: u64,
+    /// `(reserved − allocated) / reserved` at the peak.
+    pub cache_overhead: f64,
+    /// At the snapshot: cached free bytes, the largest free block, rounding waste.
+    pub free_bytes: u64,
+    pub largest_free_block: u64,
+    pub rounding_waste: u64,
+    /// `1 − largest free block / free bytes` over all segments (0: one free block, or none).
+    pub fragmentation: f64,
+    /// Per segment, by address: (address, fragmentation).
+    pub segment_fragmentation: Vec<(u64, f64)>,
+}
+
+fn fragmentation(largest: u64, free: u64) -> f64 {
+    if free == 0 {
+        0.0
+    } else {
+        1.0 - largest as f64 / free as f64
+    }
+}
+
+pub fn efficiency(snapshot: &Snapshot, lifetimes: &Lifetimes, device: i64) -> Efficiency {
+    let peak = lifetimes.peak();
+    let (start, reserved) = reserved_series(snapshot, device);
+    let reserved_at_peak = if peak.event < 0 {
+        start
+    } else {
+        reserved[peak.event as usize]
+    };
+    let max_reserved = reserved.iter().copied().max().unwrap_or(start).max(start);
+    let (rows, totals) = segment_stats(snapshot, device);
+    Efficiency {
+        peak_allocated: peak.bytes,
+        reserved_at_peak,
+        max_reserved,
+        cache_overhead: if reserved_at_peak == 0 {
+            0.0
+        } else {
+            reserved_at_peak.saturating_sub(peak.bytes) as f64 / reserved_at_peak as f64
+        },
+        free_bytes: totals.free,
+        largest_free_block: totals.largest_free,
+        rounding_waste: totals.rounding_waste,
+        fragmentation: fragmentation(totals.largest_free, totals.free),
+        segment_fragmentation: rows
+            .iter()
+            .map(|r| (r.address, fragmentation(r.largest_free, r.free)))
+            .collect(),
+    }
+}
+
+/// A suggestion, with what it is based on.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Recommendation {
+    pub kind: &'static str,
+    pub message: String,
+    pub evidence: String,
+}
+
+fn gib(n: u64) -> String {
+    crate::format::bytes(n)
+}
+
+/// Recommendations for one device, from its efficiency figures and trace.
+pub fn recommendations(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    device: i64,
+) -> Vec<Recommendation> {
+    let e = efficiency(snapshot, lifetimes, device);
+    let mut out = Vec::new();
+    if e.cache_overhead > CACHE_OVERHEAD_THRESHOLD {
+        out.push(Recommendation {
+            kind: "cache_overhead",
+            message: "The allocator holds much more than is allocated at the peak; torch.cuda.empty_cache() between phases, or expandable_segments:True, returns it.".into(),
+            evidence: format!(
+                "{:.0} % of reserved is cached, not allocated, at the peak ({} reserved, {} allocated; threshold {:.0} %)",
+                e.cache_overhead * 100.0,
+                gib(e.reserved_at_peak),
+                gib(e.peak_allocated),
+                CACHE_OVERHEAD_THRESHOLD * 100.0
+            ),
+        });
+    }
+    let large_free: Vec<u64> = snapshot
+        .segments_of(device)
+        .flat_map(|s| &s.blocks)
+        .filter(|b| b.state == BlockState::Inactive && b.size >= LARGE_FREE_BLOCK)
+        .map(|b| b.size)
+        .collect();
+    if !large_free.is_empty() {
+        out.push(Recommendation {
+            kind: "large_free_blocks",
+            message: "Large cached blocks sit unused at the end; they may be left from a phase that never recurs (empty_cache() after it frees them).".into(),
+            evidence: format!("{} free blocks of at least {} hold {}", large_free.len(), gib(LARGE_FREE_BLOCK), gib(large_free.iter().sum())),
+        });
+    }
+    let expandable = snapshot.segments_of(device).any(|s| s.is_expandable);
+    if e.fragmentation > FRAGMENTATION_THRESHOLD
+        && e.free_bytes as f64 > 0.1 * e.max_reserved.max(1) as f64
+        && !expandable
+    {
+        out.push(Recommendation {
+            kind: "fragmentation",
+            message: "Free memory is split into many pieces; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets segments grow instead of fragmenting.".into(),
+            evidence: format!(
+                "fragmentation {:.2} (largest free block {} of {} free; threshold {FRAGMENTATION_THRESHOLD})",
+                e.fragmentation,
+                gib(e.largest_free_block),
+                gib(e.free_bytes)
+            ),
+        });
+    }
+    // Possible leak: live at the end, made by a stack that also made allocations that were freed
+    // (a phase that repeats), and made after the first such free.
+    let mut freed_by_stack: std::collections::HashMap<_, (u32, u32)> =
+        std::collections::HashMap::new();
+    for a in &lifetimes.allocations {
+        if let (Some(_), Some(f)) = (a.alloc_event, a.free_event) {
+            let e = freed_by_stack.entry(a.stack).or_insert((0, u32::MAX));
+            e.0 += 1;
+            e.1 = e.1.min(f);
+        }
+    }
+    let suspects: Vec<_> = lifetimes
+        .allocations
+        .iter()
+        .filter(|a| a.free_event.is_none() && a.stack != crate::model::StackId::EMPTY)
+        .filter(|a| {
+            freed_by_stack
+                .get(&a.stack)
+                .is_some_and(|&(n, first_free)| {
+                    n >= 3 && a.alloc_event.is_some_and(|x| x > first_free)
+                })
+        })
+        .collect();
+    if !suspects.is_empty() {
+        out.push(Recommendation {
+            kind: "possible_leak",
+            message: "Allocations made in a repeated phase are still live at the end: something may keep references across iterations (losses, outputs, caches).".into(),
+            evidence: format!(
+                "{} allocations ({}) still live whose code path also made at least 3 allocations that were freed",
+                suspects.len(),
+                gib(suspects.iter().map(|a| a.size).sum())
+            ),
+        });
+    }
+    let trace = snapshot.trace(device);
+    for i in (0..trace.len()).filter(|&i| trace.action[i] == Action::Oom) {
+        let entry = trace.get(i);
+        out.push(Recommendation {
+            kind: "oom",
+            message: "The program ran out of memory here; the live set at this entry shows what held the memory.".into(),
+            evidence: format!(
+                "entry {i}: a request of {} with {} free on the device and {} allocated by PyTorch",
+                gib(entry.size),
+                gib(entry.device_free.unwrap_or(0)),
+                gib(lifetimes.live_bytes_at(i as i64))
+            ),
+        });
+    }
+    out
+}
+
+/// Counts and bytes per power-of-two size bucket: bucket k holds sizes in `[2^k, 2^(k+1))`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Bucket {
+    pub from: u64,
+    pub count: u64,
+    pub bytes: u64,
+}
+
+pub fn histogram(sizes: impl IntoIterator<Item = u64>) -> Vec<Bucket> {
+    let mut buckets: Vec<Bucket> = (0..64)
+        .map(|k| Bucket {
+            from: 1u64 << k,
+            count: 0,
+            bytes: 0,
+        })
+        .collect();
+    for s in sizes {
+        let k = 63 - s.max(1).leading_zeros() as usize;
+        buckets[k].count += 1;
+        buckets[k].bytes += s;
+    }
+    let first = buckets.iter().position(|b| b.count > 0).unwrap_or(0);
+    let last = buckets.iter().rposition(|b| b.count > 0).unwrap_or(0);
+    buckets.drain(first..=last).collect()
+}
+
+/// Sizes of the allocations live at `event` and of the cached free blocks at the snapshot.
+pub fn size_distributions(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    device: i64,
+    event: i64,
+) -> (Vec<Bucket>, Vec<Bucket>) {
+    let live = histogram(
+        lifetimes
+            .live_set_at(event)
+            .into_iter()
+            .map(|i| lifetimes.allocations[i as usize].size),
+    );
+    let free = histogram(
+        snapshot
+            .segments_of(device)
+            .flat_map(|s| &s.blocks)
+            .filter(|b| b.state == BlockState::Inactive)
+            .map(|b| b.size),
+    );
+    (live, free)
+}
