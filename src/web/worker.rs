@@ -12,19 +12,20 @@ use web_sys::{Blob, DedicatedWorkerGlobalScope, FileReaderSync, MessageEvent};
 
 const SLICE: f64 = 4.0 * 1024.0 * 1024.0;
 
-/// A `Read` over a `Blob`, one slice at a time.
+/// A `Read` over a `Blob`, one slice at a time, copied from the slice's buffer straight into the
+/// caller's (no intermediate copy in wasm memory).
 struct BlobReader {
     blob: Blob,
     reader: FileReaderSync,
     at: f64,
     size: f64,
-    buf: Vec<u8>,
-    pos: usize,
+    slice: Option<Uint8Array>,
+    pos: u32,
 }
 
 impl Read for BlobReader {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        if self.pos == self.buf.len() {
+        if self.slice.as_ref().is_none_or(|s| self.pos >= s.length()) {
             if self.at >= self.size {
                 return Ok(0);
             }
@@ -34,14 +35,17 @@ impl Read for BlobReader {
                 .slice_with_f64_and_f64(self.at, end)
                 .map_err(js_io)?;
             let array = self.reader.read_as_array_buffer(&slice).map_err(js_io)?;
-            self.buf = Uint8Array::new(&array).to_vec();
+            self.slice = Some(Uint8Array::new(&array));
             self.pos = 0;
             self.at = end;
         }
-        let n = out.len().min(self.buf.len() - self.pos);
-        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+        let slice = self.slice.as_ref().expect("loaded above");
+        let n = (out.len() as u32).min(slice.length() - self.pos);
+        slice
+            .subarray(self.pos, self.pos + n)
+            .copy_to(&mut out[..n as usize]);
         self.pos += n;
-        Ok(n)
+        Ok(n as usize)
     }
 }
 
@@ -96,7 +100,7 @@ pub fn worker_main() {
             reader,
             at: 0.0,
             size,
-            buf: Vec::new(),
+            slice: None,
             pos: 0,
         };
         let mut last_pct = -1i64;
