@@ -62,6 +62,46 @@ pub struct DeviceModel {
     pub versions: Vec<u32>,
     /// Profiler annotations as spans of entries (needs `time_us`).
     pub annotations: Vec<AnnotationSpan>,
+    /// Category names and each block allocation's category, computed on first use.
+    pub categories: Option<Categories>,
+}
+
+/// The built-in categories of a device's block allocations.
+pub struct Categories {
+    pub names: Vec<String>,
+    /// Per allocation (index into the block lifetimes): index into `names`.
+    pub of: Vec<u16>,
+}
+
+fn categorise(snapshot: &Snapshot, lifetimes: &Lifetimes) -> Categories {
+    use memograph_snapshot::analysis::categories::{categorize, Rules};
+    let rules = Rules::built_in();
+    Categories {
+        names: rules.names(),
+        of: categorize(snapshot, lifetimes, &rules),
+    }
+}
+
+impl DeviceModel {
+    /// Categorises the block allocations (once).
+    pub fn categories(&mut self, snapshot: &Snapshot) -> &Categories {
+        let lifetimes = &self.blocks.lifetimes;
+        self.categories
+            .get_or_insert_with(|| categorise(snapshot, lifetimes))
+    }
+
+    /// Bytes per category live at `event`, in category order.
+    pub fn category_totals(&mut self, snapshot: &Snapshot, event: i64) -> Vec<(String, u64)> {
+        let lifetimes = &self.blocks.lifetimes;
+        let c = self
+            .categories
+            .get_or_insert_with(|| categorise(snapshot, lifetimes));
+        let mut totals: Vec<(String, u64)> = c.names.iter().map(|n| (n.clone(), 0)).collect();
+        for i in lifetimes.live_set_at(event) {
+            totals[c.of[i as usize] as usize].1 += lifetimes.allocations[i as usize].size;
+        }
+        totals
+    }
 }
 
 /// Detail level a fresh view starts at: everything for small traces, the largest allocations for huge
@@ -89,6 +129,7 @@ impl DeviceModel {
             blocks: TimelineModel::new(blocks, detail),
             segments: TimelineModel::new(Lifetimes::of_segments(snapshot, device), 1.0),
             has_times: trace.has_time(),
+            categories: None,
             annotations: if trace.has_time() {
                 annotation_spans(snapshot, device, &trace.time_us)
             } else {
@@ -283,6 +324,19 @@ mod tests {
                 assert!(b.address >= r.address && b.address + b.size <= r.address + r.size);
             }
         }
+    }
+
+    #[test]
+    fn category_totals_at_the_peak_add_up_to_the_peak() {
+        let s = fixture("kk_memory_ctx128_fullstep.pickle");
+        let mut m = DeviceModel::new(&s, 0);
+        let peak = m.blocks.peak;
+        let totals = m.category_totals(&s, peak.event);
+        assert_eq!(totals.iter().map(|t| t.1).sum::<u64>(), peak.bytes);
+        assert_eq!(
+            m.categories(&s).of.len(),
+            m.blocks.lifetimes.allocations.len()
+        );
     }
 
     #[test]

@@ -74,6 +74,7 @@ fn bands_have_their_allocation_colour_at_known_points_and_the_sky_is_empty() {
         pinned: None,
         show_peak: false,
         highlighted: &[],
+        categories: None,
     };
     draw(&surface, &f, t, &overlay, &theme);
 
@@ -128,6 +129,7 @@ fn detail_zero_draws_one_summarized_band() {
         pinned: None,
         show_peak: true,
         highlighted: &[],
+        categories: None,
     };
     draw(&surface, &f, t, &overlay, &theme);
     let x = t.peak.event as f64 + 0.5;

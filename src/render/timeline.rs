@@ -83,7 +83,10 @@ pub struct Overlay<'a> {
     pub hovered: Option<usize>,
     pub pinned: Option<u32>,
     pub show_peak: bool,
+    /// Allocations to show at full strength (sorted); the others are dimmed. Empty: all.
     pub highlighted: &'a [u32],
+    /// Colour by category: each allocation's category and the number of categories.
+    pub categories: Option<(&'a [u16], usize)>,
 }
 
 /// The plot area for a surface: leaves room for axes and annotation rows.
@@ -233,7 +236,10 @@ fn draw_bands(s: &Surface, f: &Frame, layout: &TimelineLayout, overlay: &Overlay
         }
         let lit = overlay.highlighted.binary_search(&b.allocation).is_ok();
         ctx.set_global_alpha(if dim && !lit { 0.25 } else { 1.0 });
-        ctx.set_fill_style_str(colors::allocation(b.allocation));
+        ctx.set_fill_style_str(match overlay.categories {
+            Some((of, n)) => colors::category(of[b.allocation as usize], n),
+            None => colors::allocation(b.allocation),
+        });
         trace_band(s, f, &steps, b.size as f64);
         ctx.fill();
     }

@@ -82,6 +82,9 @@ pub struct Ui {
     pub pinned: RwSignal<Option<u32>>,
     pub full_stack: RwSignal<bool>,
     pub selected_event: RwSignal<i64>,
+    /// Colour the block timeline by category, and the category whose allocations are highlighted.
+    pub by_category: RwSignal<bool>,
+    pub highlight_category: RwSignal<Option<u16>>,
     pub dark: RwSignal<bool>,
     /// When the current file's load began (performance.now()), for the load-to-first-timeline figure.
     pub load_started: RwSignal<f64>,
@@ -108,6 +111,8 @@ impl Ui {
             pinned: RwSignal::new(None),
             full_stack: RwSignal::new(false),
             selected_event: RwSignal::new(0),
+            by_category: RwSignal::new(false),
+            highlight_category: RwSignal::new(None),
             dark: RwSignal::new(dark),
             load_started: RwSignal::new(0.0),
         }
@@ -121,6 +126,7 @@ impl Ui {
         self.hovered.set(None);
         self.viewport.set(None);
         self.selected_event.set(0);
+        self.highlight_category.set(None);
         self.detail.set((detail * 100.0).round());
         self.file.set(file);
         self.device.set(device);

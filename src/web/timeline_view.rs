@@ -9,13 +9,15 @@ use memograph_snapshot::format::{bytes, grouped};
 use super::stack_panel::StackPanel;
 use super::{store, Ui};
 use crate::render::{self, colors, Surface};
-use crate::view_model::{AnnotationSpan, TimelineModel};
+use crate::view_model::{AnnotationSpan, Categories, TimelineModel};
 use crate::viewport::Viewport;
 
 /// What a timeline frame needs besides its model.
 pub struct Context<'a> {
     pub times: Option<&'a [i64]>,
     pub annotations: &'a [AnnotationSpan],
+    /// Block categories, when the view is coloured by category.
+    pub categories: Option<&'a Categories>,
 }
 
 impl Context<'_> {
@@ -36,18 +38,28 @@ fn with_timeline<R>(
     f: impl FnOnce(&mut TimelineModel, Context) -> R,
 ) -> Option<R> {
     let (file, device) = ui.current()?;
+    let by_category = !segments && ui.by_category.get_untracked();
     store::with_model(file, device, |m, s| {
+        if by_category {
+            m.categories(s);
+        }
         let times = m.has_times.then(|| s.trace(device).time_us.as_slice());
         let t = if segments {
             &mut m.segments
         } else {
             &mut m.blocks
         };
+        let categories = if by_category {
+            m.categories.as_ref()
+        } else {
+            None
+        };
         f(
             t,
             Context {
                 times,
                 annotations: &m.annotations,
+                categories,
             },
         )
     })
@@ -101,6 +113,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             ui.time_axis.get(),
         );
         let brush_now = brush.get();
+        let (_, lit) = (ui.by_category.get(), ui.highlight_category.get());
         let Some(el) = canvas.get() else { return };
         let Some(surface) = Surface::of(&el) else {
             return;
@@ -114,12 +127,19 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             let times = if time_axis { c.times } else { None };
             let f = render::timeline::frame(&surface, view, times, c.rows());
             let theme = colors::theme(dark);
+            let highlighted: Vec<u32> = match (c.categories, lit) {
+                (Some(cat), Some(k)) => (0..cat.of.len() as u32)
+                    .filter(|&i| cat.of[i as usize] == k)
+                    .collect(),
+                _ => Vec::new(),
+            };
             let overlay = render::timeline::Overlay {
                 annotations: c.annotations,
                 hovered,
                 pinned,
                 show_peak: true,
-                highlighted: &[],
+                highlighted: &highlighted,
+                categories: c.categories.map(|cat| (cat.of.as_slice(), cat.names.len())),
             };
             render::timeline::draw(&surface, &f, t, &overlay, &theme);
             if let Some(m) = minimap.get().and_then(|m| Surface::of(&m)) {
@@ -371,8 +391,43 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                     </label>
                 </Show>
                 <button class="button small" title="Show everything (0)" on:click=move |_| ui.viewport.set(None)>"Reset zoom"</button>
+                <Show when=move || !segments>
+                    <label class="check" title="Colour allocations by what they are (parameters, gradients, optimizer state, activations…)">
+                        <input type="checkbox" data-testid="color-by-category" prop:checked=move || ui.by_category.get()
+                            on:change=move |ev| {
+                                ui.highlight_category.set(None);
+                                ui.by_category.set(event_target_checked(&ev));
+                            } />
+                        "Colour by category"
+                    </label>
+                </Show>
                 <span class="muted hint">"wheel: zoom · drag: pan · click: stack · Esc: unpin"</span>
             </div>
+            <Show when=move || !segments && ui.by_category.get()>
+                <div class="legend" data-testid="category-legend">
+                    {move || {
+                        ui.files.get();
+                        let (file, device) = ui.current()?;
+                        let rows = store::with_model(file, device, |m, s| {
+                            let peak = m.blocks.peak.event;
+                            m.category_totals(s, peak)
+                        })?;
+                        let n = rows.len();
+                        Some(rows.into_iter().enumerate().filter(|(_, (_, b))| *b > 0).map(|(k, (name, b))| {
+                            let k = k as u16;
+                            view! {
+                                <button class="legend-item" class:lit=move || ui.highlight_category.get() == Some(k)
+                                    title="Highlight these allocations on the timeline"
+                                    on:click=move |_| ui.highlight_category.update(|h| *h = if *h == Some(k) { None } else { Some(k) })>
+                                    <span class="swatch" style=format!("background:{}", colors::category(k, n))></span>
+                                    {format!("{name} {}", bytes(b))}
+                                </button>
+                            }
+                        }).collect_view())
+                    }}
+                    <span class="muted">"at the peak"</span>
+                </div>
+            </Show>
             <div class="timeline-body">
                 <div class="plot">
                     <canvas class="timeline-canvas" data-testid="timeline" tabindex="0" node_ref=canvas

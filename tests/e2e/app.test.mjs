@@ -111,6 +111,22 @@ test('hovering shows a tooltip, the wheel zooms and the minimap brush fits a ran
   await page.close();
 });
 
+test('colouring by category shows a legend whose totals add up to the peak, and a click highlights one', async () => {
+  const { page, errors } = await open(b, server.url);
+  await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
+  await page.check('[data-testid=color-by-category]');
+  const items = page.locator('[data-testid=category-legend] .legend-item');
+  await items.first().waitFor();
+  const labels = await items.allTextContents();
+  assert.ok(labels.some(l => l.startsWith('Optimizer state')), labels.join(' | '));
+  await items.filter({ hasText: 'Optimizer state' }).click();
+  assert.equal(await page.locator('.legend-item.lit').count(), 1);
+  await page.waitForTimeout(200);
+  await shot(page, 'categories');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('devices and views switch (cs_memory_snapshot has three devices)', async () => {
   const { page, errors } = await open(b, server.url);
   const ref = references.find(r => r.file === 'cs_memory_snapshot.pickle');
