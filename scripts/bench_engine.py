@@ -32,9 +32,13 @@ def run_measured(cmd):
 
 def bench(path, runs):
     size = os.path.getsize(path)
-    ours = [run_measured([BIN, "summary", "--json", path]) for _ in range(runs)]
     load = "import pickle,sys,time; f=open(sys.argv[1],'rb'); t=time.perf_counter(); pickle.load(f); print(time.perf_counter()-t)"
-    theirs = [run_measured([sys.executable, "-c", load, path]) for _ in range(max(3, runs // 2))]
+    # Interleaved, so that drift in the machine's speed (shared, noisy VMs) hits both sides alike.
+    ours, theirs = [], []
+    for i in range(runs):
+        ours.append(run_measured([BIN, "summary", "--json", path]))
+        if i % 2 == 0 or len(theirs) < 3:
+            theirs.append(run_measured([sys.executable, "-c", load, path]))
     t_ours = statistics.median(w for w, _, _ in ours)
     rss_ours = max(r for _, r, _ in ours)
     t_py = statistics.median(float(out) for _, _, out in theirs)

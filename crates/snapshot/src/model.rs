@@ -114,7 +114,7 @@ impl Interner {
     pub fn string_count(&self) -> usize {
         self.strings.len()
     }
-    /// Drops the lookup maps once reading is done; ids stay valid, new interning gets slower but correct.
+    /// Releases spare capacity once reading is done (the lookup maps stay, so interning keeps working).
     pub fn shrink(&mut self) {
         self.strings.shrink_to_fit();
         self.frames.shrink_to_fit();

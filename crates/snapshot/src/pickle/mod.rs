@@ -83,6 +83,8 @@ struct Keys {
     fx_node_name: StrId,
     fx_node_target: StrId,
     fx_original_trace: StrId,
+    /// The known action names, so an entry's action is found by id, with no string work per entry.
+    actions: Vec<(StrId, Action)>,
 }
 
 impl Keys {
@@ -104,6 +106,25 @@ impl Keys {
             fx_node_name: i.intern_str("fx_node_name"),
             fx_node_target: i.intern_str("fx_node_target"),
             fx_original_trace: i.intern_str("fx_original_trace"),
+            actions: [
+                Action::Alloc,
+                Action::FreeRequested,
+                Action::FreeCompleted,
+                Action::SegmentAlloc,
+                Action::SegmentFree,
+                Action::SegmentMap,
+                Action::SegmentUnmap,
+                Action::Snapshot,
+                Action::Oom,
+                Action::Free,
+                Action::UserDefined,
+            ]
+            .into_iter()
+            .map(|a| {
+                let name = a.name(i).to_owned();
+                (i.intern_str(&name), a)
+            })
+            .collect(),
         }
     }
 }
@@ -985,8 +1006,13 @@ impl Machine {
                 e.device_free = as_u64(value);
             }
         }
-        let name = self.interner.str(action?).to_owned();
-        e.action = Action::from_name(&name, &mut self.interner);
+        let action = action?;
+        e.action = self
+            .keys
+            .actions
+            .iter()
+            .find(|(id, _)| *id == action)
+            .map_or(Action::Other(action), |&(_, a)| a);
         self.entries.push(&e);
         Some(Value::Entry(self.entries.len() as u32 - 1))
     }
