@@ -15,15 +15,6 @@ pub fn bytes(n: u64) -> String {
     format!("{v:.1} {}", UNITS[u])
 }
 
-/// Signed version of [`bytes`].
-pub fn signed_bytes(n: i64) -> String {
-    if n < 0 {
-        format!("-{}", bytes(n.unsigned_abs()))
-    } else {
-        bytes(n as u64)
-    }
-}
-
 /// `1234567` → `1 234 567` (thin grouping that reads well in tables and tooltips).
 pub fn grouped(n: u64) -> String {
     let s = n.to_string();
@@ -47,7 +38,6 @@ mod tests {
         assert_eq!(bytes(1023), "1023 B");
         assert_eq!(bytes(1536), "1.5 KiB");
         assert_eq!(bytes(217763364), "207.7 MiB");
-        assert_eq!(signed_bytes(-2048), "-2.0 KiB");
     }
 
     #[test]

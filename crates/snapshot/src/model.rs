@@ -152,23 +152,6 @@ pub enum Action {
 }
 
 impl Action {
-    pub fn from_name(name: &str, strings: &mut Interner) -> Action {
-        match name {
-            "alloc" => Action::Alloc,
-            "free_requested" => Action::FreeRequested,
-            "free_completed" => Action::FreeCompleted,
-            "segment_alloc" => Action::SegmentAlloc,
-            "segment_free" => Action::SegmentFree,
-            "segment_map" => Action::SegmentMap,
-            "segment_unmap" => Action::SegmentUnmap,
-            "snapshot" => Action::Snapshot,
-            "oom" => Action::Oom,
-            "free" => Action::Free,
-            "user_defined" => Action::UserDefined,
-            other => Action::Other(strings.intern_str(other)),
-        }
-    }
-
     /// The name PyTorch writes for this action.
     pub fn name<'a>(&self, strings: &'a Interner) -> &'a str {
         match self {

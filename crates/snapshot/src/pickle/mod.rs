@@ -432,7 +432,7 @@ impl Machine {
                         ));
                     }
                     let items = self.stack.split_off(self.stack.len() - n);
-                    let v = self.seq_of(items, Value::Tuple)?;
+                    let v = self.seq_of(items, Value::Tuple);
                     self.push(v, at)?
                 }
                 b'(' => {
@@ -446,17 +446,17 @@ impl Machine {
                 }
                 b't' => {
                     let items = self.pop_mark(at)?;
-                    let v = self.seq_of(items, Value::Tuple)?;
+                    let v = self.seq_of(items, Value::Tuple);
                     self.push(v, at)?
                 }
                 b'l' => {
                     let items = self.pop_mark(at)?;
-                    let v = self.seq_of(items, Value::List)?;
+                    let v = self.seq_of(items, Value::List);
                     self.push(v, at)?
                 }
                 0x91 => {
                     let items = self.pop_mark(at)?;
-                    let v = self.seq_of(items, Value::Set)?;
+                    let v = self.seq_of(items, Value::Set);
                     self.push(v, at)?
                 }
                 b'd' => {
@@ -480,7 +480,7 @@ impl Machine {
                 }
                 b'e' | 0x90 => {
                     // APPENDS, ADDITEMS
-                    if !self.append_whole_stack(at)? {
+                    if !self.append_whole_stack() {
                         let items = self.pop_mark(at)?;
                         let target = *self
                             .stack
@@ -647,15 +647,11 @@ impl Machine {
         kind(self.slots.len() as u32 - 1)
     }
 
-    fn seq_of(
-        &mut self,
-        mut items: Vec<Value>,
-        kind: fn(u32) -> Value,
-    ) -> Result<Value, ReadError> {
+    fn seq_of(&mut self, mut items: Vec<Value>, kind: fn(u32) -> Value) -> Value {
         for v in items.iter_mut() {
             *v = self.settle(*v);
         }
-        Ok(self.new_slot(Slot::Seq(items), kind))
+        self.new_slot(Slot::Seq(items), kind)
     }
 
     #[inline(always)]
@@ -735,33 +731,28 @@ impl Machine {
     /// The fast path for stacks: an APPENDS of frames into an empty list, in a batch smaller than the
     /// pickler's 1000 (so it is the list's last and only batch), is interned straight from the pickle stack.
     /// Returns false when the general path must run.
-    fn append_whole_stack(&mut self, at: u64) -> Result<bool, ReadError> {
+    fn append_whole_stack(&mut self) -> bool {
         let Some(&m) = self.marks.last() else {
-            return Ok(false);
+            return false;
         };
         let n = self.stack.len() - m;
-        if m == 0 || n == 0 || n >= 1000 {
-            return Ok(false);
+        if m == 0 || n >= 1000 {
+            return false;
         }
         let Value::List(s) = self.stack[m - 1] else {
-            return Ok(false);
+            return false;
         };
         if !matches!(&self.slots[s as usize], Slot::Seq(items) if items.is_empty()) {
-            return Ok(false);
+            return false;
         }
-        self.scratch.clear();
-        for v in &self.stack[m..] {
-            match v {
-                Value::Frame(f) => self.scratch.push(*f),
-                _ => return Ok(false),
-            }
-        }
-        let id = self.interner.intern_stack(&self.scratch);
+        let Some(id) = intern_frames(&mut self.interner, &mut self.scratch, &self.stack[m..])
+        else {
+            return false;
+        };
         self.mark_done(s as usize, Value::Stack(id));
         self.marks.pop();
         self.stack.truncate(m);
-        let _ = at;
-        Ok(true)
+        true
     }
 
     fn extend(&mut self, target: Value, mut items: Vec<Value>, at: u64) -> Result<(), ReadError> {
@@ -887,16 +878,7 @@ impl Machine {
                 special
             }
             Slot::Seq(items) if matches!(v, Value::List(_)) => {
-                if !items.is_empty() && items.iter().all(|x| matches!(x, Value::Frame(_))) {
-                    self.scratch.clear();
-                    self.scratch.extend(items.iter().filter_map(|x| match x {
-                        Value::Frame(f) => Some(*f),
-                        _ => None,
-                    }));
-                    Some(Value::Stack(self.interner.intern_stack(&self.scratch)))
-                } else {
-                    None
-                }
+                intern_frames(&mut self.interner, &mut self.scratch, items).map(Value::Stack)
             }
             Slot::Seq(_) => None,
         };
@@ -1074,6 +1056,25 @@ pub(crate) fn as_stack(v: Value) -> Option<StackId> {
         Value::List(_) | Value::Tuple(_) => Some(StackId::EMPTY),
         _ => None,
     }
+}
+
+/// Interns `items` as a stack when they are a non-empty list of frames (`scratch` is reused storage).
+fn intern_frames(
+    interner: &mut Interner,
+    scratch: &mut Vec<FrameId>,
+    items: &[Value],
+) -> Option<StackId> {
+    if items.is_empty() {
+        return None;
+    }
+    scratch.clear();
+    for v in items {
+        match v {
+            Value::Frame(f) => scratch.push(*f),
+            _ => return None,
+        }
+    }
+    Some(interner.intern_stack(scratch))
 }
 
 /// `[k0, v0, k1, v1, ...]` as `[key, value]` pairs; the length is even (checked by the caller).
