@@ -116,6 +116,7 @@ pub fn draw(s: &Surface, f: &Frame, model: &TimelineModel, overlay: &Overlay, th
     ctx.begin_path();
     ctx.rect(f.left, f.top, f.width, f.height);
     ctx.clip();
+    draw_live_area(s, f, model, theme);
     draw_bands(s, f, &model.layout, overlay, theme);
     draw_summary(s, f, &model.layout, theme);
     if overlay.show_peak {
@@ -170,6 +171,29 @@ fn draw_x_axis(s: &Surface, f: &Frame, theme: &Theme) {
             }
         }
     }
+}
+
+/// The area under the live-bytes total, per pixel column, in a neutral shade. Bands are drawn on top;
+/// where many bands are too thin to draw (they are skipped below a quarter pixel) the stack still reads
+/// as full instead of showing a hole.
+fn draw_live_area(s: &Surface, f: &Frame, model: &TimelineModel, theme: &Theme) {
+    let ctx = &s.ctx;
+    let bottom = f.py(0.0);
+    ctx.begin_path();
+    ctx.move_to(f.left, bottom);
+    for c in 0..f.width.ceil() as usize {
+        let px = f.left + c as f64;
+        let (a, b) = (f.x_at(px), f.x_at(px + 1.0));
+        let y = f.py(model.max_in(a, b.max(a + 1.0)) as f64);
+        ctx.line_to(px, y);
+        ctx.line_to(px + 1.0, y);
+    }
+    ctx.line_to(f.left + f.width.ceil(), bottom);
+    ctx.close_path();
+    ctx.set_global_alpha(0.45);
+    ctx.set_fill_style_str(theme.summarized);
+    ctx.fill();
+    ctx.set_global_alpha(1.0);
 }
 
 /// Reusable scratch for band outlines: (left px, right px, bottom offset).

@@ -103,24 +103,24 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
 
     // Redraw whenever anything drawn changes.
     Effect::new(move |_| {
-        resized.get();
-        let (detail, view, hovered, pinned, dark, time_axis) = (
-            ui.detail.get(),
+        // These only trigger the redraw: the slider's handler already laid out, and `with_timeline`
+        // reads the colouring mode itself.
+        resized.track();
+        ui.detail.track();
+        ui.by_category.track();
+        let (view, hovered, pinned, dark, time_axis) = (
             ui.viewport.get(),
             ui.hovered.get(),
             ui.pinned.get(),
             ui.dark.get(),
             ui.time_axis.get(),
         );
-        let brush_now = brush.get();
-        let (_, lit) = (ui.by_category.get(), ui.highlight_category.get());
+        let (brush_now, lit) = (brush.get(), ui.highlight_category.get());
         let Some(el) = canvas.get() else { return };
         let Some(surface) = Surface::of(&el) else {
             return;
         };
         let start = now();
-        // `detail` only triggers the redraw: the slider's handler already laid out.
-        let _ = detail;
         let drawn = with_timeline(ui, segments, |t, c| {
             let view =
                 view.unwrap_or_else(|| Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64));
