@@ -30,6 +30,9 @@ pub fn innermost_user_frame(snapshot: &Snapshot, stack: StackId) -> Option<Frame
     })
 }
 
+/// Deepest path of the tree; deeper stacks end in a `<N more frames>` node.
+pub const MAX_DEPTH: usize = 512;
+
 /// One node of the tree: a frame (the root has none) and what is live beneath it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Node {
@@ -37,6 +40,58 @@ pub struct Node {
     pub bytes: u64,
     pub count: u64,
     pub children: Vec<Node>,
+    /// Indices into the lifetimes' allocations whose path ends at this node (the rest are beneath it).
+    #[serde(skip)]
+    pub allocations: Vec<u32>,
+}
+
+impl Node {
+    fn new(frame: Option<String>) -> Node {
+        Node {
+            frame,
+            bytes: 0,
+            count: 0,
+            children: Vec::new(),
+            allocations: Vec::new(),
+        }
+    }
+
+    /// Every allocation at or beneath this node.
+    pub fn all_allocations(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.count as usize);
+        let mut todo = vec![self];
+        while let Some(n) = todo.pop() {
+            out.extend_from_slice(&n.allocations);
+            todo.extend(&n.children);
+        }
+        out
+    }
+
+    /// Merges, under every node, the children holding under `min_bytes` into one `<N smaller call
+    /// paths>` child, so a report stays readable; bytes, counts and allocations are kept.
+    pub fn prune(&mut self, min_bytes: u64) {
+        let (keep, small): (Vec<Node>, Vec<Node>) = std::mem::take(&mut self.children)
+            .into_iter()
+            .partition(|c| c.bytes >= min_bytes);
+        self.children = keep;
+        for c in &mut self.children {
+            c.prune(min_bytes);
+        }
+        if !small.is_empty() {
+            let mut merged = Node::new(Some(format!("<{} smaller call paths>", small.len())));
+            for s in &small {
+                merged.bytes += s.bytes;
+                merged.count += s.count;
+                merged.allocations.extend(s.all_allocations());
+            }
+            self.children.push(merged);
+        }
+    }
+
+    /// The node at `path` (child indices from this node), if any.
+    pub fn at(&self, path: &[usize]) -> Option<&Node> {
+        path.iter().try_fold(self, |n, &k| n.children.get(k))
+    }
 }
 
 /// The live set at `event` as a tree from the outermost frame inwards. Plumbing frames are always left
@@ -48,12 +103,7 @@ pub fn live_set_tree(
     event: i64,
     hide_framework: bool,
 ) -> Node {
-    let mut root = Node {
-        frame: None,
-        bytes: 0,
-        count: 0,
-        children: Vec::new(),
-    };
+    let mut root = Node::new(None);
     for &i in &lifetimes.live_set_at(event) {
         let a = &lifetimes.allocations[i as usize];
         let mut node = &mut root;
@@ -68,6 +118,12 @@ pub fn live_set_tree(
         let mut path: Vec<String> = frames
             .map(|&f| frame_text(snapshot, snapshot.frame(f)))
             .collect();
+        if path.len() > MAX_DEPTH {
+            // Bounds the recursion of sorting, pruning and printing the tree (stacks come from the file).
+            let more = path.len() - (MAX_DEPTH - 1);
+            path.truncate(MAX_DEPTH - 1);
+            path.push(format!("<{more} more frames>"));
+        }
         if path.is_empty() {
             path.push(if a.stack == StackId::EMPTY {
                 "<allocated before recording began>".to_string()
@@ -83,12 +139,7 @@ pub fn live_set_tree(
             {
                 Some(k) => k,
                 None => {
-                    node.children.push(Node {
-                        frame: Some(text),
-                        bytes: 0,
-                        count: 0,
-                        children: Vec::new(),
-                    });
+                    node.children.push(Node::new(Some(text)));
                     node.children.len() - 1
                 }
             };
@@ -96,6 +147,7 @@ pub fn live_set_tree(
             node.bytes += a.size;
             node.count += 1;
         }
+        node.allocations.push(i);
     }
     sort(&mut root);
     root

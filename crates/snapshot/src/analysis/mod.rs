@@ -4,6 +4,7 @@ pub mod categories;
 pub mod efficiency;
 pub mod lifetimes;
 pub mod live_set;
+pub mod report;
 pub mod stacks;
 pub mod stats;
 pub mod summary;

@@ -1,0 +1,258 @@
+//! Where the memory goes on one device, in one value: the live set at an entry (the peak by default) by
+//! call stack, category and component, its largest allocations, the allocator's efficiency, size
+//! distributions, recommendations, and the categories over the whole trace. `memograph report` writes it
+//! out as text, JSON and charts; the page's analysis panels draw the same value.
+
+use super::categories::{categorize, category_totals, CategoryTotal, Rules};
+use super::efficiency::{efficiency, recommendations, size_distributions, Bucket, Efficiency};
+use super::efficiency::{Recommendation, LARGE_FREE_BLOCK};
+use super::lifetimes::{reserved_series, Lifetimes, Peak};
+use super::live_set::{live_set_tree, top_consumers, Consumer, Node};
+use super::summary::{summarize_device, DeviceSummary};
+use crate::model::Snapshot;
+
+/// The coarse roles memory plays in training, the way people budget it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Component {
+    Parameters,
+    Gradients,
+    OptimizerState,
+    Activations,
+    Other,
+}
+
+impl Component {
+    pub const ALL: [Component; 5] = [
+        Component::Parameters,
+        Component::Gradients,
+        Component::OptimizerState,
+        Component::Activations,
+        Component::Other,
+    ];
+
+    /// The component a category belongs to: op categories (attention, matmul, experts) are activations;
+    /// communication buffers, FSDP's flat buffers and anything unrecognised are "other".
+    pub fn of_category(category: &str) -> Component {
+        match category {
+            "Parameter" => Component::Parameters,
+            "Gradient" => Component::Gradients,
+            "Optimizer state" => Component::OptimizerState,
+            "Activation" | "Attention" | "Linear/MatMul" | "Expert/MoE" => Component::Activations,
+            _ => Component::Other,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Component::Parameters => "Parameters",
+            Component::Gradients => "Gradients",
+            Component::OptimizerState => "Optimizer state",
+            Component::Activations => "Activations",
+            Component::Other => "Other",
+        }
+    }
+}
+
+/// Bytes of one component at an entry.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ComponentTotal {
+    pub component: Component,
+    pub bytes: u64,
+}
+
+/// Live bytes per category sampled across the trace, for stacked-area charts of where memory goes over
+/// time. Each sample stands for a run of entries and is taken at the run's highest live total, so peaks
+/// survive the downsampling.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct CategorySeries {
+    /// The trace entry of each sample (`-1`: before the first entry).
+    pub entries: Vec<i64>,
+    /// Category names, in the rules' order.
+    pub categories: Vec<String>,
+    /// `bytes[category][sample]`.
+    pub bytes: Vec<Vec<u64>>,
+    /// Reserved bytes at each sample.
+    pub reserved: Vec<u64>,
+}
+
+impl CategorySeries {
+    /// Live bytes at sample `k` over all categories.
+    pub fn total_at(&self, k: usize) -> u64 {
+        self.bytes.iter().map(|c| c[k]).sum()
+    }
+}
+
+/// Live bytes per category at up to `samples` entries spread over the trace (each at its run's maximum).
+pub fn category_series(
+    lifetimes: &Lifetimes,
+    categories: &[u16],
+    names: &[String],
+    reserved: (u64, &[u64]),
+    samples: usize,
+) -> CategorySeries {
+    let n = lifetimes.live_after.len();
+    let mut entries: Vec<i64> = Vec::new();
+    if n == 0 {
+        entries.push(-1);
+    } else {
+        let samples = samples.clamp(1, n);
+        for k in 0..samples {
+            let (lo, hi) = (k * n / samples, ((k + 1) * n / samples).max(k * n / samples + 1));
+            let run = &lifetimes.live_after[lo..hi];
+            // First maximum of the run (`max_by_key` keeps the last).
+            let (mut best, mut best_bytes) = (lo, run[0]);
+            for (i, &b) in run.iter().enumerate() {
+                if b > best_bytes {
+                    (best, best_bytes) = (lo + i, b);
+                }
+            }
+            entries.push(best as i64);
+        }
+    }
+    let mut running = vec![0u64; names.len()];
+    for (i, a) in lifetimes.allocations.iter().enumerate() {
+        if a.is_initial() {
+            running[categories[i] as usize] += a.size;
+        }
+    }
+    let mut bytes = vec![Vec::with_capacity(entries.len()); names.len()];
+    let mut changes = lifetimes.changes.iter().peekable();
+    for &e in &entries {
+        while let Some(&&(x, id)) = changes.peek() {
+            if i64::from(x) > e {
+                break;
+            }
+            let a = &lifetimes.allocations[id as usize];
+            let c = &mut running[categories[id as usize] as usize];
+            if a.alloc_event == Some(x) {
+                *c += a.size;
+            } else {
+                *c = c.saturating_sub(a.size);
+            }
+            changes.next();
+        }
+        for (series, &b) in bytes.iter_mut().zip(&running) {
+            series.push(b);
+        }
+    }
+    let (start, reserved) = reserved;
+    let reserved = entries
+        .iter()
+        .map(|&e| match e {
+            -1 => start,
+            e => reserved.get(e as usize).copied().unwrap_or(start),
+        })
+        .collect();
+    CategorySeries {
+        entries,
+        categories: names.to_vec(),
+        bytes,
+        reserved,
+    }
+}
+
+/// Options of a report.
+#[derive(Debug, Clone)]
+pub struct ReportOptions {
+    /// The entry whose live set is analysed; `None`: the peak.
+    pub event: Option<i64>,
+    /// How many of the largest live allocations to list.
+    pub top: usize,
+    /// Samples of the category series.
+    pub samples: usize,
+    /// Hide torch, standard-library and C++ frames in the live-set tree.
+    pub hide_framework: bool,
+    /// Tree nodes under this share of the live bytes are merged into one "smaller" node per parent.
+    pub tree_min_share: f64,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            event: None,
+            top: 50,
+            samples: 600,
+            hide_framework: true,
+            tree_min_share: 0.001,
+        }
+    }
+}
+
+/// Everything `memograph report` says about one device.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DeviceReport {
+    pub device: i64,
+    pub summary: DeviceSummary,
+    pub peak: Peak,
+    /// The entry analysed (`-1`: before the first entry) and the bytes live there.
+    pub event: i64,
+    pub live_bytes: u64,
+    pub live_allocations: usize,
+    pub efficiency: Efficiency,
+    /// Bytes per category live at `event`, in the rules' order (empty ones included).
+    pub categories: Vec<CategoryTotal>,
+    pub components: Vec<ComponentTotal>,
+    pub top_consumers: Vec<Consumer>,
+    pub live_set: Node,
+    /// Sizes of the allocations live at `event`, and of the cached free blocks at the snapshot.
+    pub live_sizes: Vec<Bucket>,
+    pub free_sizes: Vec<Bucket>,
+    pub large_free_block_threshold: u64,
+    pub recommendations: Vec<Recommendation>,
+    pub over_time: CategorySeries,
+}
+
+/// Components from category totals, in [`Component::ALL`]'s order.
+pub fn component_totals(categories: &[CategoryTotal]) -> Vec<ComponentTotal> {
+    Component::ALL
+        .iter()
+        .map(|&component| ComponentTotal {
+            component,
+            bytes: categories
+                .iter()
+                .filter(|c| Component::of_category(&c.category) == component)
+                .map(|c| c.bytes)
+                .sum(),
+        })
+        .collect()
+}
+
+/// The report of `device` with the given category rules.
+pub fn device_report(
+    snapshot: &Snapshot,
+    device: i64,
+    rules: &Rules,
+    options: &ReportOptions,
+) -> DeviceReport {
+    let lifetimes = Lifetimes::of(snapshot, device);
+    let peak = lifetimes.peak();
+    let event = options.event.unwrap_or(peak.event);
+    let names = rules.names();
+    let of = categorize(snapshot, &lifetimes, rules);
+    let categories = category_totals(&lifetimes, &of, &names, event);
+    let (start, reserved) = reserved_series(snapshot, device);
+    let over_time = category_series(&lifetimes, &of, &names, (start, &reserved), options.samples);
+    let (live_sizes, free_sizes) = size_distributions(snapshot, &lifetimes, device, event);
+    let live_bytes = lifetimes.live_bytes_at(event);
+    let mut live_set = live_set_tree(snapshot, &lifetimes, event, options.hide_framework);
+    live_set.prune((live_bytes as f64 * options.tree_min_share) as u64);
+    DeviceReport {
+        device,
+        summary: summarize_device(snapshot, device),
+        peak,
+        event,
+        live_bytes,
+        live_allocations: categories.iter().map(|c| c.count as usize).sum(),
+        efficiency: efficiency(snapshot, &lifetimes, device),
+        components: component_totals(&categories),
+        categories,
+        top_consumers: top_consumers(snapshot, &lifetimes, event, options.top),
+        live_set,
+        live_sizes,
+        free_sizes,
+        large_free_block_threshold: LARGE_FREE_BLOCK,
+        recommendations: recommendations(snapshot, &lifetimes, device),
+        over_time,
+    }
+}
