@@ -12,19 +12,9 @@ pub fn allocation(index: u32) -> &'static str {
     PALETTE[(index as usize).wrapping_mul(7) % PALETTE.len()]
 }
 
-/// One colour per category, by its index in the rules' order (the last, "Other", is grey).
-pub const CATEGORY_PALETTE: [&str; 10] = [
-    "#17becf", "#8c564b", "#d62728", "#ff7f0e", "#1f77b4", "#e377c2", "#9467bd", "#2ca02c",
-    "#bcbd22", "#9aa0aa",
-];
-
-/// The colour of category `index` of `count` (the last one, "Other", is always grey).
+/// The colour of category `index` of `count`: the engine's, so the page and the report charts agree.
 pub fn category(index: u16, count: usize) -> &'static str {
-    if index as usize + 1 == count {
-        CATEGORY_PALETTE[CATEGORY_PALETTE.len() - 1]
-    } else {
-        CATEGORY_PALETTE[index as usize % (CATEGORY_PALETTE.len() - 1)]
-    }
+    memograph_snapshot::analysis::categories::color(index as usize, count)
 }
 
 pub struct Theme {

@@ -46,7 +46,7 @@ pub fn open(path: &str) -> Result<Snapshot, Failure> {
     result.map_err(|e| fail(e.to_string()))
 }
 
-fn io_reason(e: &std::io::Error) -> String {
+pub fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file".into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),

@@ -1,6 +1,9 @@
 //! `memograph`: summaries, traces and allocator statistics of PyTorch CUDA memory snapshots.
 
+mod charts;
+mod clock;
 mod load;
+mod report;
 mod summary;
 mod trace;
 
@@ -14,6 +17,16 @@ USAGE:
     memograph trace FILE [--device N]        the event history, one line per event
     memograph stats FILE [--device N] [--json]
                                             per-segment allocated, free and rounding waste
+    memograph report FILE... [OUT_DIR] [NAME] [--json] [--device N] [--rules RULES.json]
+                                            where the memory goes: the live set at the peak by
+                                            call stack, category and component, top consumers,
+                                            allocator efficiency, recommendations. Writes
+                                            OUT_DIR/YYYYMMDD_HHMMSS_NAME/ (five PNG charts,
+                                            analysis_report.txt, README.md, analysis.json) and
+                                            points OUT_DIR/latest at it; OUT_DIR defaults to
+                                            ./memograph_reports. --json prints the analyses as
+                                            one JSON line per file instead. --rules adds your
+                                            category rules: [{\"category\": …, \"pattern\": regex}]
     memograph help | --help | --version
 
 FILE may be a plain or gzip-compressed pickle (protocols 0-5). No pickle code is ever run.
@@ -42,6 +55,7 @@ fn main() -> ExitCode {
         Some("summary") => Options::parse(&args[1..], true).map(|o| summary::run(&o)),
         Some("trace") => Options::parse(&args[1..], false).map(|o| trace::run_trace(&o)),
         Some("stats") => Options::parse(&args[1..], false).map(|o| trace::run_stats(&o)),
+        Some("report") => report::ReportArgs::parse(&args[1..]).map(|r| report::run(&r)),
         Some(other) => Err(format!("unknown command '{other}'")),
     };
     match result {

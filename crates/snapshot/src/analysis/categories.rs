@@ -14,6 +14,22 @@ use crate::model::Snapshot;
 pub const OTHER: &str = "Other";
 const BUILT_IN: &str = include_str!("categories.json");
 
+/// One colour per category, by its index in the rules' order, shared by the page and the report charts
+/// so a category looks the same everywhere. The last one, for "Other", is grey.
+pub const COLORS: [&str; 10] = [
+    "#17becf", "#8c564b", "#d62728", "#ff7f0e", "#1f77b4", "#e377c2", "#9467bd", "#2ca02c",
+    "#bcbd22", "#9aa0aa",
+];
+
+/// The colour (`#rrggbb`) of category `index` of `count` ("Other", the last, is always grey).
+pub fn color(index: usize, count: usize) -> &'static str {
+    if index + 1 == count {
+        COLORS[COLORS.len() - 1]
+    } else {
+        COLORS[index % (COLORS.len() - 1)]
+    }
+}
+
 /// One rule: allocations with a frame whose `file:line:function` matches `pattern` are `category`.
 #[derive(Debug, Clone)]
 pub struct Rule {

@@ -15,10 +15,14 @@ pub fn is_framework(filename: &str, name: &str) -> bool {
         "/lib/python3",
         "<frozen",
     ];
-    const CPP: &[&str] = &[".cpp", ".h", ".cu", ".cuh", ".cc"];
+    const NATIVE: &[&str] = &[
+        ".cpp", ".h", ".hpp", ".cu", ".cuh", ".cc", ".c", ".o", ".so", ".S",
+    ];
     filename == "??"
+        || filename.is_empty()
         || PARTS.iter().any(|p| filename.contains(p))
-        || CPP.iter().any(|e| filename.ends_with(e))
+        || NATIVE.iter().any(|e| filename.ends_with(e))
+        || filename.contains(".so.")
         || is_plumbing(filename, name)
 }
 
@@ -32,6 +36,42 @@ pub fn innermost_user_frame(snapshot: &Snapshot, stack: StackId) -> Option<Frame
 
 /// Deepest path of the tree; deeper stacks end in a `<N more frames>` node.
 pub const MAX_DEPTH: usize = 512;
+
+/// Where an allocation was made, in one line: the innermost user frame; for stacks with none (the autograd
+/// engine's thread runs backward ops with C++ frames only) the op, as `BmmBackward0 (autograd)` or
+/// `aten::bmm`; else the innermost frame that is not allocator plumbing.
+pub fn allocation_site(snapshot: &Snapshot, stack: StackId) -> String {
+    if stack == StackId::EMPTY {
+        return "<allocated before recording began>".to_string();
+    }
+    if let Some(f) = innermost_user_frame(snapshot, stack) {
+        return frame_text(snapshot, snapshot.frame(f));
+    }
+    let frames = snapshot.stack(stack);
+    let names = frames.iter().map(|&f| snapshot.str(snapshot.frame(f).name));
+    for name in names.clone() {
+        if let Some(node) = between(name, "autograd::generated::", "::apply") {
+            return format!("{node} (autograd)");
+        }
+        if let Some(op) = between(name, "at::_ops::", "::call") {
+            return format!("aten::{op}");
+        }
+    }
+    frames
+        .iter()
+        .map(|&f| snapshot.frame(f))
+        .find(|fr| !is_plumbing(snapshot.str(fr.filename), snapshot.str(fr.name)))
+        .map(|fr| frame_text(snapshot, fr))
+        .unwrap_or_else(|| "<no frames>".to_string())
+}
+
+/// The identifier between `open` and `close` in a C++ function name, if both are there.
+fn between<'a>(name: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let start = name.find(open)? + open.len();
+    let len = name[start..].find(close)?;
+    let ident = &name[start..start + len];
+    (!ident.is_empty() && ident.chars().all(|c| c.is_alphanumeric() || c == '_')).then_some(ident)
+}
 
 /// One node of the tree: a frame (the root has none) and what is live beneath it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -125,11 +165,7 @@ pub fn live_set_tree(
             path.push(format!("<{more} more frames>"));
         }
         if path.is_empty() {
-            path.push(if a.stack == StackId::EMPTY {
-                "<allocated before recording began>".to_string()
-            } else {
-                "<framework only>".to_string()
-            });
+            path.push(allocation_site(snapshot, a.stack));
         }
         for text in path {
             let k = match node
@@ -171,6 +207,9 @@ pub struct Consumer {
     pub alloc_event: Option<u32>,
     /// `file:line:function` of the innermost user frame, else of the innermost non-plumbing frame.
     pub frame: String,
+    /// Its category, when the caller classified it (see [`super::report`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
 }
 
 /// The `n` largest allocations live at `event`, largest first.
@@ -186,21 +225,14 @@ pub fn top_consumers(
     live.into_iter()
         .map(|i| {
             let a = &lifetimes.allocations[i as usize];
-            let frame = innermost_user_frame(snapshot, a.stack)
-                .or_else(|| {
-                    snapshot.stack(a.stack).iter().copied().find(|&f| {
-                        let fr = snapshot.frame(f);
-                        !is_plumbing(snapshot.str(fr.filename), snapshot.str(fr.name))
-                    })
-                })
-                .map(|f| frame_text(snapshot, snapshot.frame(f)))
-                .unwrap_or_else(|| "<allocated before recording began>".to_string());
+            let frame = allocation_site(snapshot, a.stack);
             Consumer {
                 allocation: i,
                 name: a.name(),
                 bytes: a.size,
                 alloc_event: a.alloc_event,
                 frame,
+                category: None,
             }
         })
         .collect()

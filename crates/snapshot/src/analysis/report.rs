@@ -8,6 +8,7 @@ use super::efficiency::{efficiency, recommendations, size_distributions, Bucket,
 use super::efficiency::{Recommendation, LARGE_FREE_BLOCK};
 use super::lifetimes::{reserved_series, Lifetimes, Peak};
 use super::live_set::{live_set_tree, top_consumers, Consumer, Node};
+use super::stats::{segment_stats, SegmentStats};
 use super::summary::{summarize_device, DeviceSummary};
 use crate::model::Snapshot;
 
@@ -98,7 +99,10 @@ pub fn category_series(
     } else {
         let samples = samples.clamp(1, n);
         for k in 0..samples {
-            let (lo, hi) = (k * n / samples, ((k + 1) * n / samples).max(k * n / samples + 1));
+            let (lo, hi) = (
+                k * n / samples,
+                ((k + 1) * n / samples).max(k * n / samples + 1),
+            );
             let run = &lifetimes.live_after[lo..hi];
             // First maximum of the run (`max_by_key` keeps the last).
             let (mut best, mut best_bytes) = (lo, run[0]);
@@ -201,6 +205,8 @@ pub struct DeviceReport {
     pub large_free_block_threshold: u64,
     pub recommendations: Vec<Recommendation>,
     pub over_time: CategorySeries,
+    /// The allocator's segments at the snapshot, by address.
+    pub segments: Vec<SegmentStats>,
 }
 
 /// Components from category totals, in [`Component::ALL`]'s order.
@@ -234,6 +240,10 @@ pub fn device_report(
     let (start, reserved) = reserved_series(snapshot, device);
     let over_time = category_series(&lifetimes, &of, &names, (start, &reserved), options.samples);
     let (live_sizes, free_sizes) = size_distributions(snapshot, &lifetimes, device, event);
+    let mut top = top_consumers(snapshot, &lifetimes, event, options.top);
+    for c in &mut top {
+        c.category = Some(names[of[c.allocation as usize] as usize].clone());
+    }
     let live_bytes = lifetimes.live_bytes_at(event);
     let mut live_set = live_set_tree(snapshot, &lifetimes, event, options.hide_framework);
     live_set.prune((live_bytes as f64 * options.tree_min_share) as u64);
@@ -247,12 +257,13 @@ pub fn device_report(
         efficiency: efficiency(snapshot, &lifetimes, device),
         components: component_totals(&categories),
         categories,
-        top_consumers: top_consumers(snapshot, &lifetimes, event, options.top),
+        top_consumers: top,
         live_set,
         live_sizes,
         free_sizes,
         large_free_block_threshold: LARGE_FREE_BLOCK,
         recommendations: recommendations(snapshot, &lifetimes, device),
         over_time,
+        segments: segment_stats(snapshot, device).0,
     }
 }

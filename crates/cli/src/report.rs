@@ -1,0 +1,667 @@
+//! `memograph report FILE... [OUT_DIR] [NAME]`: where the memory goes, as a directory a person can open
+//! (five charts, a text report, a README with the findings) or, with `--json`, as one JSON line per file.
+//!
+//! Each file gets `OUT_DIR/YYYYMMDD_HHMMSS_NAME/`; `OUT_DIR/latest` then points at the newest. Several
+//! files (one per rank, two runs) also get a combined table, on stdout and in `OUT_DIR`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use memograph_snapshot::analysis::categories::Rules;
+use memograph_snapshot::analysis::live_set::Node;
+use memograph_snapshot::analysis::report::{device_report, DeviceReport, ReportOptions};
+use memograph_snapshot::format::{bytes, grouped};
+use memograph_snapshot::Snapshot;
+
+use crate::{charts, load, Failure};
+
+pub const DEFAULT_OUT_DIR: &str = "memograph_reports";
+
+/// `memograph report`'s arguments.
+pub struct ReportArgs {
+    pub files: Vec<String>,
+    pub out_dir: PathBuf,
+    pub name: Option<String>,
+    pub json: bool,
+    /// The device the charts show; by default the one with the longest trace.
+    pub device: Option<i64>,
+    /// Extra category rules (a JSON file), tried before the built-in ones.
+    pub rules: Option<String>,
+}
+
+impl ReportArgs {
+    /// `FILE... [OUT_DIR] [NAME]`: the first argument is a file; later ones are files while they name
+    /// existing files (or look like snapshots), then the output directory, then the report's name.
+    pub fn parse(args: &[String]) -> Result<ReportArgs, String> {
+        let mut r = ReportArgs {
+            files: Vec::new(),
+            out_dir: PathBuf::from(DEFAULT_OUT_DIR),
+            name: None,
+            json: false,
+            device: None,
+            rules: None,
+        };
+        let mut rest: Vec<String> = Vec::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--json" => r.json = true,
+                "--device" | "-d" => {
+                    let v = it.next().ok_or("--device needs a number")?;
+                    r.device = Some(
+                        v.parse()
+                            .map_err(|_| format!("--device needs a number, not '{v}'"))?,
+                    );
+                }
+                "--rules" => r.rules = Some(it.next().ok_or("--rules needs a file")?.clone()),
+                "--out" | "-o" => {
+                    r.out_dir = PathBuf::from(it.next().ok_or("--out needs a directory")?)
+                }
+                "--name" => r.name = Some(it.next().ok_or("--name needs a name")?.clone()),
+                flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
+                other => rest.push(other.to_string()),
+            }
+        }
+        let mut positional = rest.into_iter();
+        r.files.extend(positional.next());
+        let mut after: Vec<String> = Vec::new();
+        for a in positional {
+            if after.is_empty() && looks_like_input(&a) {
+                r.files.push(a);
+            } else {
+                after.push(a);
+            }
+        }
+        let mut after = after.into_iter();
+        if let Some(dir) = after.next() {
+            r.out_dir = PathBuf::from(dir);
+        }
+        if let Some(name) = after.next() {
+            r.name = Some(name);
+        }
+        if let Some(extra) = after.next() {
+            return Err(format!("unexpected argument '{extra}'"));
+        }
+        if r.files.is_empty() {
+            return Err("no FILE given".into());
+        }
+        Ok(r)
+    }
+}
+
+fn looks_like_input(arg: &str) -> bool {
+    let p = Path::new(arg);
+    p.is_file()
+        || [".pickle", ".pkl", ".pickle.gz", ".pkl.gz", ".gz"]
+            .iter()
+            .any(|ext| arg.ends_with(ext))
+}
+
+/// One file's reports, one per device.
+struct FileReport {
+    path: String,
+    name: String,
+    reports: Vec<DeviceReport>,
+    /// Index into `reports` of the device the charts show.
+    charted: usize,
+}
+
+pub fn run(args: &ReportArgs) -> Result<(), Failure> {
+    let rules = match &args.rules {
+        None => Rules::built_in(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failure(format!("{path}: {}", crate::load::io_reason(&e))))?;
+            Rules::with_user(Rules::from_json(&text).map_err(|e| Failure(format!("{path}: {e}")))?)
+        }
+    };
+    let stamp = crate::clock::local_stamp();
+    let mut done: Vec<(FileReport, PathBuf)> = Vec::new();
+    let mut failures = 0;
+    for path in &args.files {
+        let result = load::open(path).and_then(|snapshot| {
+            let report = analyse(path, &snapshot, &rules, args)?;
+            if args.json {
+                println!("{}", json_line(&report));
+                return Ok(None);
+            }
+            let dir = write_report(&report, &args.out_dir, &stamp).map_err(Failure)?;
+            Ok(Some((report, dir)))
+        });
+        match result {
+            Ok(Some(written)) => {
+                println!("{}", written.1.display());
+                done.push(written);
+            }
+            Ok(None) => {}
+            Err(f) => {
+                eprintln!("error: {}", f.0);
+                failures += 1;
+            }
+        }
+    }
+    if let Some((_, newest)) = done.last() {
+        point_latest(&args.out_dir, newest)
+            .map_err(|e| Failure(format!("{}: {e}", args.out_dir.display())))?;
+    }
+    if done.len() > 1 {
+        let table = combined_table(&done);
+        print!("\n{table}");
+        let path = args.out_dir.join(format!("{stamp}_summary.md"));
+        std::fs::write(&path, format!("# Memograph reports, {stamp}\n\n{table}"))
+            .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+    }
+    if failures > 0 {
+        return Err(Failure::reported());
+    }
+    Ok(())
+}
+
+fn analyse(
+    path: &str,
+    snapshot: &Snapshot,
+    rules: &Rules,
+    args: &ReportArgs,
+) -> Result<FileReport, Failure> {
+    let devices = snapshot.devices();
+    let charted_device = match args.device {
+        Some(d) if !devices.contains(&d) => {
+            return Err(Failure(format!(
+                "{path}: no device {d} (devices: {})",
+                list(&devices)
+            )))
+        }
+        Some(d) => d,
+        None => snapshot.default_device().unwrap_or(0),
+    };
+    let options = ReportOptions::default();
+    let reports: Vec<DeviceReport> = devices
+        .iter()
+        .map(|&d| device_report(snapshot, d, rules, &options))
+        .collect();
+    let charted = reports
+        .iter()
+        .position(|r| r.device == charted_device)
+        .unwrap_or(0);
+    let name = match (&args.name, args.files.len()) {
+        (Some(n), 1) => sanitize(n),
+        (Some(n), _) => format!("{}_{}", sanitize(n), name_of(path)),
+        (None, _) => name_of(path),
+    };
+    Ok(FileReport {
+        path: path.to_string(),
+        name,
+        reports,
+        charted,
+    })
+}
+
+fn list(devices: &[i64]) -> String {
+    devices
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A report name from a file path: the file name without its snapshot extensions.
+fn name_of(path: &str) -> String {
+    let file = Path::new(path)
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "snapshot".into());
+    let mut stem = file.as_str();
+    for ext in [".gz", ".pickle", ".pkl"] {
+        stem = stem.strip_suffix(ext).unwrap_or(stem);
+    }
+    sanitize(if stem.is_empty() { "snapshot" } else { stem })
+}
+
+/// Letters, digits, `-`, `_` and `.` kept; anything else becomes `_`.
+fn sanitize(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let s = s.trim_matches('.').to_string();
+    if s.is_empty() {
+        "snapshot".into()
+    } else {
+        s
+    }
+}
+
+fn json_line(report: &FileReport) -> String {
+    serde_json::json!({
+        "file": report.path,
+        "devices": report.reports,
+    })
+    .to_string()
+}
+
+/// Writes the report directory; a name already taken this second gets `_2`, `_3`, …
+fn write_report(report: &FileReport, out_dir: &Path, stamp: &str) -> Result<PathBuf, String> {
+    let fail = |p: &Path, e: std::io::Error| format!("{}: {}", p.display(), e);
+    std::fs::create_dir_all(out_dir).map_err(|e| fail(out_dir, e))?;
+    let base = format!("{stamp}_{}", report.name);
+    let mut dir = out_dir.join(&base);
+    let mut k = 2;
+    loop {
+        match std::fs::create_dir(&dir) {
+            Ok(()) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                dir = out_dir.join(format!("{base}_{k}"));
+                k += 1;
+            }
+            Err(e) => return Err(fail(&dir, e)),
+        }
+    }
+    let filled = (|| {
+        if let Some(main) = report.reports.get(report.charted) {
+            charts::draw_all(main, &report.name, &dir)?;
+        }
+        let write = |file: &str, text: String| {
+            let p = dir.join(file);
+            std::fs::write(&p, text).map_err(|e| fail(&p, e))
+        };
+        write("analysis_report.txt", text_report(report, stamp))?;
+        write("README.md", readme(report))?;
+        write("analysis.json", json_line(report) + "\n")
+    })();
+    match filled {
+        Ok(()) => Ok(dir),
+        Err(e) => {
+            // No half-written report is left for `latest` or a reader to find.
+            let _ = std::fs::remove_dir_all(&dir);
+            Err(e)
+        }
+    }
+}
+
+/// Points `out_dir/latest` at `dir` (a relative symbolic link, replaced atomically; a text file holding
+/// the directory's name where links are not available).
+fn point_latest(out_dir: &Path, dir: &Path) -> std::io::Result<()> {
+    let target = dir.file_name().unwrap_or_default();
+    let latest = out_dir.join("latest");
+    let staged = out_dir.join(format!(".latest.{}", std::process::id()));
+    let _ = std::fs::remove_file(&staged);
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(target, &staged)?;
+    #[cfg(not(unix))]
+    std::fs::write(&staged, target.to_string_lossy().as_bytes())?;
+    if latest.is_dir() && !latest.is_symlink() {
+        return Err(std::io::Error::other(
+            "'latest' is a directory; remove it to let memograph point it at the newest report",
+        ));
+    }
+    std::fs::rename(&staged, &latest)
+}
+
+/// `20261122_102922` → `2026-11-22 10:29:22`.
+fn readable(stamp: &str) -> String {
+    let d: Vec<char> = stamp.chars().filter(char::is_ascii_digit).collect();
+    if d.len() != 14 {
+        return stamp.to_string();
+    }
+    let s = |a: usize, b: usize| d[a..b].iter().collect::<String>();
+    format!(
+        "{}-{}-{} {}:{}:{}",
+        s(0, 4),
+        s(4, 6),
+        s(6, 8),
+        s(8, 10),
+        s(10, 12),
+        s(12, 14)
+    )
+}
+
+fn exact(n: u64) -> String {
+    format!("{} ({} bytes)", bytes(n), grouped(n))
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+fn at_entry(r: &DeviceReport) -> String {
+    if r.event < 0 {
+        "before the first trace entry".into()
+    } else {
+        format!(
+            "at entry {} of {}",
+            r.event,
+            r.summary.events.values().sum::<u64>()
+        )
+    }
+}
+
+/// `analysis_report.txt`: every figure, for reading in a terminal or attaching to a bug.
+fn text_report(report: &FileReport, stamp: &str) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "Memograph report: {}", report.path);
+    let _ = writeln!(
+        o,
+        "Made {} by memograph {}. Sizes in binary units (1 GiB = 2^30 bytes).",
+        readable(stamp),
+        env!("CARGO_PKG_VERSION")
+    );
+    if report.reports.is_empty() {
+        let _ = writeln!(o, "\nThe snapshot has no segments and no trace entries.");
+    }
+    for r in &report.reports {
+        device_text(&mut o, r);
+    }
+    o
+}
+
+fn device_text(o: &mut String, r: &DeviceReport) {
+    let e = &r.efficiency;
+    let _ = writeln!(o, "\n======== cuda:{} ========", r.device);
+    let _ = writeln!(
+        o,
+        "Peak allocated: {} {}; {} allocations over the trace, {} live at the peak.",
+        exact(r.peak.bytes),
+        at_entry(r),
+        grouped(r.summary.allocations as u64),
+        grouped(r.live_allocations as u64)
+    );
+    let _ = writeln!(
+        o,
+        "Reserved: {} at the peak, {} at most; at the snapshot {} in {} segments.",
+        bytes(e.reserved_at_peak),
+        bytes(e.max_reserved),
+        bytes(r.summary.reserved_bytes),
+        r.summary.segments
+    );
+
+    let _ = writeln!(o, "\n-- Allocator efficiency --");
+    let _ = writeln!(
+        o,
+        "  cache overhead at the peak   {:>6.1} %  (reserved {} − allocated {})",
+        e.cache_overhead * 100.0,
+        bytes(e.reserved_at_peak),
+        bytes(e.peak_allocated)
+    );
+    let _ = writeln!(
+        o,
+        "  cached free at the snapshot  {}  (largest block {})",
+        bytes(e.free_bytes),
+        bytes(e.largest_free_block)
+    );
+    let _ = writeln!(
+        o,
+        "  fragmentation                {:>6.2}    (1 − largest free block / free bytes)",
+        e.fragmentation
+    );
+    let _ = writeln!(
+        o,
+        "  rounding waste               {}  (block size − requested size, allocated blocks)",
+        bytes(e.rounding_waste)
+    );
+
+    let _ = writeln!(o, "\n-- Components {} --", at_entry(r));
+    for c in &r.components {
+        let _ = writeln!(
+            o,
+            "  {:<18} {:>12}  {:>5.1} %",
+            c.component.label(),
+            bytes(c.bytes),
+            pct(c.bytes, r.live_bytes)
+        );
+    }
+    let _ = writeln!(o, "\n-- Categories {} --", at_entry(r));
+    for c in r.categories.iter().filter(|c| c.count > 0) {
+        let _ = writeln!(
+            o,
+            "  {:<18} {:>12}  {:>5.1} %  {:>8} allocations",
+            c.category,
+            bytes(c.bytes),
+            pct(c.bytes, r.live_bytes),
+            grouped(c.count)
+        );
+    }
+
+    let _ = writeln!(
+        o,
+        "\n-- The {} largest allocations live {} --",
+        r.top_consumers.len(),
+        at_entry(r)
+    );
+    let _ = writeln!(
+        o,
+        "  {:>3}  {:>10}  {:>5}  {:<22} {:>8}  {:<16} frame",
+        "#", "size", "%", "block", "entry", "category"
+    );
+    for (k, c) in r.top_consumers.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "  {:>3}  {:>10}  {:>5.1}  {:<22} {:>8}  {:<16} {}",
+            k + 1,
+            bytes(c.bytes),
+            pct(c.bytes, r.live_bytes),
+            c.name,
+            c.alloc_event
+                .map(|x| x.to_string())
+                .unwrap_or_else(|| "before".into()),
+            c.category.as_deref().unwrap_or(""),
+            c.frame
+        );
+    }
+
+    let mut frag: Vec<(u64, f64)> = e.segment_fragmentation.clone();
+    frag.retain(|&(_, f)| f > 0.0);
+    frag.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let _ = writeln!(
+        o,
+        "\n-- Fragmentation by segment ({} of {} segments have split free space; the 20 worst) --",
+        frag.len(),
+        e.segment_fragmentation.len()
+    );
+    for (addr, f) in frag.iter().take(20) {
+        let _ = writeln!(o, "  s{addr:x}  {f:.2}");
+    }
+
+    let _ = writeln!(o, "\n-- Sizes of the allocations live {} --", at_entry(r));
+    histogram_text(o, &r.live_sizes);
+    let _ = writeln!(o, "\n-- Sizes of the cached free blocks at the snapshot --");
+    histogram_text(o, &r.free_sizes);
+
+    let _ = writeln!(o, "\n-- Recommendations --");
+    if r.recommendations.is_empty() {
+        let _ = writeln!(o, "  none: no threshold was crossed.");
+    }
+    for rec in &r.recommendations {
+        let _ = writeln!(o, "  [{}] {}", rec.kind, rec.message);
+        let _ = writeln!(o, "      evidence: {}", rec.evidence);
+    }
+
+    let _ = writeln!(
+        o,
+        "\n-- Live set {} by call stack (outermost first; torch and library frames hidden; paths under 0.1 % merged) --",
+        at_entry(r)
+    );
+    tree_text(o, &r.live_set, r.live_bytes);
+}
+
+fn histogram_text(o: &mut String, buckets: &[memograph_snapshot::analysis::efficiency::Bucket]) {
+    if buckets.is_empty() {
+        let _ = writeln!(o, "  none");
+    }
+    for b in buckets {
+        let _ = writeln!(
+            o,
+            "  ≥ {:>10}  {:>8} × {:>12}",
+            bytes(b.from),
+            grouped(b.count),
+            bytes(b.bytes)
+        );
+    }
+}
+
+/// The tree with two spaces per level, down to nodes of at least 1 % (or 12 levels).
+fn tree_text(o: &mut String, root: &Node, total: u64) {
+    let mut todo: Vec<(&Node, usize)> = root.children.iter().rev().map(|c| (c, 0)).collect();
+    while let Some((n, depth)) = todo.pop() {
+        let _ = writeln!(
+            o,
+            "  {:>10} {:>5.1} % {}{}",
+            bytes(n.bytes),
+            pct(n.bytes, total),
+            "  ".repeat(depth),
+            n.frame.as_deref().unwrap_or("")
+        );
+        if depth < 12 {
+            todo.extend(
+                n.children
+                    .iter()
+                    .rev()
+                    .filter(|c| pct(c.bytes, total) >= 1.0)
+                    .map(|c| (c, depth + 1)),
+            );
+        }
+    }
+}
+
+/// `README.md`: the findings in a few lines, then the charts.
+fn readme(report: &FileReport) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# Memory report: {}\n", report.name);
+    let _ = writeln!(o, "Snapshot `{}`.\n", report.path);
+    let Some(r) = report.reports.get(report.charted) else {
+        let _ = writeln!(o, "The snapshot has no segments and no trace entries.");
+        return o;
+    };
+    let _ = writeln!(o, "## Findings (cuda:{})\n", r.device);
+    let _ = writeln!(
+        o,
+        "- **Peak: {}** {}, with {} allocations live; {} reserved then.",
+        bytes(r.peak.bytes),
+        at_entry(r),
+        grouped(r.live_allocations as u64),
+        bytes(r.efficiency.reserved_at_peak)
+    );
+    let mut components: Vec<_> = r.components.iter().filter(|c| c.bytes > 0).collect();
+    components.sort_by_key(|c| std::cmp::Reverse(c.bytes));
+    let parts: Vec<String> = components
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} ({:.0} %)",
+                c.component.label().to_lowercase(),
+                bytes(c.bytes),
+                pct(c.bytes, r.live_bytes)
+            )
+        })
+        .collect();
+    if !parts.is_empty() {
+        let _ = writeln!(o, "- At the peak: {}.", parts.join(", "));
+    }
+    if let Some(c) = r.top_consumers.first() {
+        let _ = writeln!(
+            o,
+            "- Largest live allocation: {} from `{}`.",
+            bytes(c.bytes),
+            c.frame
+        );
+    }
+    let _ = writeln!(
+        o,
+        "- Allocator: {:.0} % of reserved is cached, not allocated, at the peak; fragmentation {:.2}.",
+        r.efficiency.cache_overhead * 100.0,
+        r.efficiency.fragmentation
+    );
+    for rec in &r.recommendations {
+        let _ = writeln!(o, "- **{}** {} ({})", rec.kind, rec.message, rec.evidence);
+    }
+    if report.reports.len() > 1 {
+        let others: Vec<String> = report
+            .reports
+            .iter()
+            .filter(|x| x.device != r.device)
+            .map(|x| format!("cuda:{} peak {}", x.device, bytes(x.peak.bytes)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "- Other devices: {} (see `analysis_report.txt`).",
+            others.join(", ")
+        );
+    }
+    let _ = writeln!(o);
+    for (file, title) in charts::CHARTS {
+        let _ = writeln!(o, "## {title}\n\n![{title}]({file})\n");
+    }
+    let _ = writeln!(
+        o,
+        "Every figure is in `analysis_report.txt`; `analysis.json` holds them for scripts."
+    );
+    o
+}
+
+/// One row per file and device: the comparison across ranks or runs.
+fn combined_table(done: &[(FileReport, PathBuf)]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "| file | device | peak allocated | reserved (max) | parameters | gradients | optimizer state | activations | other | recommendations |"
+    );
+    let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|");
+    for (f, _) in done {
+        for r in &f.reports {
+            let comp: Vec<String> = r.components.iter().map(|c| bytes(c.bytes)).collect();
+            let recs: Vec<&str> = r.recommendations.iter().map(|x| x.kind).collect();
+            let _ = writeln!(
+                o,
+                "| {} | cuda:{} | {} | {} | {} | {} |",
+                f.name,
+                r.device,
+                bytes(r.peak.bytes),
+                bytes(r.efficiency.max_reserved),
+                comp.join(" | "),
+                if recs.is_empty() {
+                    "—".to_string()
+                } else {
+                    recs.join(", ")
+                }
+            );
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn positional_arguments_are_files_then_out_dir_then_name() {
+        let r = ReportArgs::parse(&args(&["a.pickle", "b.pickle.gz", "out", "run1"])).unwrap();
+        assert_eq!(r.files, ["a.pickle", "b.pickle.gz"]);
+        assert_eq!(r.out_dir, PathBuf::from("out"));
+        assert_eq!(r.name.as_deref(), Some("run1"));
+        let r = ReportArgs::parse(&args(&["a.pickle"])).unwrap();
+        assert_eq!(r.out_dir, PathBuf::from(DEFAULT_OUT_DIR));
+        assert!(ReportArgs::parse(&args(&["a.pickle", "out", "n", "extra"])).is_err());
+        assert!(ReportArgs::parse(&args(&[])).is_err());
+    }
+
+    #[test]
+    fn names_come_from_the_file_name() {
+        assert_eq!(name_of("/x/y/rank0_oom_12.pickle.gz"), "rank0_oom_12");
+        assert_eq!(name_of("run 1.pkl"), "run_1");
+        assert_eq!(sanitize("../../etc"), "_.._etc");
+    }
+}

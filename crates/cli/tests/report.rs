@@ -1,0 +1,246 @@
+//! `memograph report`, run as users run it, on every real fixture.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixtures() -> PathBuf {
+    std::env::var("MEMOGRAPH_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+        })
+}
+
+fn fixture_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(fixtures().join("reference"))
+        .unwrap()
+        .map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.trim_end_matches(".json").to_string()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+fn reference(name: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(fixtures().join("reference").join(format!("{name}.json")));
+    serde_json::from_str(&text.unwrap()).unwrap()
+}
+
+fn memograph(args: &[&str], cwd: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_memograph"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("memograph-report-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Decodes a PNG and counts its distinct colours (a blank chart has one).
+fn png_colours(path: &Path) -> (u32, u32, usize) {
+    let decoder = png::Decoder::new(std::fs::File::open(path).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let bpp = info.line_size / info.width as usize;
+    let mut colours: Vec<&[u8]> = buf[..info.buffer_size()].chunks(bpp).collect();
+    colours.sort_unstable();
+    colours.dedup();
+    (info.width, info.height, colours.len())
+}
+
+const CHARTS: [&str; 5] = [
+    "memory_overview.png",
+    "top_consumers.png",
+    "category_breakdown.png",
+    "size_distribution.png",
+    "memory_efficiency.png",
+];
+
+#[test]
+fn every_fixture_gets_a_report_directory_with_five_charts_two_texts_and_latest_pointing_at_it() {
+    let out = scratch("each");
+    for name in fixture_names() {
+        let file = fixtures().join(&name);
+        let (code, stdout, stderr) =
+            memograph(&["report", file.to_str().unwrap(), "reports"], &out);
+        assert_eq!(code, 0, "{name}: {stderr}");
+        let dir = out.join(stdout.trim());
+        let dir_name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        // YYYYMMDD_HHMMSS_NAME, NAME from the file name.
+        let stem = name.trim_end_matches(".gz").trim_end_matches(".pickle");
+        assert!(dir_name.ends_with(stem), "{dir_name}");
+        assert!(
+            dir_name.as_bytes()[..15]
+                .iter()
+                .enumerate()
+                .all(|(i, c)| if i == 8 {
+                    *c == b'_'
+                } else {
+                    c.is_ascii_digit()
+                }),
+            "{dir_name}"
+        );
+        for chart in CHARTS {
+            let (w, h, colours) = png_colours(&dir.join(chart));
+            assert!(w >= 800 && h >= 500, "{name} {chart}");
+            assert!(
+                colours > 8,
+                "{name} {chart} looks blank ({colours} colours)"
+            );
+        }
+        let text = std::fs::read_to_string(dir.join("analysis_report.txt")).unwrap();
+        let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+        let r = reference(&name);
+        for (device, figures) in r["devices"].as_object().unwrap() {
+            let peak = figures["timeline_peak_bytes"].as_u64().unwrap();
+            let grouped = memograph_grouped(peak);
+            assert!(
+                text.contains(&format!("======== cuda:{device} ========")),
+                "{name}"
+            );
+            assert!(
+                text.contains(&grouped),
+                "{name}: the text report names the exact peak {grouped}"
+            );
+        }
+        for section in [
+            "Allocator efficiency",
+            "Categories",
+            "largest allocations",
+            "Fragmentation",
+            "Recommendations",
+            "Live set",
+        ] {
+            assert!(text.contains(section), "{name}: no {section} section");
+        }
+        for chart in CHARTS {
+            assert!(
+                readme.contains(&format!("]({chart})")),
+                "{name}: README shows {chart}"
+            );
+        }
+        assert!(readme.contains("## Findings"));
+        let latest = std::fs::read_link(out.join("reports/latest")).unwrap();
+        assert_eq!(latest, PathBuf::from(&dir_name), "{name}");
+    }
+}
+
+fn memograph_grouped(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
+fn report_json_is_one_parsable_line_per_file_whose_figures_add_up() {
+    let out = scratch("json");
+    let files: Vec<String> = ["cs_memory_snapshot.pickle", "a0kuma_adam.pickle"]
+        .iter()
+        .map(|n| fixtures().join(n).display().to_string())
+        .collect();
+    let (code, stdout, stderr) = memograph(&["report", "--json", &files[0], &files[1]], &out);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2);
+    for (line, file) in lines.iter().zip(&files) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["file"], file.as_str());
+        let name = Path::new(file)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let r = reference(&name);
+        for d in v["devices"].as_array().unwrap() {
+            let device = d["device"].to_string();
+            let peak = r["devices"][&device]["timeline_peak_bytes"]
+                .as_u64()
+                .unwrap();
+            assert_eq!(d["live_bytes"].as_u64().unwrap(), peak, "{name} {device}");
+            let categories: u64 = d["categories"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["bytes"].as_u64().unwrap())
+                .sum();
+            assert_eq!(categories, peak, "{name} {device}");
+            assert_eq!(d["live_set"]["bytes"].as_u64().unwrap(), peak);
+            assert!(d["recommendations"].is_array() && d["top_consumers"].is_array());
+        }
+    }
+    // --json writes no directory.
+    assert!(!out.join("memograph_reports").exists());
+}
+
+#[test]
+fn several_files_get_one_directory_each_and_a_combined_table() {
+    let out = scratch("many");
+    let a = fixtures().join("a0kuma_adam.pickle");
+    let b = fixtures().join("yiyi_oom_snapshot.pickle");
+    let (code, stdout, stderr) = memograph(
+        &[
+            "report",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "out",
+            "run",
+        ],
+        &out,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("| file | device | peak allocated"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("| run_a0kuma_adam | cuda:0 |"), "{stdout}");
+    assert!(
+        stdout.contains("| run_yiyi_oom_snapshot | cuda:0 |"),
+        "{stdout}"
+    );
+    let entries: Vec<String> = std::fs::read_dir(out.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(entries.iter().any(|e| e.ends_with("_run_a0kuma_adam")));
+    assert!(entries
+        .iter()
+        .any(|e| e.ends_with("_run_yiyi_oom_snapshot")));
+    assert!(entries.iter().any(|e| e.ends_with("_summary.md")));
+    let latest = std::fs::read_link(out.join("out/latest")).unwrap();
+    assert!(latest.to_string_lossy().ends_with("_run_yiyi_oom_snapshot"));
+}
+
+#[test]
+fn a_bad_file_is_one_line_and_exit_1_while_good_ones_are_still_written() {
+    let out = scratch("bad");
+    std::fs::write(out.join("broken.pickle"), b"\x80\x04\x95\x10\x00").unwrap();
+    let good = fixtures().join("a0kuma_adam.pickle");
+    let (code, stdout, stderr) = memograph(
+        &["report", "broken.pickle", good.to_str().unwrap(), "r"],
+        &out,
+    );
+    assert_eq!(code, 1);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: broken.pickle: "), "{stderr}");
+    assert!(stdout.contains("a0kuma_adam"));
+    assert!(out.join("r/latest").exists());
+}
