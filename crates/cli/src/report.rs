@@ -597,7 +597,7 @@ fn readme(report: &FileReport) -> String {
         );
     }
     let _ = writeln!(o);
-    for (file, title) in charts::CHARTS {
+    for (file, title) in charts::FILES {
         let _ = writeln!(o, "## {title}\n\n![{title}]({file})\n");
     }
     let _ = writeln!(

@@ -1,0 +1,931 @@
+//! Charts of a [`DeviceReport`] for any plotters backend: `memograph report` draws them into PNGs with
+//! the bitmap backend, the page onto canvases with plotters-canvas. Category colours are the engine's, so
+//! a category looks the same in the report, the page's charts and its timeline.
+//!
+//! Each chart fills the drawing area it is given. Sizes of text and margins are in CSS pixels times
+//! [`Theme::scale`] (the page passes its device pixel ratio). Charts a user can click return where their
+//! bars are ([`Bars`]), so the page maps a click to a row without re-deriving the layout.
+
+use std::error::Error;
+
+use memograph_snapshot::analysis::categories;
+use memograph_snapshot::analysis::efficiency::Bucket;
+use memograph_snapshot::analysis::report::{Component, DeviceReport};
+use memograph_snapshot::format::bytes;
+use plotters::coord::ranged1d::SegmentValue;
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
+
+/// The font family every chart asks for. The CLI registers DejaVu Sans under it; browsers map it.
+pub const FONT: &str = "sans-serif";
+
+/// The chart files of a report and their titles, in the order a README shows them.
+pub const CHARTS: [(&str, &str); 5] = [
+    ("memory_overview.png", "Memory over the trace, by category"),
+    ("top_consumers.png", "Largest allocations live at the peak"),
+    (
+        "category_breakdown.png",
+        "Categories and components at the peak",
+    ),
+    ("size_distribution.png", "Size distributions"),
+    ("memory_efficiency.png", "Allocator efficiency"),
+];
+
+/// Colours and scale of a chart.
+#[derive(Debug, Clone, Copy)]
+pub struct Theme {
+    pub background: RGBColor,
+    pub ink: RGBColor,
+    pub muted: RGBColor,
+    /// Multiplies font sizes and margins (the device pixel ratio on a canvas).
+    pub scale: f64,
+}
+
+impl Theme {
+    pub fn light() -> Theme {
+        Theme {
+            background: WHITE,
+            ink: RGBColor(0x1d, 0x1f, 0x23),
+            muted: RGBColor(0x5f, 0x66, 0x70),
+            scale: 1.0,
+        }
+    }
+
+    pub fn dark() -> Theme {
+        Theme {
+            background: RGBColor(0x15, 0x17, 0x1c),
+            ink: RGBColor(0xe6, 0xe6, 0xe6),
+            muted: RGBColor(0x9a, 0xa0, 0xaa),
+            scale: 1.0,
+        }
+    }
+
+    pub fn scaled(self, scale: f64) -> Theme {
+        Theme { scale, ..self }
+    }
+
+    fn px(&self, v: u32) -> u32 {
+        (f64::from(v) * self.scale).round() as u32
+    }
+
+    fn text(&self, size: u32) -> TextStyle<'static> {
+        (FONT, f64::from(size) * self.scale)
+            .into_font()
+            .color(&self.ink)
+    }
+
+    fn bold(&self, size: u32) -> TextStyle<'static> {
+        (FONT, f64::from(size) * self.scale, FontStyle::Bold)
+            .into_font()
+            .color(&self.ink)
+    }
+
+    fn quiet(&self, size: u32) -> TextStyle<'static> {
+        (FONT, f64::from(size) * self.scale)
+            .into_font()
+            .color(&self.muted)
+    }
+}
+
+const RESERVED: RGBColor = RGBColor(0xb8, 0xbe, 0xc7);
+const ALLOCATED: RGBColor = RGBColor(0x2f, 0x6f, 0xde);
+const PENDING: RGBColor = RGBColor(0xf2, 0x8e, 0x2b);
+const PEAK: RGBColor = RGBColor(0xd1, 0x1a, 0x2a);
+
+/// Where a clickable chart drew its bars, in the drawing area's pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Bars {
+    pub x: (i32, i32),
+    pub y: (i32, i32),
+    pub count: usize,
+    /// Rows top to bottom (horizontal bars) or columns left to right.
+    pub horizontal: bool,
+}
+
+impl Bars {
+    /// The bar at pixel `(x, y)`, if any.
+    pub fn at(&self, x: i32, y: i32) -> Option<usize> {
+        let inside = (self.x.0..=self.x.1).contains(&x) && (self.y.0..=self.y.1).contains(&y);
+        if !inside || self.count == 0 {
+            return None;
+        }
+        let (from, to, at) = if self.horizontal {
+            (self.y.0, self.y.1, y)
+        } else {
+            (self.x.0, self.x.1, x)
+        };
+        let k = (i64::from(at - from) * self.count as i64 / i64::from((to - from).max(1))) as usize;
+        Some(k.min(self.count - 1))
+    }
+}
+
+fn bars_of<DB: DrawingBackend, X, Y>(
+    area: &DrawingArea<DB, Cartesian2d<X, Y>>,
+    count: usize,
+    horizontal: bool,
+) -> Bars
+where
+    X: Ranged,
+    Y: Ranged,
+{
+    let (x, y) = area.get_pixel_range();
+    Bars {
+        x: (x.start, x.end),
+        y: (y.start, y.end),
+        count,
+        horizontal,
+    }
+}
+
+pub fn rgb(hex: &str) -> RGBColor {
+    let v = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap_or(0x9aa0aa);
+    RGBColor((v >> 16) as u8, (v >> 8) as u8, v as u8)
+}
+
+fn category_color(index: usize, count: usize) -> RGBColor {
+    rgb(categories::color(index, count))
+}
+
+/// A component's colour: that of the category it is named after ("Other" grey).
+pub fn component_color(r: &DeviceReport, c: Component) -> RGBColor {
+    let names: Vec<&str> = r.categories.iter().map(|t| t.category.as_str()).collect();
+    let named = match c {
+        Component::Parameters => "Parameter",
+        Component::Gradients => "Gradient",
+        Component::OptimizerState => "Optimizer state",
+        Component::Activations => "Activation",
+        Component::Other => categories::OTHER,
+    };
+    let k = names
+        .iter()
+        .position(|n| *n == named)
+        .unwrap_or(names.len());
+    category_color(k, names.len().max(k + 1))
+}
+
+/// A binary unit for an axis whose values reach `max` bytes: (bytes per unit, name).
+fn unit(max: u64) -> (f64, &'static str) {
+    const UNITS: [(u32, &str); 5] = [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB"), (0, "B")];
+    let (shift, name) = UNITS
+        .iter()
+        .copied()
+        .find(|&(s, _)| max >= 1u64 << s)
+        .unwrap_or((0, "B"));
+    ((1u64 << shift) as f64, name)
+}
+
+/// Cuts `text` to `max` characters, keeping its end (a frame's function and line).
+fn tail(text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    if n <= max {
+        text.to_string()
+    } else {
+        let kept: String = text.chars().skip(n - max + 1).collect();
+        format!("…{kept}")
+    }
+}
+
+/// A chart builder on `area`, with a caption when `heading` is not empty.
+fn builder<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    heading: &str,
+    theme: &Theme,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(area);
+    b.margin(theme.px(12));
+    if !heading.is_empty() {
+        b.caption(heading, theme.bold(18));
+    }
+    b
+}
+
+/// The trace entries the report spans (its x axis).
+fn entries(r: &DeviceReport) -> f64 {
+    (r.summary.events.values().sum::<u64>()).max(1) as f64
+}
+
+type LineChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A line chart over trace entries with a byte axis reaching `y_top`; returns the unit divisor too.
+fn over_trace<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    heading: &str,
+    r: &DeviceReport,
+    y_top: u64,
+    theme: &Theme,
+) -> Result<(LineChart<'a, DB>, f64)>
+where
+    DB::ErrorType: 'static,
+{
+    let (div, unit_name) = unit(y_top.max(1));
+    let mut chart = builder(area, heading, theme)
+        .x_label_area_size(theme.px(36))
+        .y_label_area_size(theme.px(64))
+        .build_cartesian_2d(-1f64..entries(r), 0f64..y_top.max(1) as f64 * 1.1 / div)?;
+    chart
+        .configure_mesh()
+        .x_desc("trace entry")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_desc(unit_name)
+        .label_style(theme.text(12))
+        .axis_desc_style(theme.text(13))
+        .axis_style(theme.muted)
+        .bold_line_style(theme.muted.mix(0.25))
+        .light_line_style(TRANSPARENT)
+        .draw()?;
+    Ok((chart, div))
+}
+
+fn legend<'a, DB: DrawingBackend + 'a>(
+    chart: &mut LineChart<'a, DB>,
+    position: SeriesLabelPosition,
+    theme: &Theme,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font(theme.text(12))
+        .background_style(theme.background.mix(0.85))
+        .border_style(theme.muted)
+        .draw()?;
+    Ok(())
+}
+
+fn swatch(color: RGBColor, theme: &Theme) -> impl Fn((i32, i32)) -> Rectangle<(i32, i32)> {
+    let h = theme.px(6) as i32;
+    move |(x, y)| Rectangle::new([(x, y - h), (x + 2 * h, y + h)], color.filled())
+}
+
+fn peak_marker<'a, DB: DrawingBackend + 'a>(
+    chart: &mut LineChart<'a, DB>,
+    r: &DeviceReport,
+    div: f64,
+    theme: &Theme,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let x = r.peak.event.max(0) as f64;
+    let y = r.peak.bytes as f64 / div;
+    chart.draw_series(std::iter::once(PathElement::new(
+        vec![(x, 0.0), (x, y * 1.04)],
+        PEAK.stroke_width(theme.px(2)),
+    )))?;
+    let h = if x > chart.x_range().end / 2.0 {
+        HPos::Right
+    } else {
+        HPos::Left
+    };
+    chart.draw_series(std::iter::once(Text::new(
+        format!(" peak {} at entry {} ", bytes(r.peak.bytes), r.peak.event),
+        (x, y * 1.05),
+        theme.text(13).color(&PEAK).pos(Pos::new(h, VPos::Bottom)),
+    )))?;
+    Ok(())
+}
+
+/// Live bytes per category over the trace (stacked), reserved bytes and the peak.
+pub fn memory_overview<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    heading: &str,
+    r: &DeviceReport,
+    theme: &Theme,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let s = &r.over_time;
+    let n = s.entries.len();
+    let top = (0..n).map(|k| s.total_at(k)).max().unwrap_or(0);
+    let y_top = top.max(s.reserved.iter().copied().max().unwrap_or(0));
+    let (mut chart, div) = over_trace(area, heading, r, y_top, theme)?;
+    let xs: Vec<f64> = s.entries.iter().map(|&e| e as f64).collect();
+    // Stack bottom-up in the rules' order; paint the tallest first so each smaller stack sits on top.
+    let k = s.categories.len();
+    let mut stacked: Vec<Vec<u64>> = Vec::with_capacity(k);
+    let mut running = vec![0u64; n];
+    for series in &s.bytes {
+        for (acc, b) in running.iter_mut().zip(series) {
+            *acc += b;
+        }
+        stacked.push(running.clone());
+    }
+    for j in (0..k).rev() {
+        if s.bytes[j].iter().all(|&b| b == 0) {
+            continue;
+        }
+        let color = category_color(j, k);
+        let points: Vec<(f64, f64)> = xs
+            .iter()
+            .zip(&stacked[j])
+            .map(|(&x, &b)| (x, b as f64 / div))
+            .collect();
+        let at_event = r.categories.get(j).map(|c| c.bytes).unwrap_or(0);
+        chart
+            .draw_series(AreaSeries::new(points, 0.0, color.filled()))?
+            .label(format!(
+                "{} ({} at the peak)",
+                s.categories[j],
+                bytes(at_event)
+            ))
+            .legend(swatch(color, theme));
+    }
+    let reserved: Vec<(f64, f64)> = xs
+        .iter()
+        .zip(&s.reserved)
+        .map(|(&x, &b)| (x, b as f64 / div))
+        .collect();
+    let ink = theme.ink;
+    let width = theme.px(2);
+    chart
+        .draw_series(LineSeries::new(reserved, ink.stroke_width(width)))?
+        .label("reserved by the allocator")
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], ink.stroke_width(width)));
+    peak_marker(&mut chart, r, div, theme)?;
+    legend(&mut chart, SeriesLabelPosition::UpperLeft, theme)
+}
+
+/// Horizontal bars with a text label per row, largest on top.
+fn labelled_bars<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    heading: &str,
+    rows: &[(String, u64, RGBColor)],
+    label_share: f64,
+    theme: &Theme,
+) -> Result<Bars>
+where
+    DB::ErrorType: 'static,
+{
+    let n = rows.len().max(1) as u32;
+    let max = rows.iter().map(|r| r.1).max().unwrap_or(1).max(1);
+    let (div, unit_name) = unit(max);
+    let (w, _) = area.dim_in_pixel();
+    let label_width = (f64::from(w) * label_share) as u32;
+    let chars = (f64::from(label_width) / (7.0 * theme.scale)) as usize;
+    let labels: Vec<String> = rows.iter().map(|r| tail(&r.0, chars)).collect();
+    let mut chart = builder(area, heading, theme)
+        .x_label_area_size(theme.px(36))
+        .y_label_area_size(label_width)
+        .build_cartesian_2d(0f64..max as f64 * 1.25 / div, (0..n).into_segmented())?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .bold_line_style(theme.muted.mix(0.25))
+        .light_line_style(TRANSPARENT)
+        .axis_style(theme.muted)
+        .x_desc(unit_name)
+        .y_labels(n as usize)
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => (n - 1)
+                .checked_sub(*i)
+                .and_then(|k| labels.get(k as usize))
+                .cloned()
+                .unwrap_or_default(),
+            _ => String::new(),
+        })
+        .label_style(theme.text(12))
+        .axis_desc_style(theme.text(13))
+        .draw()?;
+    let gap = theme.px(2);
+    chart.draw_series(rows.iter().enumerate().map(|(k, (_, b, color))| {
+        let y = n - 1 - k as u32;
+        let mut bar = Rectangle::new(
+            [
+                (0.0, SegmentValue::Exact(y)),
+                (*b as f64 / div, SegmentValue::Exact(y + 1)),
+            ],
+            color.filled(),
+        );
+        bar.set_margin(gap, gap, 0, 0);
+        bar
+    }))?;
+    chart.draw_series(rows.iter().enumerate().map(|(k, (_, b, _))| {
+        let y = n - 1 - k as u32;
+        Text::new(
+            format!(" {}", bytes(*b)),
+            (*b as f64 / div, SegmentValue::CenterOf(y)),
+            theme.text(12).pos(Pos::new(HPos::Left, VPos::Center)),
+        )
+    }))?;
+    Ok(bars_of(chart.plotting_area(), rows.len(), true))
+}
+
+/// The largest allocations live at the analysed entry, labelled with the code that made them and
+/// coloured by category. Returns where the rows are (row k is `r.top_consumers[k]`).
+pub fn top_consumers<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    heading: &str,
+    r: &DeviceReport,
+    rows: usize,
+    theme: &Theme,
+) -> Result<Bars>
+where
+    DB::ErrorType: 'static,
+{
+    let names: Vec<&str> = r.categories.iter().map(|c| c.category.as_str()).collect();
+    let rows: Vec<(String, u64, RGBColor)> = r
+        .top_consumers
+        .iter()
+        .take(rows)
+        .map(|c| {
+            let k = c
+                .category
+                .as_deref()
+                .and_then(|n| names.iter().position(|m| *m == n))
+                .unwrap_or(names.len().saturating_sub(1));
+            (c.frame.clone(), c.bytes, category_color(k, names.len()))
+        })
+        .collect();
+    labelled_bars(area, heading, &rows, 0.45, theme)
+}
+
+/// A donut of the categories live at the analysed entry, with a legend of bytes and shares.
+pub fn category_donut<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    r: &DeviceReport,
+    theme: &Theme,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let count = r.categories.len();
+    let slices: Vec<(usize, u64)> = r
+        .categories
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.bytes > 0)
+        .map(|(k, c)| (k, c.bytes))
+        .collect();
+    let (w, h) = area.dim_in_pixel();
+    let radius = (f64::from(w) * 0.27).min(f64::from(h) * 0.42);
+    let center = ((f64::from(w) * 0.3) as i32, (f64::from(h) * 0.5) as i32);
+    if slices.is_empty() {
+        area.draw(&Text::new(
+            "nothing is live here",
+            center,
+            theme.text(14).pos(Pos::new(HPos::Center, VPos::Center)),
+        ))?;
+        return Ok(());
+    }
+    let sizes: Vec<f64> = slices.iter().map(|s| s.1 as f64).collect();
+    let colors: Vec<RGBColor> = slices.iter().map(|s| category_color(s.0, count)).collect();
+    let labels: Vec<String> = vec![String::new(); slices.len()];
+    let mut pie = Pie::new(&center, &radius, &sizes, &colors, &labels);
+    pie.start_angle(-90.0);
+    pie.donut_hole(radius * 0.55);
+    area.draw(&pie)?;
+    area.draw(&Text::new(
+        bytes(r.live_bytes),
+        center,
+        theme.bold(16).pos(Pos::new(HPos::Center, VPos::Center)),
+    ))?;
+    let x = (f64::from(w) * 0.62) as i32;
+    let line = theme.px(24) as i32;
+    let top = (h as i32 - line * slices.len() as i32) / 2;
+    let side = theme.px(12) as i32;
+    for (i, (k, b)) in slices.iter().enumerate() {
+        let y = top + i as i32 * line;
+        area.draw(&Rectangle::new(
+            [(x, y), (x + side, y + side)],
+            category_color(*k, count).filled(),
+        ))?;
+        let share = *b as f64 * 100.0 / r.live_bytes.max(1) as f64;
+        area.draw(&Text::new(
+            format!("{}  {}  {share:.1} %", r.categories[*k].category, bytes(*b)),
+            (x + side + side / 2, y),
+            theme.text(12),
+        ))?;
+    }
+    Ok(())
+}
+
+/// Bars of the five components at the analysed entry. Returns where the columns are (column k is
+/// `r.components[k]`).
+pub fn component_bars<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    heading: &str,
+    r: &DeviceReport,
+    theme: &Theme,
+) -> Result<Bars>
+where
+    DB::ErrorType: 'static,
+{
+    let max = r
+        .components
+        .iter()
+        .map(|c| c.bytes)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let (div, unit_name) = unit(max);
+    let m = r.components.len() as u32;
+    let labels: Vec<&str> = r.components.iter().map(|c| c.component.label()).collect();
+    let mut chart = builder(area, heading, theme)
+        .x_label_area_size(theme.px(32))
+        .y_label_area_size(theme.px(60))
+        .build_cartesian_2d((0..m).into_segmented(), 0f64..max as f64 * 1.15 / div)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .bold_line_style(theme.muted.mix(0.25))
+        .light_line_style(TRANSPARENT)
+        .axis_style(theme.muted)
+        .y_desc(unit_name)
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => labels
+                .get(*i as usize)
+                .map(|s| s.to_string())
+                .unwrap_or_default(),
+            _ => String::new(),
+        })
+        .label_style(theme.text(12))
+        .axis_desc_style(theme.text(13))
+        .draw()?;
+    let gap = theme.px(10);
+    chart.draw_series(r.components.iter().enumerate().map(|(i, c)| {
+        let i = i as u32;
+        let mut bar = Rectangle::new(
+            [
+                (SegmentValue::Exact(i), 0.0),
+                (SegmentValue::Exact(i + 1), c.bytes as f64 / div),
+            ],
+            component_color(r, c.component).filled(),
+        );
+        bar.set_margin(0, 0, gap, gap);
+        bar
+    }))?;
+    chart.draw_series(r.components.iter().enumerate().map(|(i, c)| {
+        Text::new(
+            bytes(c.bytes),
+            (SegmentValue::CenterOf(i as u32), c.bytes as f64 / div),
+            theme.text(12).pos(Pos::new(HPos::Center, VPos::Bottom)),
+        )
+    }))?;
+    Ok(bars_of(chart.plotting_area(), r.components.len(), false))
+}
+
+/// Bars of bytes per power-of-two size bucket, with the count of each above it.
+pub fn size_histogram<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    heading: &str,
+    buckets: &[Bucket],
+    color: RGBColor,
+    theme: &Theme,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    if buckets.is_empty() {
+        let (w, h) = area.dim_in_pixel();
+        area.draw(&Text::new(
+            format!("{heading}: none"),
+            (w as i32 / 2, h as i32 / 2),
+            theme.text(14).pos(Pos::new(HPos::Center, VPos::Center)),
+        ))?;
+        return Ok(());
+    }
+    let n = buckets.len() as u32;
+    let max = buckets.iter().map(|b| b.bytes).max().unwrap_or(1).max(1);
+    let (div, unit_name) = unit(max);
+    let labels: Vec<String> = buckets
+        .iter()
+        .map(|b| bytes(b.from).replace(".0", ""))
+        .collect();
+    let mut chart = builder(area, heading, theme)
+        .x_label_area_size(theme.px(36))
+        .y_label_area_size(theme.px(64))
+        .build_cartesian_2d((0..n).into_segmented(), 0f64..max as f64 * 1.18 / div)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .bold_line_style(theme.muted.mix(0.25))
+        .light_line_style(TRANSPARENT)
+        .axis_style(theme.muted)
+        .x_desc("size (at least)")
+        .y_desc(format!("{unit_name} in the bucket"))
+        .x_labels(n as usize)
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .label_style(theme.text(11))
+        .axis_desc_style(theme.text(12))
+        .draw()?;
+    let gap = theme.px(2);
+    chart.draw_series(buckets.iter().enumerate().map(|(i, b)| {
+        let i = i as u32;
+        let mut bar = Rectangle::new(
+            [
+                (SegmentValue::Exact(i), 0.0),
+                (SegmentValue::Exact(i + 1), b.bytes as f64 / div),
+            ],
+            color.filled(),
+        );
+        bar.set_margin(0, 0, gap, gap);
+        bar
+    }))?;
+    chart.draw_series(buckets.iter().enumerate().map(|(i, b)| {
+        Text::new(
+            format!("×{}", b.count),
+            (SegmentValue::CenterOf(i as u32), b.bytes as f64 / div),
+            theme.quiet(10).pos(Pos::new(HPos::Center, VPos::Bottom)),
+        )
+    }))?;
+    Ok(())
+}
+
+/// Allocated against reserved bytes over the trace.
+pub fn allocated_vs_reserved<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    heading: &str,
+    r: &DeviceReport,
+    theme: &Theme,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let s = &r.over_time;
+    let y_top = s
+        .reserved
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max(r.peak.bytes);
+    let (mut chart, div) = over_trace(area, heading, r, y_top, theme)?;
+    let xs: Vec<f64> = s.entries.iter().map(|&x| x as f64).collect();
+    let reserved: Vec<(f64, f64)> = xs
+        .iter()
+        .zip(&s.reserved)
+        .map(|(&x, &b)| (x, b as f64 / div))
+        .collect();
+    let allocated: Vec<(f64, f64)> = (0..xs.len())
+        .map(|k| (xs[k], s.total_at(k) as f64 / div))
+        .collect();
+    chart
+        .draw_series(AreaSeries::new(reserved, 0.0, RESERVED.filled()))?
+        .label("reserved (cached + allocated)")
+        .legend(swatch(RESERVED, theme));
+    chart
+        .draw_series(AreaSeries::new(
+            allocated,
+            0.0,
+            ALLOCATED.mix(0.85).filled(),
+        ))?
+        .label("allocated (live)")
+        .legend(swatch(ALLOCATED, theme));
+    peak_marker(&mut chart, r, div, theme)?;
+    legend(&mut chart, SeriesLabelPosition::UpperLeft, theme)
+}
+
+/// The largest segments at the snapshot, each split into allocated, pending-free and cached-free bytes.
+pub fn segment_bars<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    heading: &str,
+    r: &DeviceReport,
+    most: usize,
+    theme: &Theme,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let mut segs: Vec<_> = r.segments.iter().collect();
+    segs.sort_by_key(|s| (std::cmp::Reverse(s.total_size), s.address));
+    segs.truncate(most);
+    let n = segs.len().max(1) as u32;
+    let max = segs.iter().map(|s| s.total_size).max().unwrap_or(1).max(1);
+    let (div, unit_name) = unit(max);
+    let mut chart = builder(area, heading, theme)
+        .x_label_area_size(theme.px(12))
+        .y_label_area_size(theme.px(64))
+        .build_cartesian_2d((0..n).into_segmented(), 0f64..max as f64 * 1.08 / div)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .bold_line_style(theme.muted.mix(0.25))
+        .light_line_style(TRANSPARENT)
+        .axis_style(theme.muted)
+        .x_label_formatter(&|_| String::new())
+        .y_desc(unit_name)
+        .label_style(theme.text(12))
+        .axis_desc_style(theme.text(13))
+        .draw()?;
+    let parts: [(
+        &str,
+        RGBColor,
+        fn(&memograph_snapshot::analysis::stats::SegmentStats) -> (u64, u64),
+    ); 3] = [
+        ("allocated", ALLOCATED, |s| (0, s.allocated)),
+        ("pending free", PENDING, |s| {
+            (s.allocated, s.allocated + s.pending_free)
+        }),
+        ("cached free", RESERVED, |s| {
+            let lo = s.allocated + s.pending_free;
+            (lo, lo + s.free)
+        }),
+    ];
+    let gap = theme.px(1);
+    for (what, color, range) in parts {
+        chart
+            .draw_series(segs.iter().enumerate().map(|(i, s)| {
+                let (lo, hi) = range(s);
+                let i = i as u32;
+                let mut bar = Rectangle::new(
+                    [
+                        (SegmentValue::Exact(i), lo as f64 / div),
+                        (SegmentValue::Exact(i + 1), hi as f64 / div),
+                    ],
+                    color.filled(),
+                );
+                bar.set_margin(0, 0, gap, gap);
+                bar
+            }))?
+            .label(what)
+            .legend(swatch(color, theme));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .label_font(theme.text(12))
+        .background_style(theme.background.mix(0.85))
+        .border_style(theme.muted)
+        .draw()?;
+    Ok(())
+}
+
+/// A line of small text at the bottom left of `area`.
+fn footnote<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    theme: &Theme,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let (_, h) = area.dim_in_pixel();
+    area.draw(&Text::new(
+        text.to_string(),
+        (theme.px(14) as i32, h as i32 - theme.px(20) as i32),
+        theme.quiet(13),
+    ))?;
+    Ok(())
+}
+
+/// The report's five pages, each filling `root`, `which` indexing [`CHARTS`].
+pub fn report_page<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    which: usize,
+    name: &str,
+    r: &DeviceReport,
+    theme: &Theme,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&theme.background)?;
+    let title = format!("{name} · cuda:{}", r.device);
+    let (_, h) = root.dim_in_pixel();
+    let titled = |t: &str| root.titled(t, theme.bold(22));
+    match which {
+        0 => {
+            let body = root.margin(0, theme.px(28), 0, 0);
+            memory_overview(
+                &body,
+                &format!("Memory over the trace by category — {title}"),
+                r,
+                theme,
+            )?;
+            footnote(
+                root,
+                "Each column shows the moment of highest live memory among the trace entries it stands for.",
+                theme,
+            )
+        }
+        1 => {
+            let body = root.margin(0, theme.px(28), 0, 0);
+            let shown = r.top_consumers.len().min(25);
+            top_consumers(
+                &body,
+                &format!("The {shown} largest allocations live at the peak — {title}"),
+                r,
+                25,
+                theme,
+            )?;
+            let held: u64 = r.top_consumers.iter().take(shown).map(|c| c.bytes).sum();
+            footnote(
+                root,
+                &format!(
+                    "These hold {} of the {} live at the peak ({} allocations). Colours are categories; labels the code that allocated.",
+                    bytes(held),
+                    bytes(r.live_bytes),
+                    r.live_allocations
+                ),
+                theme,
+            )
+        }
+        2 => {
+            let area = titled(&format!(
+                "Where the peak's {} goes — {title}",
+                bytes(r.live_bytes)
+            ))?;
+            let (w, _) = area.dim_in_pixel();
+            let (left, right) = area.split_horizontally(w * 11 / 20);
+            category_donut(&left, r, theme)?;
+            component_bars(&right, "Components", r, theme).map(|_| ())
+        }
+        3 => {
+            let area = titled(&format!("Size distributions — {title}"))?;
+            let (top, bottom) = area.split_vertically(h * 47 / 100);
+            size_histogram(
+                &top,
+                &format!(
+                    "{} allocations live at the peak, by size",
+                    r.live_allocations
+                ),
+                &r.live_sizes,
+                ALLOCATED,
+                theme,
+            )?;
+            let free: u64 = r.free_sizes.iter().map(|b| b.count).sum();
+            size_histogram(
+                &bottom,
+                &format!("{free} cached free blocks at the snapshot, by size"),
+                &r.free_sizes,
+                RESERVED,
+                theme,
+            )
+        }
+        _ => {
+            let e = &r.efficiency;
+            let area = titled(&format!(
+                "Allocator efficiency — {title}: {:.0} % of reserved cached at the peak, fragmentation {:.2}",
+                e.cache_overhead * 100.0,
+                e.fragmentation
+            ))?;
+            let (top, bottom) = area.split_vertically(h * 52 / 100);
+            allocated_vs_reserved(&top, "", r, theme)?;
+            let most = 60;
+            segment_bars(
+                &bottom,
+                &format!(
+                    "The {} largest of {} segments at the snapshot: allocated, pending free, cached free",
+                    r.segments.len().min(most),
+                    r.segments.len()
+                ),
+                r,
+                most,
+                theme,
+            )
+        }
+    }
+}
+
+/// The colour of allocated bytes, for pages that draw next to these charts.
+pub const ALLOCATED_COLOR: RGBColor = ALLOCATED;
+/// The colour of cached free bytes.
+pub const FREE_COLOR: RGBColor = RESERVED;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axis_units_follow_the_largest_value() {
+        assert_eq!(unit(3 << 30), ((1u64 << 30) as f64, "GiB"));
+        assert_eq!(unit(5 << 20), ((1u64 << 20) as f64, "MiB"));
+        assert_eq!(unit(100), (1.0, "B"));
+    }
+
+    #[test]
+    fn long_labels_keep_their_end() {
+        assert_eq!(tail("abcdef", 4), "…def");
+        assert_eq!(tail("abc", 4), "abc");
+    }
+
+    #[test]
+    fn a_click_maps_to_the_bar_under_it() {
+        let rows = Bars {
+            x: (100, 500),
+            y: (10, 110),
+            count: 10,
+            horizontal: true,
+        };
+        assert_eq!(rows.at(200, 10), Some(0));
+        assert_eq!(rows.at(200, 59), Some(4));
+        assert_eq!(rows.at(200, 110), Some(9));
+        assert_eq!(rows.at(50, 50), None);
+        let columns = Bars {
+            horizontal: false,
+            count: 5,
+            ..rows
+        };
+        assert_eq!(columns.at(499, 50), Some(4));
+    }
+}
