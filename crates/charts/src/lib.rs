@@ -11,6 +11,7 @@ use std::error::Error;
 use memograph_snapshot::analysis::categories;
 use memograph_snapshot::analysis::efficiency::Bucket;
 use memograph_snapshot::analysis::report::{Component, DeviceReport};
+use memograph_snapshot::analysis::stats::SegmentStats;
 use memograph_snapshot::format::bytes;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::coord::types::RangedCoordf64;
@@ -685,6 +686,9 @@ where
     legend(&mut chart, SeriesLabelPosition::UpperLeft, theme)
 }
 
+/// A stacked part of a segment's bar: its name, colour and byte range within the segment.
+type SegmentPart = (&'static str, RGBColor, fn(&SegmentStats) -> (u64, u64));
+
 /// The largest segments at the snapshot, each split into allocated, pending-free and cached-free bytes.
 pub fn segment_bars<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -717,11 +721,7 @@ where
         .label_style(theme.text(12))
         .axis_desc_style(theme.text(13))
         .draw()?;
-    let parts: [(
-        &str,
-        RGBColor,
-        fn(&memograph_snapshot::analysis::stats::SegmentStats) -> (u64, u64),
-    ); 3] = [
+    let parts: [SegmentPart; 3] = [
         ("allocated", ALLOCATED, |s| (0, s.allocated)),
         ("pending free", PENDING, |s| {
             (s.allocated, s.allocated + s.pending_free)
