@@ -2,6 +2,7 @@
 //! they are tested natively; the components only wire signals to them and the renderers only draw them.
 
 use memograph_snapshot::analysis::lifetimes::{Lifetimes, Peak};
+use memograph_snapshot::analysis::report::{report_of, DeviceReport, ReportOptions};
 use memograph_snapshot::analysis::timeline::{timeline_layout, RangeMax, TimelineLayout};
 use memograph_snapshot::Snapshot;
 
@@ -64,7 +65,13 @@ pub struct DeviceModel {
     pub annotations: Vec<AnnotationSpan>,
     /// Category names and each block allocation's category, computed on first use.
     pub categories: Option<Categories>,
+    /// The analysis panels' report and what it was made for (entry, framework frames hidden).
+    pub report: Option<(AnalysisKey, DeviceReport)>,
 }
+
+/// What a report was made for: the entry analysed (`None`: the peak) and whether framework frames are
+/// hidden in its call-stack tree.
+pub type AnalysisKey = (Option<i64>, bool);
 
 /// The built-in categories of a device's block allocations.
 pub struct Categories {
@@ -83,6 +90,25 @@ fn categorise(snapshot: &Snapshot, lifetimes: &Lifetimes) -> Categories {
 }
 
 impl DeviceModel {
+    /// The report for `key`, made on first use and kept until another entry or filter is asked for.
+    pub fn report(&mut self, snapshot: &Snapshot, key: AnalysisKey) -> &DeviceReport {
+        if self.report.as_ref().is_none_or(|(k, _)| *k != key) {
+            self.report = None;
+            let lifetimes = &self.blocks.lifetimes;
+            let c = self
+                .categories
+                .get_or_insert_with(|| categorise(snapshot, lifetimes));
+            let options = ReportOptions {
+                event: key.0,
+                hide_framework: key.1,
+                ..ReportOptions::default()
+            };
+            let report = report_of(snapshot, lifetimes, &c.of, &c.names, &options);
+            self.report = Some((key, report));
+        }
+        &self.report.as_ref().expect("made above").1
+    }
+
     /// Categorises the block allocations (once).
     pub fn categories(&mut self, snapshot: &Snapshot) -> &Categories {
         let lifetimes = &self.blocks.lifetimes;
@@ -130,6 +156,7 @@ impl DeviceModel {
             segments: TimelineModel::new(Lifetimes::of_segments(snapshot, device), 1.0),
             has_times: trace.has_time(),
             categories: None,
+            report: None,
             annotations: if trace.has_time() {
                 annotation_spans(snapshot, device, &trace.time_us)
             } else {
@@ -337,6 +364,23 @@ mod tests {
             m.categories(&s).of.len(),
             m.blocks.lifetimes.allocations.len()
         );
+    }
+
+    #[test]
+    fn the_report_follows_the_chosen_entry_and_adds_up_there() {
+        let s = fixture("kk_memory_ctx128_fullstep.pickle");
+        let mut m = DeviceModel::new(&s, 0);
+        let peak = m.blocks.peak;
+        assert_eq!(m.report(&s, (None, true)).live_bytes, peak.bytes);
+        let live = m.blocks.lifetimes.live_bytes_at(5000);
+        let at = m.report(&s, (Some(5000), true));
+        assert_eq!(at.event, 5000);
+        assert_eq!(at.live_bytes, live);
+        assert_eq!(
+            at.categories.iter().map(|c| c.bytes).sum::<u64>(),
+            at.live_bytes
+        );
+        assert_eq!(at.live_set.all_allocations().len(), at.live_allocations);
     }
 
     #[test]

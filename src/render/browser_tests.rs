@@ -75,6 +75,7 @@ fn bands_have_their_allocation_colour_at_known_points_and_the_sky_is_empty() {
         show_peak: false,
         highlighted: &[],
         categories: None,
+        stacked: None,
     };
     draw(&surface, &f, t, &overlay, &theme);
 
@@ -130,11 +131,109 @@ fn detail_zero_draws_one_summarized_band() {
         show_peak: true,
         highlighted: &[],
         categories: None,
+        stacked: None,
     };
     draw(&surface, &f, t, &overlay, &theme);
     let x = t.peak.event as f64 + 0.5;
     assert_eq!(
         pixel(&surface, f.px(x) - 3.0, f.py(t.peak.bytes as f64 / 2.0)),
         rgb(theme.summarized)
+    );
+}
+
+/// The colour at backing-store pixel `(x, y)` of `canvas`.
+fn backing_pixel(canvas: &web_sys::HtmlCanvasElement, x: i32, y: i32) -> [u8; 3] {
+    let ctx: web_sys::CanvasRenderingContext2d = canvas
+        .get_context("2d")
+        .unwrap()
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let data = ctx
+        .get_image_data(f64::from(x), f64::from(y), 1.0, 1.0)
+        .unwrap()
+        .data();
+    [data[0], data[1], data[2]]
+}
+
+#[wasm_bindgen_test]
+fn component_bars_are_drawn_in_their_colours_where_the_chart_says_they_are() {
+    let s = memograph_snapshot::read_bytes(ADAM).unwrap();
+    let mut model = DeviceModel::new(&s, 0);
+    let report = model.report(&s, (None, true)).clone();
+    let el = canvas(640, 320);
+    let (bars, _) = super::charts::draw(&el, false, |a, t| {
+        memograph_charts::component_bars(a, "", &report, t)
+    })
+    .unwrap();
+    assert_eq!(bars.count, 5);
+    assert!(!bars.horizontal);
+    let max = report.components.iter().map(|c| c.bytes).max().unwrap();
+    let width = bars.x.1 - bars.x.0;
+    let mut checked = 0;
+    for (k, c) in report.components.iter().enumerate() {
+        let x = bars.x.0 + width * (2 * k as i32 + 1) / 10;
+        let y = bars.y.1 - 3;
+        assert_eq!(bars.at(x, y), Some(k));
+        if c.bytes < max / 10 {
+            continue;
+        }
+        let expected = memograph_charts::component_color(&report, c.component);
+        assert_eq!(
+            backing_pixel(&el, x, y),
+            [expected.0, expected.1, expected.2],
+            "{:?}",
+            c.component
+        );
+        checked += 1;
+    }
+    assert!(checked >= 1);
+    // The chart's background is the light theme's.
+    assert_eq!(backing_pixel(&el, 2, 2), [255, 255, 255]);
+}
+
+#[wasm_bindgen_test]
+fn a_highlighted_allocation_is_drawn_even_when_thinner_than_a_pixel() {
+    let s = memograph_snapshot::read_bytes(ADAM).unwrap();
+    let model = DeviceModel::new(&s, 0);
+    let t = &model.blocks;
+    // The smallest allocation live at the end is far thinner than a pixel on a 120 px canvas.
+    let x = t.layout.x_len - 1;
+    let band = t
+        .layout
+        .bands
+        .iter()
+        .filter(|b| b.start <= x && b.end > x)
+        .min_by_key(|b| b.size)
+        .unwrap();
+    let el = canvas(600, 120);
+    let surface = Surface::of(&el).unwrap();
+    let f = frame(
+        &surface,
+        Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64),
+        None,
+        0,
+    );
+    assert!(f.py(0.0) - f.py(band.size as f64) < 0.25);
+    let theme = colors::theme(false);
+    let lit = [band.allocation];
+    let overlay = Overlay {
+        annotations: &[],
+        hovered: None,
+        pinned: None,
+        show_peak: false,
+        highlighted: &lit,
+        categories: None,
+        stacked: None,
+    };
+    draw(&surface, &f, t, &overlay, &theme);
+    let y = f.py(t.layout.offset_at(band, x) as f64);
+    let px = f.px(x as f64 + 0.5);
+    let near: Vec<[u8; 3]> = (-1..=1)
+        .map(|d| pixel(&surface, px, y + f64::from(d)))
+        .collect();
+    assert!(
+        near.iter().any(|p| p.iter().all(|&c| c < 90)),
+        "no outline near y={y}: {near:?}"
     );
 }

@@ -1,6 +1,7 @@
 //! Canvas renderers: one per kind of picture. Each takes a view model and a viewport and draws; none
 //! holds state or knows about signals.
 
+pub mod charts;
 pub mod colors;
 pub mod minimap;
 pub mod state_map;

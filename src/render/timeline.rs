@@ -2,6 +2,7 @@
 //! peak marker. Bands outside the view or under a quarter pixel tall are skipped (their bytes still count
 //! in the offsets of those above), so a frame costs what is visible, not what exists.
 
+use memograph_snapshot::analysis::report::CategorySeries;
 use memograph_snapshot::analysis::timeline::TimelineLayout;
 use memograph_snapshot::format::bytes;
 
@@ -87,6 +88,9 @@ pub struct Overlay<'a> {
     pub highlighted: &'a [u32],
     /// Colour by category: each allocation's category and the number of categories.
     pub categories: Option<(&'a [u16], usize)>,
+    /// Live bytes per category across the trace: shades the area under the total by category instead of
+    /// in grey (for short canvases, where most bands are too thin to draw).
+    pub stacked: Option<&'a CategorySeries>,
 }
 
 /// The plot area for a surface: leaves room for axes and annotation rows.
@@ -116,7 +120,10 @@ pub fn draw(s: &Surface, f: &Frame, model: &TimelineModel, overlay: &Overlay, th
     ctx.begin_path();
     ctx.rect(f.left, f.top, f.width, f.height);
     ctx.clip();
-    draw_live_area(s, f, model, theme);
+    match overlay.stacked {
+        Some(series) => draw_category_area(s, f, series),
+        None => draw_live_area(s, f, model, theme),
+    }
     draw_bands(s, f, &model.layout, overlay, theme);
     draw_summary(s, f, &model.layout, theme);
     if overlay.show_peak {
@@ -196,6 +203,36 @@ fn draw_live_area(s: &Surface, f: &Frame, model: &TimelineModel, theme: &Theme) 
     ctx.set_global_alpha(1.0);
 }
 
+/// The area under the total split by category, one column per sample of `series` (each sample holds
+/// its run's highest total).
+fn draw_category_area(s: &Surface, f: &Frame, series: &CategorySeries) {
+    let ctx = &s.ctx;
+    let n = series.entries.len();
+    let count = series.categories.len();
+    for k in 0..n {
+        let a = series.entries[k].max(0) as f64;
+        let z = series
+            .entries
+            .get(k + 1)
+            .map_or(f.view.x1, |&e| e.max(0) as f64);
+        if z < f.view.x0 || a > f.view.x1 {
+            continue;
+        }
+        let (pa, pz) = (f.px(a.max(f.view.x0)), f.px(z.min(f.view.x1)));
+        let mut below = 0u64;
+        for (c, bytes) in series.bytes.iter().enumerate() {
+            let b = bytes[k];
+            if b == 0 {
+                continue;
+            }
+            let (y0, y1) = (f.py(below as f64), f.py((below + b) as f64));
+            ctx.set_fill_style_str(colors::category(c as u16, count));
+            ctx.fill_rect(pa, y1, (pz - pa).max(1.0), y0 - y1);
+            below += b;
+        }
+    }
+}
+
 /// Reusable scratch for band outlines: (left px, right px, bottom offset).
 struct Steps(Vec<(f64, f64, f64)>);
 
@@ -251,14 +288,15 @@ fn draw_bands(s: &Surface, f: &Frame, layout: &TimelineLayout, overlay: &Overlay
             continue;
         }
         let pinned = overlay.pinned == Some(b.allocation);
-        if (b.size as f64) < min_bytes && !pinned && overlay.hovered != Some(i) {
+        let lit = dim && overlay.highlighted.binary_search(&b.allocation).is_ok();
+        let thin = (b.size as f64) < min_bytes;
+        if thin && !pinned && !lit && overlay.hovered != Some(i) {
             continue;
         }
         band_steps(f, layout, i, &mut steps);
         if steps.0.is_empty() {
             continue;
         }
-        let lit = overlay.highlighted.binary_search(&b.allocation).is_ok();
         ctx.set_global_alpha(if dim && !lit { 0.25 } else { 1.0 });
         ctx.set_fill_style_str(match overlay.categories {
             Some((of, n)) => colors::category(of[b.allocation as usize], n),
@@ -266,6 +304,12 @@ fn draw_bands(s: &Surface, f: &Frame, layout: &TimelineLayout, overlay: &Overlay
         });
         trace_band(s, f, &steps, b.size as f64);
         ctx.fill();
+        if lit && thin {
+            // Too thin to see filled: outline it, so what was picked is never invisible.
+            ctx.set_stroke_style_str(theme.highlight);
+            ctx.set_line_width(1.0);
+            ctx.stroke();
+        }
     }
     ctx.set_global_alpha(1.0);
     for (i, width) in [
@@ -377,4 +421,26 @@ fn draw_annotations(s: &Surface, f: &Frame, spans: &[AnnotationSpan], theme: &Th
             ctx.restore();
         }
     }
+}
+
+/// A vertical line at entry `x` across the plot: the entry the analysis panels describe.
+pub fn draw_marker(s: &Surface, f: &Frame, x: f64, theme: &Theme) {
+    if x < f.view.x0 || x > f.view.x1 {
+        return;
+    }
+    let ctx = &s.ctx;
+    let px = f.px(x).round() + 0.5;
+    ctx.set_stroke_style_str(theme.highlight);
+    ctx.set_line_width(2.0);
+    ctx.begin_path();
+    ctx.move_to(px, f.top);
+    ctx.line_to(px, f.top + f.height);
+    ctx.stroke();
+    ctx.set_fill_style_str(theme.highlight);
+    ctx.begin_path();
+    ctx.move_to(px - 5.0, f.top);
+    ctx.line_to(px + 5.0, f.top);
+    ctx.line_to(px, f.top + 7.0);
+    ctx.close_path();
+    ctx.fill();
 }

@@ -1,6 +1,7 @@
 //! The page: state (signals), the shell (loading, file and device pickers, views) and its wiring.
 //! Components only wire signals; models come from `view_model`, pictures from `render`.
 
+mod analysis_view;
 mod loader;
 mod settings_view;
 mod stack_panel;
@@ -37,16 +38,24 @@ impl Phase {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum View {
     Timeline,
+    Analysis,
     Segments,
     State,
     Settings,
 }
 
 impl View {
-    const ALL: [View; 4] = [View::Timeline, View::Segments, View::State, View::Settings];
+    const ALL: [View; 5] = [
+        View::Timeline,
+        View::Analysis,
+        View::Segments,
+        View::State,
+        View::Settings,
+    ];
     fn key(self) -> &'static str {
         match self {
             View::Timeline => "timeline",
+            View::Analysis => "analysis",
             View::Segments => "segments",
             View::State => "state",
             View::Settings => "settings",
@@ -55,9 +64,29 @@ impl View {
     fn label(self) -> &'static str {
         match self {
             View::Timeline => "Active Memory Timeline",
+            View::Analysis => "Where the memory goes",
             View::Segments => "Active Cached Segment Timeline",
             View::State => "Allocator State History",
             View::Settings => "Allocator Settings",
+        }
+    }
+}
+
+/// A set of block allocations to highlight, and what they are.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Highlight {
+    pub label: String,
+    /// Indices into the device's block lifetimes, sorted.
+    pub allocations: std::sync::Arc<Vec<u32>>,
+}
+
+impl Highlight {
+    pub fn new(label: String, mut allocations: Vec<u32>) -> Highlight {
+        allocations.sort_unstable();
+        allocations.dedup();
+        Highlight {
+            label,
+            allocations: std::sync::Arc::new(allocations),
         }
     }
 }
@@ -85,6 +114,13 @@ pub struct Ui {
     /// Colour the block timeline by category, and the category whose allocations are highlighted.
     pub by_category: RwSignal<bool>,
     pub highlight_category: RwSignal<Option<u16>>,
+    /// Allocations picked in the analysis panels (a call path, a consumer, a component), highlighted on
+    /// the timelines.
+    pub highlight: RwSignal<Option<Highlight>>,
+    /// The entry the analysis panels describe; `None`: the peak.
+    pub analysis_event: RwSignal<Option<i64>>,
+    /// Hide torch, library and C++ frames in the live-set tree.
+    pub hide_framework: RwSignal<bool>,
     pub dark: RwSignal<bool>,
     /// When the current file's load began (performance.now()), for the load-to-first-timeline figure.
     pub load_started: RwSignal<f64>,
@@ -113,6 +149,9 @@ impl Ui {
             selected_event: RwSignal::new(0),
             by_category: RwSignal::new(false),
             highlight_category: RwSignal::new(None),
+            highlight: RwSignal::new(None),
+            analysis_event: RwSignal::new(None),
+            hide_framework: RwSignal::new(true),
             dark: RwSignal::new(dark),
             load_started: RwSignal::new(0.0),
         }
@@ -127,6 +166,8 @@ impl Ui {
         self.viewport.set(None);
         self.selected_event.set(0);
         self.highlight_category.set(None);
+        self.highlight.set(None);
+        self.analysis_event.set(None);
         self.detail.set((detail * 100.0).round());
         self.file.set(file);
         self.device.set(device);
@@ -192,6 +233,7 @@ fn App() -> impl IntoView {
                 <main class="views">
                     {move || match ui.view.get() {
                         View::Timeline => view! { <timeline_view::TimelineView ui=ui segments=false /> }.into_any(),
+                        View::Analysis => view! { <analysis_view::AnalysisView ui=ui /> }.into_any(),
                         View::Segments => view! { <timeline_view::TimelineView ui=ui segments=true /> }.into_any(),
                         View::State => view! { <state_view::StateView ui=ui /> }.into_any(),
                         View::Settings => view! { <settings_view::SettingsView ui=ui /> }.into_any(),

@@ -115,7 +115,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             ui.dark.get(),
             ui.time_axis.get(),
         );
-        let (brush_now, lit) = (brush.get(), ui.highlight_category.get());
+        let (brush_now, lit, picked) =
+            (brush.get(), ui.highlight_category.get(), ui.highlight.get());
         let Some(el) = canvas.get() else { return };
         let Some(surface) = Surface::of(&el) else {
             return;
@@ -127,8 +128,9 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             let times = if time_axis { c.times } else { None };
             let f = render::timeline::frame(&surface, view, times, c.rows());
             let theme = colors::theme(dark);
-            let highlighted: Vec<u32> = match (c.categories, lit) {
-                (Some(cat), Some(k)) => (0..cat.of.len() as u32)
+            let highlighted: Vec<u32> = match (&picked, c.categories, lit) {
+                (Some(h), _, _) if !segments => h.allocations.to_vec(),
+                (_, Some(cat), Some(k)) => (0..cat.of.len() as u32)
                     .filter(|&i| cat.of[i as usize] == k)
                     .collect(),
                 _ => Vec::new(),
@@ -140,6 +142,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                 show_peak: true,
                 highlighted: &highlighted,
                 categories: c.categories.map(|cat| (cat.of.as_slice(), cat.names.len())),
+                stacked: None,
             };
             render::timeline::draw(&surface, &f, t, &overlay, &theme);
             if let Some(m) = minimap.get().and_then(|m| Surface::of(&m)) {
@@ -401,6 +404,9 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                         "Colour by category"
                     </label>
                 </Show>
+                <Show when=move || !segments && ui.highlight.get().is_some()>
+                    <HighlightChip ui=ui />
+                </Show>
                 <span class="muted hint">"wheel: zoom · drag: pan · click: stack · Esc: unpin"</span>
             </div>
             <Show when=move || !segments && ui.by_category.get()>
@@ -471,4 +477,15 @@ pub fn describe(t: &TimelineModel, allocation: u32, times: Option<&[i64]>) -> St
         grouped(a.size),
         when(a.alloc_event, "allocated")
     )
+}
+
+/// What is highlighted (from the analysis panels), with a button that clears it.
+#[component]
+pub fn HighlightChip(ui: Ui) -> impl IntoView {
+    view! {
+        <span class="chip" data-testid="highlight" title="Highlighted on the timelines">
+            {move || ui.highlight.get().map(|h| format!("Highlighted: {} ({} allocations)", h.label, grouped(h.allocations.len() as u64))).unwrap_or_default()}
+            <button class="chip-close" title="Clear the highlight" on:click=move |_| ui.highlight.set(None)>"×"</button>
+        </span>
+    }
 }

@@ -10,7 +10,7 @@ use std::error::Error;
 
 use memograph_snapshot::analysis::categories;
 use memograph_snapshot::analysis::efficiency::Bucket;
-use memograph_snapshot::analysis::report::{Component, DeviceReport};
+use memograph_snapshot::analysis::report::{CategorySeries, Component, DeviceReport};
 use memograph_snapshot::analysis::stats::SegmentStats;
 use memograph_snapshot::format::bytes;
 use plotters::coord::ranged1d::SegmentValue;
@@ -302,15 +302,56 @@ pub fn memory_overview<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let s = &r.over_time;
+    let k = r.over_time.categories.len();
+    let colors: Vec<RGBColor> = (0..k).map(|j| category_color(j, k)).collect();
+    let at_event: Vec<u64> = r.categories.iter().map(|c| c.bytes).collect();
+    stacked_over_trace(area, heading, r, &r.over_time, &colors, &at_event, theme)
+}
+
+/// Live bytes per component (parameters, gradients, optimizer state, activations, other) over the
+/// trace, stacked, with reserved bytes and the peak.
+pub fn components_over_trace<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    heading: &str,
+    r: &DeviceReport,
+    theme: &Theme,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let series = r.over_time.by_component();
+    let colors: Vec<RGBColor> = Component::ALL
+        .iter()
+        .map(|&c| component_color(r, c))
+        .collect();
+    let at_event: Vec<u64> = r.components.iter().map(|c| c.bytes).collect();
+    stacked_over_trace(area, heading, r, &series, &colors, &at_event, theme)
+}
+
+fn stacked_over_trace<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    heading: &str,
+    r: &DeviceReport,
+    s: &CategorySeries,
+    colors: &[RGBColor],
+    at_event: &[u64],
+    theme: &Theme,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
     let n = s.entries.len();
     let top = (0..n).map(|k| s.total_at(k)).max().unwrap_or(0);
     let y_top = top.max(s.reserved.iter().copied().max().unwrap_or(0));
     let (mut chart, div) = over_trace(area, heading, r, y_top, theme)?;
     let xs: Vec<f64> = s.entries.iter().map(|&e| e as f64).collect();
-    // Stack bottom-up in the rules' order; paint the tallest first so each smaller stack sits on top.
-    let k = s.categories.len();
-    let mut stacked: Vec<Vec<u64>> = Vec::with_capacity(k);
+    let when = if r.event == r.peak.event {
+        "at the peak".to_string()
+    } else {
+        format!("at entry {}", r.event)
+    };
+    // Stack bottom-up in order; paint the tallest first so each smaller stack sits on top.
+    let mut stacked: Vec<Vec<u64>> = Vec::with_capacity(s.bytes.len());
     let mut running = vec![0u64; n];
     for series in &s.bytes {
         for (acc, b) in running.iter_mut().zip(series) {
@@ -318,24 +359,20 @@ where
         }
         stacked.push(running.clone());
     }
-    for j in (0..k).rev() {
+    for j in (0..s.bytes.len()).rev() {
         if s.bytes[j].iter().all(|&b| b == 0) {
             continue;
         }
-        let color = category_color(j, k);
+        let color = colors.get(j).copied().unwrap_or(RESERVED);
         let points: Vec<(f64, f64)> = xs
             .iter()
             .zip(&stacked[j])
             .map(|(&x, &b)| (x, b as f64 / div))
             .collect();
-        let at_event = r.categories.get(j).map(|c| c.bytes).unwrap_or(0);
+        let here = at_event.get(j).copied().unwrap_or(0);
         chart
             .draw_series(AreaSeries::new(points, 0.0, color.filled()))?
-            .label(format!(
-                "{} ({} at the peak)",
-                s.categories[j],
-                bytes(at_event)
-            ))
+            .label(format!("{} ({} {when})", s.categories[j], bytes(here)))
             .legend(swatch(color, theme));
     }
     let reserved: Vec<(f64, f64)> = xs

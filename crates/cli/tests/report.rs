@@ -244,3 +244,50 @@ fn a_bad_file_is_one_line_and_exit_1_while_good_ones_are_still_written() {
     assert!(stdout.contains("a0kuma_adam"));
     assert!(out.join("r/latest").exists());
 }
+
+#[test]
+fn user_category_rules_come_first_and_bad_ones_are_one_line() {
+    let out = scratch("rules");
+    std::fs::write(
+        out.join("rules.json"),
+        r#"[{"category": "Adam moments", "scope": "stack", "pattern": "optimizers\\.py:\\d+:step"}]"#,
+    )
+    .unwrap();
+    let file = fixtures().join("kk_memory_ctx128_fullstep.pickle");
+    let (code, stdout, stderr) = memograph(
+        &[
+            "report",
+            "--json",
+            "--rules",
+            "rules.json",
+            file.to_str().unwrap(),
+        ],
+        &out,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    let cats = v["devices"][0]["categories"].as_array().unwrap();
+    assert_eq!(cats[0]["category"], "Adam moments");
+    assert!(cats[0]["bytes"].as_u64().unwrap() > 20 << 30);
+    let optimizer = cats
+        .iter()
+        .find(|c| c["category"] == "Optimizer state")
+        .unwrap();
+    assert_eq!(optimizer["bytes"], 0);
+
+    std::fs::write(
+        out.join("bad.json"),
+        r#"[{"category": "x", "pattern": "("}]"#,
+    )
+    .unwrap();
+    let (code, _, stderr) = memograph(
+        &["report", "--rules", "bad.json", file.to_str().unwrap()],
+        &out,
+    );
+    assert_eq!(code, 1);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: bad.json: category rule 'x': bad pattern"),
+        "{stderr}"
+    );
+}

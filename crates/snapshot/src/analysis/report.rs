@@ -82,6 +82,27 @@ impl CategorySeries {
     pub fn total_at(&self, k: usize) -> u64 {
         self.bytes.iter().map(|c| c[k]).sum()
     }
+
+    /// The same samples summed into the five components, in [`Component::ALL`]'s order.
+    pub fn by_component(&self) -> CategorySeries {
+        let n = self.entries.len();
+        let mut bytes = vec![vec![0u64; n]; Component::ALL.len()];
+        for (name, series) in self.categories.iter().zip(&self.bytes) {
+            let c = Component::of_category(name) as usize;
+            for (acc, b) in bytes[c].iter_mut().zip(series) {
+                *acc += b;
+            }
+        }
+        CategorySeries {
+            entries: self.entries.clone(),
+            categories: Component::ALL
+                .iter()
+                .map(|c| c.label().to_string())
+                .collect(),
+            bytes,
+            reserved: self.reserved.clone(),
+        }
+    }
 }
 
 /// Live bytes per category at up to `samples` entries spread over the trace (each at its run's maximum).
@@ -232,20 +253,32 @@ pub fn device_report(
     options: &ReportOptions,
 ) -> DeviceReport {
     let lifetimes = Lifetimes::of(snapshot, device);
+    let of = categorize(snapshot, &lifetimes, rules);
+    report_of(snapshot, &lifetimes, &of, &rules.names(), options)
+}
+
+/// The report from a device's block lifetimes and their categories (`of[i]` indexes `names`), for callers
+/// that already hold them (the page keeps both per device).
+pub fn report_of(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    of: &[u16],
+    names: &[String],
+    options: &ReportOptions,
+) -> DeviceReport {
+    let device = lifetimes.device;
     let peak = lifetimes.peak();
     let event = options.event.unwrap_or(peak.event);
-    let names = rules.names();
-    let of = categorize(snapshot, &lifetimes, rules);
-    let categories = category_totals(&lifetimes, &of, &names, event);
+    let categories = category_totals(lifetimes, of, names, event);
     let (start, reserved) = reserved_series(snapshot, device);
-    let over_time = category_series(&lifetimes, &of, &names, (start, &reserved), options.samples);
-    let (live_sizes, free_sizes) = size_distributions(snapshot, &lifetimes, device, event);
-    let mut top = top_consumers(snapshot, &lifetimes, event, options.top);
+    let over_time = category_series(lifetimes, of, names, (start, &reserved), options.samples);
+    let (live_sizes, free_sizes) = size_distributions(snapshot, lifetimes, device, event);
+    let mut top = top_consumers(snapshot, lifetimes, event, options.top);
     for c in &mut top {
         c.category = Some(names[of[c.allocation as usize] as usize].clone());
     }
     let live_bytes = lifetimes.live_bytes_at(event);
-    let mut live_set = live_set_tree(snapshot, &lifetimes, event, options.hide_framework);
+    let mut live_set = live_set_tree(snapshot, lifetimes, event, options.hide_framework);
     live_set.prune((live_bytes as f64 * options.tree_min_share) as u64);
     DeviceReport {
         device,
@@ -254,7 +287,7 @@ pub fn device_report(
         event,
         live_bytes,
         live_allocations: categories.iter().map(|c| c.count as usize).sum(),
-        efficiency: efficiency(snapshot, &lifetimes, device),
+        efficiency: efficiency(snapshot, lifetimes, device),
         components: component_totals(&categories),
         categories,
         top_consumers: top,
@@ -262,7 +295,7 @@ pub fn device_report(
         live_sizes,
         free_sizes,
         large_free_block_threshold: LARGE_FREE_BLOCK,
-        recommendations: recommendations(snapshot, &lifetimes, device),
+        recommendations: recommendations(snapshot, lifetimes, device),
         over_time,
         segments: segment_stats(snapshot, device).0,
     }

@@ -1,0 +1,541 @@
+//! Where the memory goes: the live set at an entry (the peak unless another is picked) by call stack,
+//! category and component, the largest allocations, the allocator's efficiency and recommendations.
+//!
+//! A compact Active Memory Timeline on top picks the entry (click) and shows what the panels highlight;
+//! clicking a call path, a consumer bar, a component bar or a category highlights those allocations on
+//! both timelines. Figures are the engine's report (`DeviceModel::report`); the charts are
+//! `memograph-charts`, the same that `memograph report` writes as PNGs.
+
+use std::collections::HashSet;
+
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use memograph_charts::{Bars, Theme};
+use memograph_snapshot::analysis::live_set::Node;
+use memograph_snapshot::analysis::report::{Component, DeviceReport};
+use memograph_snapshot::format::{bytes, grouped};
+use plotters::coord::Shift;
+use plotters::prelude::DrawingArea;
+use plotters_canvas::CanvasBackend;
+
+use super::timeline_view::HighlightChip;
+use super::{store, Highlight, Ui};
+use crate::render::{self, colors, Surface};
+use crate::view_model::DeviceModel;
+use crate::viewport::Viewport;
+
+/// Runs `f` on the report the panels show (tracks the file, device, entry and tree filter).
+fn with_report<R>(ui: Ui, f: impl FnOnce(&DeviceReport) -> R) -> Option<R> {
+    let (file, device) = ui.current()?;
+    let key = (ui.analysis_event.get(), ui.hide_framework.get());
+    store::with_model(file, device, |m, s| f(m.report(s, key)))
+}
+
+/// Runs `f` on the current device's model with its report made (no tracking: for event handlers).
+fn with_model_untracked<R>(ui: Ui, f: impl FnOnce(&mut DeviceModel) -> R) -> Option<R> {
+    let (file, device) = (ui.file.get_untracked(), ui.device.get_untracked());
+    let key = (
+        ui.analysis_event.get_untracked(),
+        ui.hide_framework.get_untracked(),
+    );
+    store::with_model(file, device, |m, s| {
+        m.report(s, key);
+        f(m)
+    })
+}
+
+fn report_of(m: &DeviceModel) -> &DeviceReport {
+    &m.report.as_ref().expect("made by with_model_untracked").1
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+#[component]
+pub fn AnalysisView(ui: Ui) -> impl IntoView {
+    let headline = move || {
+        with_report(ui, |r| {
+            let at = if ui.analysis_event.get().is_none() {
+                format!(
+                    "Live at the peak (entry {})",
+                    grouped(r.event.max(0) as u64)
+                )
+            } else if r.event < 0 {
+                "Live before the first entry".to_string()
+            } else {
+                format!("Live after entry {}", grouped(r.event as u64))
+            };
+            format!(
+                "{at}: {} ({} bytes) in {} allocations",
+                bytes(r.live_bytes),
+                grouped(r.live_bytes),
+                grouped(r.live_allocations as u64)
+            )
+        })
+        .unwrap_or_default()
+    };
+    view! {
+        <div class="analysis-view">
+            <div class="view-toolbar">
+                <span class="peak" data-testid="analysis-at">{headline}</span>
+                <Show when=move || ui.analysis_event.get().is_some()>
+                    <button class="button small" data-testid="back-to-peak" on:click=move |_| ui.analysis_event.set(None)>"Back to the peak"</button>
+                </Show>
+                <label class="check" title="Hide torch, Python library and C++ frames so your own code is on top">
+                    <input type="checkbox" prop:checked=move || ui.hide_framework.get()
+                        on:change=move |ev| ui.hide_framework.set(event_target_checked(&ev)) />
+                    "Hide framework frames"
+                </label>
+                <Show when=move || ui.highlight.get().is_some()>
+                    <HighlightChip ui=ui />
+                </Show>
+                <span class="muted hint">"click the timeline: what is live there · click a path or a bar: highlight it"</span>
+            </div>
+            <div class="analysis-body">
+                <CompactTimeline ui=ui />
+                <div class="panels">
+                    <section class="panel">
+                        <h3>"Categories"</h3>
+                        <Chart ui=ui testid="category-chart" draw=draw_donut />
+                        <CategoryLegend ui=ui />
+                    </section>
+                    <section class="panel">
+                        <h3>"Components" <span class="muted">" · click a bar to highlight it"</span></h3>
+                        <Chart ui=ui testid="components-chart" draw=draw_components pick=pick_component />
+                    </section>
+                    <section class="panel wide">
+                        <h3>"Categories over the trace"</h3>
+                        <Chart ui=ui testid="overview-chart" draw=draw_overview />
+                    </section>
+                    <section class="panel wide">
+                        <h3>"Components over the trace"</h3>
+                        <Chart ui=ui testid="components-over-time-chart" draw=draw_components_over_time />
+                    </section>
+                    <section class="panel wide">
+                        <h3>"Live set by call stack" <span class="muted">" · outermost frame first; click a path to highlight its allocations"</span></h3>
+                        <LiveSetTree ui=ui />
+                    </section>
+                    <section class="panel wide">
+                        <h3>"Largest live allocations" <span class="muted">" · click a bar to highlight and pin it"</span></h3>
+                        <Chart ui=ui testid="top-consumers-chart" draw=draw_top pick=pick_consumer />
+                    </section>
+                    <section class="panel">
+                        <h3>"Allocator efficiency"</h3>
+                        <EfficiencyFigures ui=ui />
+                        <Chart ui=ui testid="efficiency-chart" draw=draw_efficiency />
+                    </section>
+                    <section class="panel">
+                        <h3>"Recommendations"</h3>
+                        <Recommendations ui=ui />
+                    </section>
+                    <section class="panel">
+                        <h3>"Sizes of the live allocations"</h3>
+                        <Chart ui=ui testid="live-sizes-chart" draw=draw_live_sizes />
+                    </section>
+                    <section class="panel">
+                        <h3>"Sizes of the cached free blocks"</h3>
+                        <Chart ui=ui testid="free-sizes-chart" draw=draw_free_sizes />
+                    </section>
+                </div>
+            </div>
+        </div>
+    }
+}
+
+type Area<'a> = DrawingArea<CanvasBackend, Shift>;
+type DrawFn = fn(&Area, &DeviceReport, &Theme) -> memograph_charts::Result<Bars>;
+type PickFn = fn(&DeviceModel, usize) -> Option<(Highlight, Option<u32>)>;
+
+fn draw_donut(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::Result<Bars> {
+    memograph_charts::category_donut(a, r, t).map(|_| Bars::default())
+}
+fn draw_components(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::Result<Bars> {
+    memograph_charts::component_bars(a, "", r, t)
+}
+fn draw_overview(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::Result<Bars> {
+    memograph_charts::memory_overview(a, "", r, t).map(|_| Bars::default())
+}
+fn draw_components_over_time(
+    a: &Area,
+    r: &DeviceReport,
+    t: &Theme,
+) -> memograph_charts::Result<Bars> {
+    memograph_charts::components_over_trace(a, "", r, t).map(|_| Bars::default())
+}
+fn draw_top(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::Result<Bars> {
+    memograph_charts::top_consumers(a, "", r, TOP_ROWS, t)
+}
+fn draw_efficiency(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::Result<Bars> {
+    memograph_charts::allocated_vs_reserved(a, "", r, t).map(|_| Bars::default())
+}
+fn draw_live_sizes(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::Result<Bars> {
+    let color = memograph_charts::ALLOCATED_COLOR;
+    memograph_charts::size_histogram(a, "", &r.live_sizes, color, t).map(|_| Bars::default())
+}
+fn draw_free_sizes(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::Result<Bars> {
+    let color = memograph_charts::FREE_COLOR;
+    memograph_charts::size_histogram(a, "", &r.free_sizes, color, t).map(|_| Bars::default())
+}
+
+/// Rows of the largest-allocations chart.
+const TOP_ROWS: usize = 15;
+
+fn pick_consumer(m: &DeviceModel, k: usize) -> Option<(Highlight, Option<u32>)> {
+    let c = report_of(m).top_consumers.get(k)?;
+    let label = format!("{} {}", c.name, bytes(c.bytes));
+    Some((
+        Highlight::new(label, vec![c.allocation]),
+        Some(c.allocation),
+    ))
+}
+
+fn pick_component(m: &DeviceModel, k: usize) -> Option<(Highlight, Option<u32>)> {
+    let component = report_of(m).components.get(k)?.component;
+    let c = m.categories.as_ref()?;
+    let wanted: Vec<bool> = c
+        .names
+        .iter()
+        .map(|n| Component::of_category(n) == component)
+        .collect();
+    let allocations = (0..c.of.len() as u32)
+        .filter(|&i| wanted[c.of[i as usize] as usize])
+        .collect();
+    Some((
+        Highlight::new(component.label().to_string(), allocations),
+        None,
+    ))
+}
+
+/// A memograph-charts chart on a canvas, redrawn when the report, theme or window size changes; with
+/// `pick`, a click on a bar highlights what it stands for.
+#[component]
+fn Chart(
+    ui: Ui,
+    testid: &'static str,
+    draw: DrawFn,
+    #[prop(optional)] pick: Option<PickFn>,
+) -> impl IntoView {
+    let canvas = NodeRef::<Canvas>::new();
+    let bars = StoredValue::new(None::<(Bars, f64)>);
+    let resized = RwSignal::new(0u32);
+    let on_resize = window_event_listener(leptos::ev::resize, move |_| resized.update(|r| *r += 1));
+    on_cleanup(move || on_resize.remove());
+    Effect::new(move |_| {
+        resized.track();
+        let dark = ui.dark.get();
+        let Some(el) = canvas.get() else { return };
+        let drawn = with_report(ui, |r| {
+            render::charts::draw(&el, dark, |a, t| draw(a, r, t))
+        });
+        bars.set_value(drawn.flatten());
+    });
+    let on_click = move |ev: web_sys::MouseEvent| {
+        let (Some(pick), Some((b, dpr))) = (pick, bars.get_value()) else {
+            return;
+        };
+        let (x, y) = (
+            f64::from(ev.offset_x()) * dpr,
+            f64::from(ev.offset_y()) * dpr,
+        );
+        let Some(k) = b.at(x as i32, y as i32) else {
+            return;
+        };
+        if let Some((h, pin)) = with_model_untracked(ui, |m| pick(m, k)).flatten() {
+            ui.highlight.set(Some(h));
+            if pin.is_some() {
+                ui.pinned.set(pin);
+            }
+        }
+    };
+    view! {
+        <canvas class="chart" class:clickable=pick.is_some() data-testid=testid node_ref=canvas on:click=on_click></canvas>
+    }
+}
+
+/// The compact timeline: every allocation coloured by category, highlighted ones at full strength, a
+/// marker at the analysed entry. A click analyses the entry under the pointer.
+#[component]
+fn CompactTimeline(ui: Ui) -> impl IntoView {
+    let canvas = NodeRef::<Canvas>::new();
+    let resized = RwSignal::new(0u32);
+    let on_resize = window_event_listener(leptos::ev::resize, move |_| resized.update(|r| *r += 1));
+    on_cleanup(move || on_resize.remove());
+    Effect::new(move |_| {
+        resized.track();
+        let (dark, picked) = (ui.dark.get(), ui.highlight.get());
+        let event = with_report(ui, |r| r.event);
+        let (Some(el), Some(event)) = (canvas.get(), event) else {
+            return;
+        };
+        let Some(surface) = Surface::of(&el) else {
+            return;
+        };
+        let Some((file, device)) = ui.current() else {
+            return;
+        };
+        let key = (
+            ui.analysis_event.get_untracked(),
+            ui.hide_framework.get_untracked(),
+        );
+        store::with_model(file, device, |m, s| {
+            m.report(s, key);
+            let series = &m.report.as_ref().expect("made above").1.over_time;
+            let t = &m.blocks;
+            let view = Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64);
+            let f = render::timeline::frame(&surface, view, None, 0);
+            let theme = colors::theme(dark);
+            let cats = m.categories.as_ref().expect("made above");
+            let highlighted = picked.map(|h| h.allocations.to_vec()).unwrap_or_default();
+            let overlay = render::timeline::Overlay {
+                annotations: &[],
+                hovered: None,
+                pinned: None,
+                show_peak: true,
+                highlighted: &highlighted,
+                categories: Some((cats.of.as_slice(), cats.names.len())),
+                stacked: Some(series),
+            };
+            render::timeline::draw(&surface, &f, t, &overlay, &theme);
+            render::timeline::draw_marker(&surface, &f, event as f64 + 0.5, &theme);
+        });
+    });
+    let on_click = move |ev: web_sys::MouseEvent| {
+        let Some(el) = canvas.get_untracked() else {
+            return;
+        };
+        let Some(surface) = Surface::of(&el) else {
+            return;
+        };
+        let (file, device) = (ui.file.get_untracked(), ui.device.get_untracked());
+        let entry = store::with_model(file, device, |m, _| {
+            let t = &m.blocks;
+            let view = Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64);
+            let f = render::timeline::frame(&surface, view, None, 0);
+            let x = f.x_at(f64::from(ev.offset_x())).floor() as i64;
+            x.clamp(0, t.layout.x_len as i64 - 1)
+        });
+        if let Some(x) = entry {
+            ui.analysis_event.set(Some(x));
+        }
+    };
+    view! {
+        <canvas class="compact-timeline" data-testid="analysis-timeline" node_ref=canvas on:click=on_click
+            title="Click to see what is live after that entry"></canvas>
+    }
+}
+
+/// The categories live at the analysed entry; a click highlights that category's allocations.
+#[component]
+fn CategoryLegend(ui: Ui) -> impl IntoView {
+    let rows = move || {
+        with_report(ui, |r| {
+            let n = r.categories.len();
+            r.categories
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.count > 0)
+                .map(|(k, c)| {
+                    (
+                        k,
+                        n,
+                        c.category.clone(),
+                        c.bytes,
+                        pct(c.bytes, r.live_bytes),
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default()
+    };
+    view! {
+        <div class="legend flat">
+            {move || rows().into_iter().map(|(k, n, name, b, share)| {
+                let label = name.clone();
+                let pick = move |_| {
+                    let h = with_model_untracked(ui, |m| {
+                        let c = m.categories.as_ref()?;
+                        let all = (0..c.of.len() as u32).filter(|&i| c.of[i as usize] as usize == k).collect();
+                        Some(Highlight::new(label.clone(), all))
+                    }).flatten();
+                    ui.highlight.set(h);
+                };
+                view! {
+                    <button class="legend-item" title="Highlight these allocations on the timelines" on:click=pick>
+                        <span class="swatch" style=format!("background:{}", colors::category(k as u16, n))></span>
+                        {format!("{name} {} · {share:.1} %", bytes(b))}
+                    </button>
+                }
+            }).collect_view()}
+        </div>
+    }
+}
+
+/// One visible row of the call-stack tree.
+#[derive(Clone)]
+struct TreeRow {
+    path: Vec<usize>,
+    frame: String,
+    bytes: u64,
+    count: u64,
+    share: f64,
+    open: bool,
+    leaf: bool,
+}
+
+/// Rows shown at most, so a huge tree cannot freeze the page.
+const MAX_TREE_ROWS: usize = 2000;
+
+/// Whether the node at `path` is open: the largest chain is open six levels deep by default, and a
+/// click toggles.
+fn is_open(path: &[usize], toggled: &HashSet<Vec<usize>>) -> bool {
+    let default = path.len() <= 6 && path.iter().all(|&k| k == 0);
+    default != toggled.contains(path)
+}
+
+fn tree_rows(root: &Node, toggled: &HashSet<Vec<usize>>) -> Vec<TreeRow> {
+    let mut rows = Vec::new();
+    let mut todo: Vec<(Vec<usize>, &Node)> = root
+        .children
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(k, c)| (vec![k], c))
+        .collect();
+    while let Some((path, n)) = todo.pop() {
+        if rows.len() >= MAX_TREE_ROWS {
+            break;
+        }
+        let open = is_open(&path, toggled);
+        if open {
+            for (k, c) in n.children.iter().enumerate().rev() {
+                let mut p = path.clone();
+                p.push(k);
+                todo.push((p, c));
+            }
+        }
+        rows.push(TreeRow {
+            frame: n.frame.clone().unwrap_or_default(),
+            bytes: n.bytes,
+            count: n.count,
+            share: pct(n.bytes, root.bytes),
+            open,
+            leaf: n.children.is_empty(),
+            path,
+        });
+    }
+    rows
+}
+
+#[component]
+fn LiveSetTree(ui: Ui) -> impl IntoView {
+    let toggled = RwSignal::new(HashSet::<Vec<usize>>::new());
+    // Another entry, filter, file or device is another tree: start from the default again.
+    Effect::new(move |_| {
+        ui.analysis_event.track();
+        ui.hide_framework.track();
+        ui.current();
+        toggled.set(HashSet::new());
+    });
+    let rows = move || {
+        let t = toggled.get();
+        with_report(ui, |r| tree_rows(&r.live_set, &t)).unwrap_or_default()
+    };
+    view! {
+        <div class="tree" data-testid="live-set-tree">
+            {move || rows().into_iter().map(|row| {
+                let TreeRow { path, frame, bytes: b, count, share, open, leaf } = row;
+                let depth = path.len() - 1;
+                let toggle_path = path.clone();
+                let toggle = move |_| toggled.update(|t| {
+                    if !t.remove(&toggle_path) {
+                        t.insert(toggle_path.clone());
+                    }
+                });
+                let (label, title) = (frame.clone(), frame.clone());
+                let pick = move |_| {
+                    let h = with_model_untracked(ui, |m| {
+                        let node = report_of(m).live_set.at(&path)?;
+                        Some(Highlight::new(short_frame(&label), node.all_allocations()))
+                    }).flatten();
+                    ui.highlight.set(h);
+                };
+                view! {
+                    <div class="tree-row" style=format!("padding-left:{}px", 6 + depth * 14)>
+                        <button class="twisty" disabled=leaf on:click=toggle>{if leaf { "·" } else if open { "▾" } else { "▸" }}</button>
+                        <span class="tree-bar"><span style=format!("width:{share:.1}%")></span></span>
+                        <span class="tree-bytes">{bytes(b)}</span>
+                        <span class="tree-share muted">{format!("{share:.1} % · {}", grouped(count))}</span>
+                        <span class="tree-frame" title=title on:click=pick>{frame}</span>
+                    </div>
+                }
+            }).collect_view()}
+        </div>
+    }
+}
+
+/// `file.py:12:fn` with the directories dropped, for labels.
+fn short_frame(frame: &str) -> String {
+    match frame.rsplit_once('/') {
+        Some((_, tail)) if !frame.starts_with('<') => tail.to_string(),
+        _ => frame.to_string(),
+    }
+}
+
+#[component]
+fn EfficiencyFigures(ui: Ui) -> impl IntoView {
+    let rows = move || {
+        with_report(ui, |r| {
+            let e = &r.efficiency;
+            vec![
+                ("Allocated at the peak", bytes(e.peak_allocated)),
+                ("Reserved at the peak", bytes(e.reserved_at_peak)),
+                ("Reserved at most", bytes(e.max_reserved)),
+                (
+                    "Cache overhead at the peak",
+                    format!("{:.1} % of reserved", e.cache_overhead * 100.0),
+                ),
+                (
+                    "Cached free at the snapshot",
+                    format!(
+                        "{} (largest block {})",
+                        bytes(e.free_bytes),
+                        bytes(e.largest_free_block)
+                    ),
+                ),
+                ("Fragmentation", format!("{:.2}", e.fragmentation)),
+                ("Rounding waste", bytes(e.rounding_waste)),
+            ]
+        })
+        .unwrap_or_default()
+    };
+    view! {
+        <dl class="figures" data-testid="efficiency">
+            {move || rows().into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> }).collect_view()}
+        </dl>
+    }
+}
+
+#[component]
+fn Recommendations(ui: Ui) -> impl IntoView {
+    let items = move || with_report(ui, |r| r.recommendations.clone()).unwrap_or_default();
+    view! {
+        <div data-testid="recommendations">
+            <Show when=move || items().is_empty()>
+                <p class="muted">"Nothing to recommend: no threshold was crossed."</p>
+            </Show>
+            <ul class="recommendations">
+                {move || items().into_iter().map(|r| view! {
+                    <li class=format!("rec {}", r.kind)>
+                        <strong>{r.message}</strong>
+                        <div class="muted evidence">{r.evidence}</div>
+                    </li>
+                }).collect_view()}
+            </ul>
+        </div>
+    }
+}

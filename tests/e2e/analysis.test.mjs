@@ -1,0 +1,128 @@
+// End-to-end: "Where the memory goes" — the live set at the peak by category, component and call stack,
+// charts drawn on canvas, clicks that highlight allocations and pick another entry.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { serve, browser, open, loadFile, shot, FIXTURES } from './harness.mjs';
+
+let server, b;
+before(async () => { server = await serve(); b = await browser(); });
+after(async () => { await b?.close(); await server?.close(); });
+
+const reference = name => JSON.parse(fs.readFileSync(path.join(FIXTURES, 'reference', `${name}.json`), 'utf8'));
+const grouped = n => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
+
+/** Distinct colours in a canvas (a blank chart has one or two). */
+async function canvasColours(page, testid) {
+  return page.$eval(`[data-testid=${testid}]`, c => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const seen = new Set();
+    for (let i = 0; i < d.length; i += 16) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+    return seen.size;
+  });
+}
+
+test('the analysis view shows the peak by category, component and call stack, with drawn charts', async () => {
+  const { page, errors } = await open(b, server.url);
+  const ref = reference('kk_memory_ctx128_fullstep.pickle').devices['0'];
+  await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
+  await page.selectOption('[data-testid=view-select]', 'analysis');
+  const at = page.locator('[data-testid=analysis-at]');
+  await at.waitFor();
+  assert.match(await at.textContent(), new RegExp(`peak.*${grouped(ref.timeline_peak_bytes)} bytes`));
+  // The tree's top-level paths add up to everything live at the peak.
+  const rows = page.locator('[data-testid=live-set-tree] .tree-row');
+  await rows.first().waitFor();
+  assert.match(await rows.first().textContent(), /benchmark\.py:\d+:<module>/);
+  for (const id of ['category-chart', 'components-chart', 'overview-chart', 'components-over-time-chart', 'top-consumers-chart',
+    'efficiency-chart', 'live-sizes-chart', 'free-sizes-chart']) {
+    assert.ok(await canvasColours(page, id) > 8, `${id} looks blank`);
+  }
+  const legend = await page.locator('.panel .legend.flat .legend-item').allTextContents();
+  assert.ok(legend.some(l => /^Optimizer state 25\.6 GiB/.test(l)), legend.join(' | '));
+  assert.match(await page.textContent('[data-testid=recommendations]'), /expandable_segments:True/);
+  await page.waitForTimeout(200);
+  await shot(page, 'analysis-peak');
+  await page.locator('[data-testid=overview-chart]').scrollIntoViewIfNeeded();
+  await shot(page, 'analysis-panels');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('clicking a call path, a bar or a category highlights its allocations on the timelines', async () => {
+  const { page, errors } = await open(b, server.url);
+  await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
+  await page.selectOption('[data-testid=view-select]', 'analysis');
+  const chip = page.locator('[data-testid=highlight]');
+  // A call path.
+  const frame = page.locator('[data-testid=live-set-tree] .tree-frame', { hasText: 'optimizers.py' }).first();
+  await frame.click();
+  assert.match(await chip.textContent(), /Highlighted: optimizers\.py:\d+:step \(\d+ allocations\)/);
+  // A component bar (columns: parameters, gradients, optimizer state, activations, other).
+  await page.locator('[data-testid=components-chart]').scrollIntoViewIfNeeded();
+  const comp = await page.locator('[data-testid=components-chart]').boundingBox();
+  await page.mouse.click(comp.x + 60 + (comp.width - 72) * 0.5, comp.y + comp.height - 60);
+  assert.match(await chip.textContent(), /Highlighted: Optimizer state/);
+  // The largest consumer: highlighted and pinned, so the timeline shows its stack.
+  await page.locator('[data-testid=top-consumers-chart]').scrollIntoViewIfNeeded();
+  const top = await page.locator('[data-testid=top-consumers-chart]').boundingBox();
+  await page.mouse.click(top.x + top.width * 0.6, top.y + 22);
+  assert.match(await chip.textContent(), /Highlighted: b[0-9a-f]+_\d+ 100\.0 MiB \(1 allocations\)/);
+  await page.waitForTimeout(200);
+  await shot(page, 'analysis-highlight');
+  await page.selectOption('[data-testid=view-select]', 'timeline');
+  assert.match(await page.locator('[data-testid=highlight]').textContent(), /b[0-9a-f]+_\d+/);
+  assert.match(await page.locator('[data-testid=stack-trace]').textContent(), /BmmBackward0|bmm|autograd/);
+  await page.waitForTimeout(200);
+  await shot(page, 'timeline-highlight');
+  await page.click('[data-testid=highlight] .chip-close');
+  assert.equal(await page.locator('[data-testid=highlight]').count(), 0);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('clicking the compact timeline recomputes the live set at that entry', async () => {
+  const { page, errors } = await open(b, server.url);
+  await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
+  await page.selectOption('[data-testid=view-select]', 'analysis');
+  const at = page.locator('[data-testid=analysis-at]');
+  await at.waitFor();
+  const box = await page.locator('[data-testid=analysis-timeline]').boundingBox();
+  // A quarter of the way in: before backward and the optimizer step, so less is live than at the peak.
+  await page.mouse.click(box.x + 72 + (box.width - 84) * 0.25, box.y + box.height / 2);
+  await page.waitForFunction(() => /after entry/.test(document.querySelector('[data-testid=analysis-at]').textContent));
+  const text = await at.textContent();
+  const m = text.match(/after entry ([\d ]+): .* \(([\d ]+) bytes\) in ([\d ]+) allocations/);
+  assert.ok(m, text);
+  const entry = Number(m[1].replace(/ /g, ''));
+  assert.ok(entry > 3000 && entry < 6500, text);
+  const live = Number(m[2].replace(/ /g, ''));
+  assert.ok(live > 0 && live < 54802667524, text);
+  const legend = await page.locator('.panel .legend.flat .legend-item').allTextContents();
+  assert.ok(!legend.some(l => l.startsWith('Optimizer state')), legend.join(' | '));
+  await page.waitForTimeout(200);
+  await shot(page, 'analysis-entry');
+  await page.click('[data-testid=back-to-peak]');
+  assert.match(await at.textContent(), /peak/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('an OOM snapshot leads with its OOM recommendation (cs_memory_snapshot, device 1)', async () => {
+  const { page, errors } = await open(b, server.url);
+  await loadFile(page, path.join(FIXTURES, 'cs_memory_snapshot.pickle'));
+  await page.selectOption('[data-testid=device-select]', '1');
+  await page.selectOption('[data-testid=view-select]', 'analysis');
+  const recs = page.locator('[data-testid=recommendations]');
+  await recs.waitFor();
+  assert.match(await recs.textContent(), /ran out of memory.*entry \d+: a request of/s);
+  await page.locator('[data-testid=recommendations]').scrollIntoViewIfNeeded();
+  await shot(page, 'analysis-oom');
+  await page.click('text=☾ Dark');
+  await page.waitForTimeout(300);
+  await page.evaluate(() => document.querySelector('.analysis-body').scrollTo(0, 0));
+  await shot(page, 'analysis-dark');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
