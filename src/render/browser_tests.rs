@@ -158,6 +158,7 @@ fn backing_pixel(canvas: &web_sys::HtmlCanvasElement, x: i32, y: i32) -> [u8; 3]
 
 #[wasm_bindgen_test]
 fn component_bars_are_drawn_in_their_colours_where_the_chart_says_they_are() {
+    console_error_panic_hook::set_once();
     let s = memograph_snapshot::read_bytes(ADAM).unwrap();
     let mut model = DeviceModel::new(&s, 0);
     let report = model.report(&s, (None, true)).clone();

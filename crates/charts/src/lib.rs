@@ -14,7 +14,8 @@ use memograph_snapshot::analysis::report::{CategorySeries, Component, DeviceRepo
 use memograph_snapshot::analysis::stats::SegmentStats;
 use memograph_snapshot::format::bytes;
 use plotters::coord::ranged1d::SegmentValue;
-use plotters::coord::types::RangedCoordf64;
+use plotters::coord::ranged1d::SegmentedCoord;
+use plotters::coord::types::{RangedCoordf64, RangedCoordu32};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -188,6 +189,12 @@ fn tail(text: &str, max: usize) -> String {
         let kept: String = text.chars().skip(n - max + 1).collect();
         format!("…{kept}")
     }
+}
+
+/// `n` equal slots for bars (at least one). plotters' integer ranges include their end, so `0..n`
+/// would make `n + 1`.
+fn slots(n: u32) -> SegmentedCoord<RangedCoordu32> {
+    (0..n.max(1) - 1).into_segmented()
 }
 
 /// A chart builder on `area`, with a caption when `heading` is not empty.
@@ -411,7 +418,7 @@ where
     let mut chart = builder(area, heading, theme)
         .x_label_area_size(theme.px(36))
         .y_label_area_size(label_width)
-        .build_cartesian_2d(0f64..max as f64 * 1.25 / div, (0..n).into_segmented())?;
+        .build_cartesian_2d(0f64..max as f64 * 1.25 / div, slots(n))?;
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -568,7 +575,7 @@ where
     let mut chart = builder(area, heading, theme)
         .x_label_area_size(theme.px(32))
         .y_label_area_size(theme.px(60))
-        .build_cartesian_2d((0..m).into_segmented(), 0f64..max as f64 * 1.15 / div)?;
+        .build_cartesian_2d(slots(m), 0f64..max as f64 * 1.15 / div)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -639,7 +646,7 @@ where
     let mut chart = builder(area, heading, theme)
         .x_label_area_size(theme.px(36))
         .y_label_area_size(theme.px(64))
-        .build_cartesian_2d((0..n).into_segmented(), 0f64..max as f64 * 1.18 / div)?;
+        .build_cartesian_2d(slots(n), 0f64..max as f64 * 1.18 / div)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -746,7 +753,7 @@ where
     let mut chart = builder(area, heading, theme)
         .x_label_area_size(theme.px(12))
         .y_label_area_size(theme.px(64))
-        .build_cartesian_2d((0..n).into_segmented(), 0f64..max as f64 * 1.08 / div)?;
+        .build_cartesian_2d(slots(n), 0f64..max as f64 * 1.08 / div)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
