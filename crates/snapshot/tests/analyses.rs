@@ -298,6 +298,13 @@ fn recommendations_cite_their_evidence() {
         "{}",
         oom.evidence
     );
+    // …and what held the memory: the code paths with the most live bytes.
+    assert!(
+        oom.evidence
+            .contains("most held by 29.7 GiB from /mnt/data3/haoyangsun/CurProject/src/train/models.py:174:update_nodes"),
+        "{}",
+        oom.evidence
+    );
     // ftcourse reserves far more than it allocates at the end: cached free blocks are reported.
     let s = read_bytes(&common::fixture_bytes("ftcourse_memory_snapshot.pickle")).unwrap();
     let l = Lifetimes::of(&s, 0);

@@ -2,6 +2,7 @@
 //! rounding waste, fragmentation; recommendations with their evidence; size distributions.
 
 use super::lifetimes::{reserved_series, Lifetimes};
+use super::live_set::allocation_site;
 use super::stats::segment_stats;
 use crate::model::{Action, BlockState, Snapshot};
 
@@ -168,14 +169,30 @@ pub fn recommendations(
     let trace = snapshot.trace(device);
     for i in (0..trace.len()).filter(|&i| trace.action[i] == Action::Oom) {
         let entry = trace.get(i);
+        // What held the memory: the code paths with the most bytes live at the OOM.
+        let mut by_site: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+        for a in lifetimes.live_set_at(i as i64) {
+            let a = &lifetimes.allocations[a as usize];
+            *by_site
+                .entry(allocation_site(snapshot, a.stack))
+                .or_default() += a.size;
+        }
+        let mut sites: Vec<(String, u64)> = by_site.into_iter().collect();
+        sites.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let held: Vec<String> = sites
+            .iter()
+            .take(3)
+            .map(|(site, b)| format!("{} from {site}", gib(*b)))
+            .collect();
         out.push(Recommendation {
             kind: "oom",
             message: "The program ran out of memory here; the live set at this entry shows what held the memory.".into(),
             evidence: format!(
-                "entry {i}: a request of {} with {} free on the device and {} allocated by PyTorch",
+                "entry {i}: a request of {} with {} free on the device and {} allocated by PyTorch; most held by {}",
                 gib(entry.size),
                 gib(entry.device_free.unwrap_or(0)),
-                gib(lifetimes.live_bytes_at(i as i64))
+                gib(lifetimes.live_bytes_at(i as i64)),
+                if held.is_empty() { "nothing".to_string() } else { held.join(", ") }
             ),
         });
     }
