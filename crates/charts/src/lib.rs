@@ -551,6 +551,75 @@ where
     Ok(())
 }
 
+/// One column of a column chart: its label under the axis, height, colour and a note above it.
+struct Column {
+    label: String,
+    bytes: u64,
+    color: RGBColor,
+    note: String,
+}
+
+/// Labelled columns of bytes, each with a note above it. Returns where the columns are.
+fn columns<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    heading: &str,
+    cols: &[Column],
+    (x_desc, y_desc): (&str, &str),
+    gap: u32,
+    theme: &Theme,
+) -> Result<Bars>
+where
+    DB::ErrorType: 'static,
+{
+    let n = cols.len() as u32;
+    let max = cols.iter().map(|c| c.bytes).max().unwrap_or(1).max(1);
+    let (div, unit_name) = unit(max);
+    let mut chart = builder(area, heading, theme)
+        .x_label_area_size(theme.px(if x_desc.is_empty() { 28 } else { 40 }))
+        .y_label_area_size(theme.px(64))
+        .build_cartesian_2d(slots(n), 0f64..max as f64 * 1.18 / div)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .bold_line_style(theme.muted.mix(0.25))
+        .light_line_style(TRANSPARENT)
+        .axis_style(theme.muted)
+        .x_desc(x_desc)
+        .y_desc(format!("{unit_name}{y_desc}"))
+        .x_labels(n as usize)
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => cols
+                .get(*i as usize)
+                .map(|c| c.label.clone())
+                .unwrap_or_default(),
+            _ => String::new(),
+        })
+        .label_style(theme.text(11))
+        .axis_desc_style(theme.text(12))
+        .draw()?;
+    let gap = theme.px(gap);
+    chart.draw_series(cols.iter().enumerate().map(|(i, c)| {
+        let i = i as u32;
+        let mut bar = Rectangle::new(
+            [
+                (SegmentValue::Exact(i), 0.0),
+                (SegmentValue::Exact(i + 1), c.bytes as f64 / div),
+            ],
+            c.color.filled(),
+        );
+        bar.set_margin(0, 0, gap, gap);
+        bar
+    }))?;
+    chart.draw_series(cols.iter().enumerate().map(|(i, c)| {
+        Text::new(
+            c.note.clone(),
+            (SegmentValue::CenterOf(i as u32), c.bytes as f64 / div),
+            theme.quiet(11).pos(Pos::new(HPos::Center, VPos::Bottom)),
+        )
+    }))?;
+    Ok(bars_of(chart.plotting_area(), cols.len(), false))
+}
+
 /// Bars of the five components at the analysed entry. Returns where the columns are (column k is
 /// `r.components[k]`).
 pub fn component_bars<DB: DrawingBackend>(
@@ -562,58 +631,17 @@ pub fn component_bars<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let max = r
+    let cols: Vec<Column> = r
         .components
         .iter()
-        .map(|c| c.bytes)
-        .max()
-        .unwrap_or(1)
-        .max(1);
-    let (div, unit_name) = unit(max);
-    let m = r.components.len() as u32;
-    let labels: Vec<&str> = r.components.iter().map(|c| c.component.label()).collect();
-    let mut chart = builder(area, heading, theme)
-        .x_label_area_size(theme.px(32))
-        .y_label_area_size(theme.px(60))
-        .build_cartesian_2d(slots(m), 0f64..max as f64 * 1.15 / div)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .bold_line_style(theme.muted.mix(0.25))
-        .light_line_style(TRANSPARENT)
-        .axis_style(theme.muted)
-        .y_desc(unit_name)
-        .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) => labels
-                .get(*i as usize)
-                .map(|s| s.to_string())
-                .unwrap_or_default(),
-            _ => String::new(),
+        .map(|c| Column {
+            label: c.component.label().to_string(),
+            bytes: c.bytes,
+            color: component_color(r, c.component),
+            note: bytes(c.bytes),
         })
-        .label_style(theme.text(12))
-        .axis_desc_style(theme.text(13))
-        .draw()?;
-    let gap = theme.px(10);
-    chart.draw_series(r.components.iter().enumerate().map(|(i, c)| {
-        let i = i as u32;
-        let mut bar = Rectangle::new(
-            [
-                (SegmentValue::Exact(i), 0.0),
-                (SegmentValue::Exact(i + 1), c.bytes as f64 / div),
-            ],
-            component_color(r, c.component).filled(),
-        );
-        bar.set_margin(0, 0, gap, gap);
-        bar
-    }))?;
-    chart.draw_series(r.components.iter().enumerate().map(|(i, c)| {
-        Text::new(
-            bytes(c.bytes),
-            (SegmentValue::CenterOf(i as u32), c.bytes as f64 / div),
-            theme.text(12).pos(Pos::new(HPos::Center, VPos::Bottom)),
-        )
-    }))?;
-    Ok(bars_of(chart.plotting_area(), r.components.len(), false))
+        .collect();
+    columns(area, heading, &cols, ("", ""), 10, theme)
 }
 
 /// Bars of bytes per power-of-two size bucket, with the count of each above it.
@@ -636,54 +664,17 @@ where
         ))?;
         return Ok(());
     }
-    let n = buckets.len() as u32;
-    let max = buckets.iter().map(|b| b.bytes).max().unwrap_or(1).max(1);
-    let (div, unit_name) = unit(max);
-    let labels: Vec<String> = buckets
+    let cols: Vec<Column> = buckets
         .iter()
-        .map(|b| bytes(b.from).replace(".0", ""))
-        .collect();
-    let mut chart = builder(area, heading, theme)
-        .x_label_area_size(theme.px(36))
-        .y_label_area_size(theme.px(64))
-        .build_cartesian_2d(slots(n), 0f64..max as f64 * 1.18 / div)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .bold_line_style(theme.muted.mix(0.25))
-        .light_line_style(TRANSPARENT)
-        .axis_style(theme.muted)
-        .x_desc("size (at least)")
-        .y_desc(format!("{unit_name} in the bucket"))
-        .x_labels(n as usize)
-        .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
-            _ => String::new(),
+        .map(|b| Column {
+            label: bytes(b.from).replace(".0", ""),
+            bytes: b.bytes,
+            color,
+            note: format!("×{}", b.count),
         })
-        .label_style(theme.text(11))
-        .axis_desc_style(theme.text(12))
-        .draw()?;
-    let gap = theme.px(2);
-    chart.draw_series(buckets.iter().enumerate().map(|(i, b)| {
-        let i = i as u32;
-        let mut bar = Rectangle::new(
-            [
-                (SegmentValue::Exact(i), 0.0),
-                (SegmentValue::Exact(i + 1), b.bytes as f64 / div),
-            ],
-            color.filled(),
-        );
-        bar.set_margin(0, 0, gap, gap);
-        bar
-    }))?;
-    chart.draw_series(buckets.iter().enumerate().map(|(i, b)| {
-        Text::new(
-            format!("×{}", b.count),
-            (SegmentValue::CenterOf(i as u32), b.bytes as f64 / div),
-            theme.quiet(10).pos(Pos::new(HPos::Center, VPos::Bottom)),
-        )
-    }))?;
-    Ok(())
+        .collect();
+    let descs = ("size (at least)", " in the bucket");
+    columns(area, heading, &cols, descs, 2, theme).map(|_| ())
 }
 
 /// Allocated against reserved bytes over the trace.
