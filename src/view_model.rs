@@ -67,6 +67,9 @@ pub struct DeviceModel {
     pub categories: Option<Categories>,
     /// The analysis panels' report and what it was made for (entry, framework frames hidden).
     pub report: Option<(AnalysisKey, DeviceReport)>,
+    /// Rounding waste (block size − requested size) of allocations still live at the snapshot, by
+    /// allocation: the trace records only block sizes, the snapshot's blocks also what was requested.
+    pub rounding_waste: std::collections::HashMap<u32, u64>,
 }
 
 /// What a report was made for: the entry analysed (`None`: the peak) and whether framework frames are
@@ -151,12 +154,14 @@ impl DeviceModel {
         let blocks = Lifetimes::of(snapshot, device);
         let detail = default_detail(blocks.allocations.len());
         let trace = snapshot.trace(device);
+        let rounding_waste = rounding_waste(snapshot, &blocks);
         DeviceModel {
             blocks: TimelineModel::new(blocks, detail),
             segments: TimelineModel::new(Lifetimes::of_segments(snapshot, device), 1.0),
             has_times: trace.has_time(),
             categories: None,
             report: None,
+            rounding_waste,
             annotations: if trace.has_time() {
                 annotation_spans(snapshot, device, &trace.time_us)
             } else {
@@ -165,6 +170,28 @@ impl DeviceModel {
             versions: memograph_snapshot::analysis::lifetimes::event_versions(trace),
         }
     }
+}
+
+/// Block size − requested size of every allocation still live at the snapshot whose block the snapshot
+/// holds (`active_allocated` at the same address).
+fn rounding_waste(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+) -> std::collections::HashMap<u32, u64> {
+    use memograph_snapshot::BlockState;
+    let by_addr: std::collections::HashMap<u64, u64> = snapshot
+        .segments_of(lifetimes.device)
+        .flat_map(|s| &s.blocks)
+        .filter(|b| b.state == BlockState::ActiveAllocated && b.size > b.requested_size)
+        .map(|b| (b.address, b.size - b.requested_size))
+        .collect();
+    lifetimes
+        .allocations
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.free_event.is_none())
+        .filter_map(|(i, a)| Some((i as u32, *by_addr.get(&a.addr)?)))
+        .collect()
 }
 
 /// External annotations as spans of entries on one device's timeline (START/END matched by name).
@@ -250,6 +277,8 @@ pub struct BlockBox {
     pub allocation: u32,
     /// Freed by the program, waiting for its stream (between `free_requested` and `free_completed`).
     pub pending_free: bool,
+    /// Bytes of the block beyond what was requested (known for blocks the snapshot still holds).
+    pub rounding_waste: u64,
 }
 
 /// The allocator's segments and blocks right after entry `event`, by address.
@@ -287,6 +316,7 @@ pub fn allocator_state_at(model: &DeviceModel, event: i64) -> Vec<SegmentRow> {
             size: a.size,
             allocation: i as u32,
             pending_free,
+            rounding_waste: model.rounding_waste.get(&(i as u32)).copied().unwrap_or(0),
         });
     }
     for r in &mut rows {
@@ -381,6 +411,22 @@ mod tests {
             at.live_bytes
         );
         assert_eq!(at.live_set.all_allocations().len(), at.live_allocations);
+    }
+
+    #[test]
+    fn blocks_live_at_the_snapshot_carry_their_rounding_waste() {
+        let s = fixture("kk_memory_ctx128_fullstep.pickle");
+        let m = DeviceModel::new(&s, 0);
+        let end = m.blocks.layout.x_len as i64 - 1;
+        let waste: u64 = allocator_state_at(&m, end)
+            .iter()
+            .flat_map(|r| &r.blocks)
+            .map(|b| b.rounding_waste)
+            .sum();
+        let (_, totals) = memograph_snapshot::analysis::stats::segment_stats(&s, 0);
+        // Every allocated block of the snapshot is live at the end of the trace: the map shows all waste.
+        assert_eq!(waste, totals.rounding_waste);
+        assert!(waste > 0);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The Allocator State History's map: one row per segment (scaled to the largest), its blocks coloured by
-//! allocation, pending frees hatched, free space grey.
+//! allocation, pending frees hatched, rounding waste (block bytes beyond the request) as a red strip at a
+//! block's end, free space grey.
 
 use memograph_snapshot::format::bytes;
 
@@ -69,6 +70,13 @@ pub fn draw(
                     k += 6.0;
                 }
                 ctx.stroke();
+            }
+            let waste = b.rounding_waste as f64 * g.scale;
+            if waste >= 1.0 {
+                ctx.set_fill_style_str(theme.peak);
+                ctx.set_global_alpha(0.7);
+                ctx.fill_rect(x + w - waste.min(w), y + ROW - 9.0, waste.min(w), 5.0);
+                ctx.set_global_alpha(1.0);
             }
             if selected == Some(b.allocation) {
                 ctx.set_stroke_style_str(theme.highlight);

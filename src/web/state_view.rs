@@ -139,9 +139,15 @@ pub fn StateView(ui: Ui) -> impl IntoView {
                     bytes(block.size),
                     grouped(block.size),
                     if block.pending_free {
-                        "  pending free"
+                        "  pending free".to_string()
+                    } else if block.rounding_waste > 0 {
+                        format!(
+                            "  rounding waste {} ({} bytes)",
+                            bytes(block.rounding_waste),
+                            grouped(block.rounding_waste)
+                        )
                     } else {
-                        ""
+                        String::new()
                     }
                 )
             })
@@ -193,7 +199,10 @@ pub fn StateView(ui: Ui) -> impl IntoView {
                 </div>
             </div>
             <div class="state-map">
-                <div class="view-toolbar"><span>{summary}</span></div>
+                <div class="view-toolbar">
+                    <span>{summary}</span>
+                    <span class="muted hint">"hatched: freed, waiting for its stream · red strip: rounding waste (known for blocks the snapshot still holds)"</span>
+                </div>
                 <div class="plot">
                     <canvas class="state-canvas" node_ref=canvas on:mousemove=on_map_move
                         on:mouseleave=move |_| hover.set(None) on:click=on_map_click
