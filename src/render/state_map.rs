@@ -71,8 +71,9 @@ pub fn draw(
                 }
                 ctx.stroke();
             }
-            let waste = b.rounding_waste as f64 * g.scale;
-            if waste >= 1.0 {
+            // At least 2 px, so blocks that waste anything are marked even when it is a sliver.
+            let waste = (b.rounding_waste as f64 * g.scale).max(2.0);
+            if b.rounding_waste > 0 && w >= 6.0 {
                 ctx.set_fill_style_str(theme.peak);
                 ctx.set_global_alpha(0.7);
                 ctx.fill_rect(x + w - waste.min(w), y + ROW - 9.0, waste.min(w), 5.0);

@@ -201,3 +201,21 @@ test('the example button and ?url= load snapshots; nothing else goes over the ne
   await page.close();
   await viaUrl.page.close();
 });
+
+test('the state history at the end of a training step shows blocks with their rounding waste', async () => {
+  const { page, errors } = await open(b, server.url);
+  await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
+  await page.selectOption('[data-testid=view-select]', 'state');
+  await page.waitForSelector('.event-row');
+  await page.click('.event-row >> nth=0');
+  await page.keyboard.press('End');
+  await page.waitForFunction(() => /after entry 19341:/.test(document.querySelector('.state-map .view-toolbar').textContent));
+  // The first segment's first block: allocated before the trace ends and still held at the snapshot.
+  const box = await page.locator('.state-canvas').boundingBox();
+  await page.mouse.move(box.x + 152, box.y + 12);
+  await page.waitForSelector('.state-map .tooltip');
+  assert.match(await page.textContent('.state-map .tooltip'), /segment [0-9a-f]+:/);
+  await shot(page, 'kk-state-end');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
