@@ -8,7 +8,9 @@ use regex_lite::Regex;
 use super::lifetimes::Lifetimes;
 use super::live_set::innermost_user_frame;
 use super::stacks::frame_text;
-use crate::model::Snapshot;
+use std::collections::HashMap;
+
+use crate::model::{FrameId, Snapshot, StackId};
 
 /// The category of allocations no rule matches.
 pub const OTHER: &str = "Other";
@@ -106,7 +108,18 @@ impl Rules {
 
     /// The category of a stack: the first role rule that matches any frame; else the first op rule that
     /// matches the innermost user frame, then any frame innermost first; else "Other".
-    pub fn classify(&self, snapshot: &Snapshot, stack: crate::model::StackId) -> usize {
+    pub fn classify(&self, snapshot: &Snapshot, stack: StackId) -> usize {
+        self.classify_cached(snapshot, stack, &mut HashMap::new())
+    }
+
+    /// [`Self::classify`] with each frame's rule matches kept in `matches` (stacks share frames, and
+    /// regex matching is the cost).
+    fn classify_cached(
+        &self,
+        snapshot: &Snapshot,
+        stack: StackId,
+        matches: &mut HashMap<FrameId, Vec<bool>>,
+    ) -> usize {
         let names = self.names();
         let index = |r: &Rule| {
             names
@@ -114,27 +127,34 @@ impl Rules {
                 .position(|n| *n == r.category)
                 .expect("a named category")
         };
-        let texts: Vec<String> = snapshot
-            .stack(stack)
-            .iter()
-            .map(|&f| frame_text(snapshot, snapshot.frame(f)))
-            .collect();
-        if let Some(r) = self
+        let frames = snapshot.stack(stack);
+        for &f in frames {
+            matches.entry(f).or_insert_with(|| {
+                let text = frame_text(snapshot, snapshot.frame(f));
+                self.0.iter().map(|r| r.pattern.is_match(&text)).collect()
+            });
+        }
+        let hit = |f: FrameId, j: usize| matches[&f][j];
+        if let Some((_, r)) = self
             .0
             .iter()
-            .filter(|r| r.whole_stack)
-            .find(|r| texts.iter().any(|t| r.pattern.is_match(t)))
+            .enumerate()
+            .filter(|(_, r)| r.whole_stack)
+            .find(|(j, _)| frames.iter().any(|&f| hit(f, *j)))
         {
             return index(r);
         }
-        let user =
-            innermost_user_frame(snapshot, stack).map(|f| frame_text(snapshot, snapshot.frame(f)));
-        for text in user.iter().chain(&texts) {
-            if let Some(r) = self
+        let user = innermost_user_frame(snapshot, stack);
+        for f in user.iter().chain(frames) {
+            if !matches.contains_key(f) {
+                continue;
+            }
+            if let Some((_, r)) = self
                 .0
                 .iter()
-                .filter(|r| !r.whole_stack)
-                .find(|r| r.pattern.is_match(text))
+                .enumerate()
+                .filter(|(_, r)| !r.whole_stack)
+                .find(|(j, _)| hit(*f, *j))
             {
                 return index(r);
             }
@@ -153,14 +173,15 @@ pub struct CategoryTotal {
 
 /// The category of every allocation of `lifetimes` (an index into `rules.names()`).
 pub fn categorize(snapshot: &Snapshot, lifetimes: &Lifetimes, rules: &Rules) -> Vec<u16> {
-    let mut cache = std::collections::HashMap::new();
+    let mut cache = HashMap::new();
+    let mut matches = HashMap::new();
     lifetimes
         .allocations
         .iter()
         .map(|a| {
             *cache
                 .entry(a.stack)
-                .or_insert_with(|| rules.classify(snapshot, a.stack) as u16)
+                .or_insert_with(|| rules.classify_cached(snapshot, a.stack, &mut matches) as u16)
         })
         .collect()
 }

@@ -144,41 +144,36 @@ pub fn live_set_tree(
     hide_framework: bool,
 ) -> Node {
     let mut root = Node::new(None);
+    // Live sets hold many allocations from few stacks: each stack's route through the tree (the child
+    // index at every level; children are only appended until the tree is sorted) is found once.
+    let mut routes: std::collections::HashMap<StackId, Vec<usize>> =
+        std::collections::HashMap::new();
     for &i in &lifetimes.live_set_at(event) {
         let a = &lifetimes.allocations[i as usize];
+        if !routes.contains_key(&a.stack) {
+            let mut route = Vec::new();
+            let mut node = &mut root;
+            for text in tree_path(snapshot, a.stack, hide_framework) {
+                let k = match node
+                    .children
+                    .iter()
+                    .position(|c| c.frame.as_deref() == Some(text.as_str()))
+                {
+                    Some(k) => k,
+                    None => {
+                        node.children.push(Node::new(Some(text)));
+                        node.children.len() - 1
+                    }
+                };
+                route.push(k);
+                node = &mut node.children[k];
+            }
+            routes.insert(a.stack, route);
+        }
         let mut node = &mut root;
         node.bytes += a.size;
         node.count += 1;
-        let frames = snapshot.stack(a.stack).iter().rev().filter(|&&f| {
-            let fr = snapshot.frame(f);
-            let (file, name) = (snapshot.str(fr.filename), snapshot.str(fr.name));
-            let hidden = is_plumbing(file, name) || (hide_framework && is_framework(file, name));
-            !hidden
-        });
-        let mut path: Vec<String> = frames
-            .map(|&f| frame_text(snapshot, snapshot.frame(f)))
-            .collect();
-        if path.len() > MAX_DEPTH {
-            // Bounds the recursion of sorting, pruning and printing the tree (stacks come from the file).
-            let more = path.len() - (MAX_DEPTH - 1);
-            path.truncate(MAX_DEPTH - 1);
-            path.push(format!("<{more} more frames>"));
-        }
-        if path.is_empty() {
-            path.push(allocation_site(snapshot, a.stack));
-        }
-        for text in path {
-            let k = match node
-                .children
-                .iter()
-                .position(|c| c.frame.as_deref() == Some(text.as_str()))
-            {
-                Some(k) => k,
-                None => {
-                    node.children.push(Node::new(Some(text)));
-                    node.children.len() - 1
-                }
-            };
+        for &k in &routes[&a.stack] {
             node = &mut node.children[k];
             node.bytes += a.size;
             node.count += 1;
@@ -187,6 +182,30 @@ pub fn live_set_tree(
     }
     sort(&mut root);
     root
+}
+
+/// The tree path of a stack, outermost frame first: plumbing (and, with `hide_framework`, framework)
+/// frames left out, at most [`MAX_DEPTH`] deep, never empty.
+fn tree_path(snapshot: &Snapshot, stack: StackId, hide_framework: bool) -> Vec<String> {
+    let frames = snapshot.stack(stack).iter().rev().filter(|&&f| {
+        let fr = snapshot.frame(f);
+        let (file, name) = (snapshot.str(fr.filename), snapshot.str(fr.name));
+        let hidden = is_plumbing(file, name) || (hide_framework && is_framework(file, name));
+        !hidden
+    });
+    let mut path: Vec<String> = frames
+        .map(|&f| frame_text(snapshot, snapshot.frame(f)))
+        .collect();
+    if path.len() > MAX_DEPTH {
+        // Bounds the recursion of sorting, pruning and printing the tree (stacks come from the file).
+        let more = path.len() - (MAX_DEPTH - 1);
+        path.truncate(MAX_DEPTH - 1);
+        path.push(format!("<{more} more frames>"));
+    }
+    if path.is_empty() {
+        path.push(allocation_site(snapshot, stack));
+    }
+    path
 }
 
 fn sort(node: &mut Node) {

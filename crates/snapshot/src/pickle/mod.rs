@@ -476,7 +476,7 @@ impl Machine {
                         .stack
                         .last()
                         .ok_or_else(|| ReadError::malformed("APPEND with no list", at))?;
-                    self.extend(target, vec![item], at)?
+                    self.append(target, item, at)?
                 }
                 b'e' | 0x90 => {
                     // APPENDS, ADDITEMS
@@ -753,6 +753,19 @@ impl Machine {
         self.marks.pop();
         self.stack.truncate(m);
         true
+    }
+
+    /// APPEND: one item, no batch to allocate.
+    fn append(&mut self, target: Value, item: Value, at: u64) -> Result<(), ReadError> {
+        let item = self.settle(item);
+        self.reopen_stack(target);
+        match self.open_slot(target, at)? {
+            Slot::Seq(seq) => {
+                seq.push(item);
+                Ok(())
+            }
+            _ => Err(ReadError::malformed("APPEND on a dict", at)),
+        }
     }
 
     fn extend(&mut self, target: Value, mut items: Vec<Value>, at: u64) -> Result<(), ReadError> {
