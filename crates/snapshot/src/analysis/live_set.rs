@@ -150,7 +150,7 @@ pub fn live_set_tree(
         std::collections::HashMap::new();
     for &i in &lifetimes.live_set_at(event) {
         let a = &lifetimes.allocations[i as usize];
-        if !routes.contains_key(&a.stack) {
+        if let std::collections::hash_map::Entry::Vacant(vacant) = routes.entry(a.stack) {
             let mut route = Vec::new();
             let mut node = &mut root;
             for text in tree_path(snapshot, a.stack, hide_framework) {
@@ -168,7 +168,7 @@ pub fn live_set_tree(
                 route.push(k);
                 node = &mut node.children[k];
             }
-            routes.insert(a.stack, route);
+            vacant.insert(route);
         }
         let mut node = &mut root;
         node.bytes += a.size;
