@@ -39,17 +39,33 @@ pub fn summarize(snapshot: &Snapshot) -> Vec<DeviceSummary> {
 
 pub fn summarize_device(snapshot: &Snapshot, device: i64) -> DeviceSummary {
     let trace = snapshot.trace(device);
-    let mut counts: BTreeMap<_, u64> = BTreeMap::new();
+    // A handful of distinct actions over up to millions of entries: a short list beats a map.
+    let mut seen: Vec<(crate::model::Action, u64)> = Vec::new();
     for &a in &trace.action {
-        *counts.entry(a).or_default() += 1;
+        match seen.iter_mut().find(|(b, _)| *b == a) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((a, 1)),
+        }
     }
+    let counts: BTreeMap<_, u64> = seen.into_iter().collect();
     let events = counts
         .into_iter()
         .map(|(a, n)| (a.name(&snapshot.interner).to_owned(), n))
         .collect();
 
-    let mut stacks: HashSet<StackId> = HashSet::default();
-    stacks.extend(trace.stack.iter().copied());
+    // Stack ids are dense: mark the ones used in a bitmap instead of hashing a million of them.
+    let mut used = vec![false; snapshot.interner.stack_count()];
+    for &s in &trace.stack {
+        if let Some(u) = used.get_mut(s.0 as usize) {
+            *u = true;
+        }
+    }
+    let mut stacks: HashSet<StackId> = used
+        .iter()
+        .enumerate()
+        .filter(|(_, &u)| u)
+        .map(|(i, _)| StackId(i as u32))
+        .collect();
     let (mut segments, mut reserved, mut active, mut requested) = (0, 0, 0, 0);
     for s in snapshot.segments_of(device) {
         segments += 1;
