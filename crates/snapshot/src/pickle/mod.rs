@@ -442,7 +442,8 @@ impl Machine {
                             at,
                         ));
                     }
-                    self.marks.push(self.stack.len())
+                    self.marks.push(self.stack.len());
+                    self.frames_fast_path(src, at)?
                 }
                 b't' => {
                     let items = self.pop_mark(at)?;
@@ -726,6 +727,56 @@ impl Machine {
             )),
             slot => Ok(slot),
         }
+    }
+
+    /// The hottest shape in snapshots, right after a MARK: `(BINGET frame)* APPENDS` filling a fresh empty
+    /// list. The GETs are read straight from the buffer into `scratch` and the stack is interned, without
+    /// pushing each frame. Anything else ends the scan: the frames read so far are pushed exactly as their
+    /// GETs would have pushed them, and the opcode loop goes on from there.
+    fn frames_fast_path<R: Read>(&mut self, src: &mut Source<R>, at: u64) -> Result<(), ReadError> {
+        let Some(&Value::List(s)) = self.stack.last() else {
+            return Ok(());
+        };
+        if !matches!(&self.slots[s as usize], Slot::Seq(items) if items.is_empty()) {
+            return Ok(());
+        }
+        let buf = src.buffered();
+        let frame = |memo: &[Option<Value>], k: usize| match memo.get(k) {
+            Some(Some(Value::Frame(f))) => Some(*f),
+            _ => None,
+        };
+        self.scratch.clear();
+        let mut i = 0;
+        // Under the pickler's batch of 1000, so a following APPENDS is the list's whole content.
+        while self.scratch.len() < 999 {
+            let (f, len) = match buf.get(i) {
+                Some(b'h') if i + 2 <= buf.len() => (frame(&self.memo, buf[i + 1] as usize), 2),
+                Some(b'j') if i + 5 <= buf.len() => {
+                    let k = u32::from_le_bytes([buf[i + 1], buf[i + 2], buf[i + 3], buf[i + 4]]);
+                    (frame(&self.memo, k as usize), 5)
+                }
+                _ => (None, 0),
+            };
+            let Some(f) = f else { break };
+            self.scratch.push(f);
+            i += len;
+        }
+        let n = self.scratch.len();
+        if n > 0 && buf.get(i) == Some(&b'e') {
+            src.advance(i + 1);
+            let id = self.interner.intern_stack(&self.scratch);
+            self.mark_done(s as usize, Value::Stack(id));
+            self.marks.pop();
+            return Ok(());
+        }
+        src.advance(i);
+        if self.stack.len() + n > MAX_STACK {
+            return Err(stack_limit(at));
+        }
+        let frames = std::mem::take(&mut self.scratch);
+        self.stack.extend(frames.iter().map(|&f| Value::Frame(f)));
+        self.scratch = frames;
+        Ok(())
     }
 
     /// The fast path for stacks: an APPENDS of frames into an empty list, in a batch smaller than the

@@ -96,6 +96,19 @@ impl<R: Read> Source<R> {
         Ok(b)
     }
 
+    /// The bytes already buffered after the read position (possibly none): for scanning ahead.
+    #[inline]
+    pub(crate) fn buffered(&self) -> &[u8] {
+        &self.buf[self.pos..self.end]
+    }
+
+    /// Consumes `n` bytes of [`Self::buffered`].
+    #[inline]
+    pub(crate) fn advance(&mut self, n: usize) {
+        debug_assert!(n <= self.end - self.pos);
+        self.pos += n.min(self.end - self.pos);
+    }
+
     /// The next `n` bytes; `n` must already be checked against the input limits.
     #[inline]
     pub(crate) fn take(&mut self, n: usize) -> Result<&[u8], ReadError> {
