@@ -412,8 +412,10 @@ impl Machine {
                     self.push(v, at)?
                 }
                 b']' => {
-                    let v = self.new_slot(Slot::Seq(Vec::new()), Value::List);
-                    self.push(v, at)?
+                    if !self.whole_frame_list(src, at)? {
+                        let v = self.new_slot(Slot::Seq(Vec::new()), Value::List);
+                        self.push(v, at)?
+                    }
                 }
                 b')' => {
                     let v = self.new_slot(Slot::Seq(Vec::new()), Value::Tuple);
@@ -729,6 +731,39 @@ impl Machine {
         }
     }
 
+    /// EMPTY_LIST followed by the whole shape of a stack, `MEMOIZE|BINPUT MARK (BINGET frame)* APPENDS`:
+    /// the list is interned and memoised as a stack right here, so it never takes a container slot (it
+    /// would have ended in the same state: the memo and the stack holding the interned stack).
+    fn whole_frame_list<R: Read>(
+        &mut self,
+        src: &mut Source<R>,
+        at: u64,
+    ) -> Result<bool, ReadError> {
+        if self.marks.len() >= MAX_MARKS || self.stack.len() >= MAX_STACK {
+            return Ok(false);
+        }
+        let buf = src.buffered();
+        let (memo_index, put_len) = match buf {
+            [0x94, ..] => (self.memo.len(), 1),
+            [b'q', k, ..] => (*k as usize, 2),
+            [b'r', a, b, c, d, ..] => (u32::from_le_bytes([*a, *b, *c, *d]) as usize, 5),
+            _ => return Ok(false),
+        };
+        if buf.get(put_len) != Some(&b'(') {
+            return Ok(false);
+        }
+        let first = put_len + 1;
+        let end = first + scan_frame_gets(&self.memo, &buf[first..], &mut self.scratch);
+        if self.scratch.is_empty() || buf.get(end) != Some(&b'e') {
+            return Ok(false);
+        }
+        src.advance(end + 1);
+        let done = Value::Stack(self.interner.intern_stack(&self.scratch));
+        self.stack.push(done);
+        self.put(memo_index, done, at)?;
+        Ok(true)
+    }
+
     /// The hottest shape in snapshots, right after a MARK: `(BINGET frame)* APPENDS` filling a fresh empty
     /// list. The GETs are read straight from the buffer into `scratch` and the stack is interned, without
     /// pushing each frame. Anything else ends the scan: the frames read so far are pushed exactly as their
@@ -741,26 +776,7 @@ impl Machine {
             return Ok(());
         }
         let buf = src.buffered();
-        let frame = |memo: &[Option<Value>], k: usize| match memo.get(k) {
-            Some(Some(Value::Frame(f))) => Some(*f),
-            _ => None,
-        };
-        self.scratch.clear();
-        let mut i = 0;
-        // Under the pickler's batch of 1000, so a following APPENDS is the list's whole content.
-        while self.scratch.len() < 999 {
-            let (f, len) = match buf.get(i) {
-                Some(b'h') if i + 2 <= buf.len() => (frame(&self.memo, buf[i + 1] as usize), 2),
-                Some(b'j') if i + 5 <= buf.len() => {
-                    let k = u32::from_le_bytes([buf[i + 1], buf[i + 2], buf[i + 3], buf[i + 4]]);
-                    (frame(&self.memo, k as usize), 5)
-                }
-                _ => (None, 0),
-            };
-            let Some(f) = f else { break };
-            self.scratch.push(f);
-            i += len;
-        }
+        let i = scan_frame_gets(&self.memo, buf, &mut self.scratch);
         let n = self.scratch.len();
         if n > 0 && buf.get(i) == Some(&b'e') {
             src.advance(i + 1);
@@ -1123,6 +1139,32 @@ pub(crate) fn as_stack(v: Value) -> Option<StackId> {
 }
 
 /// Interns `items` as a stack when they are a non-empty list of frames (`scratch` is reused storage).
+/// Reads consecutive `BINGET`/`LONG_BINGET`s of frames from the start of `buf` into `frames` (cleared
+/// first), at most 999 (under the pickler's batch of 1000, so a following APPENDS holds the list's whole
+/// content). Returns the bytes they take; stops at anything else, including a GET of a non-frame.
+fn scan_frame_gets(memo: &[Option<Value>], buf: &[u8], frames: &mut Vec<FrameId>) -> usize {
+    let frame = |k: usize| match memo.get(k) {
+        Some(Some(Value::Frame(f))) => Some(*f),
+        _ => None,
+    };
+    frames.clear();
+    let mut i = 0;
+    while frames.len() < 999 {
+        let (f, len) = match buf.get(i) {
+            Some(b'h') if i + 2 <= buf.len() => (frame(buf[i + 1] as usize), 2),
+            Some(b'j') if i + 5 <= buf.len() => {
+                let k = u32::from_le_bytes([buf[i + 1], buf[i + 2], buf[i + 3], buf[i + 4]]);
+                (frame(k as usize), 5)
+            }
+            _ => (None, 0),
+        };
+        let Some(f) = f else { break };
+        frames.push(f);
+        i += len;
+    }
+    i
+}
+
 fn intern_frames(
     interner: &mut Interner,
     scratch: &mut Vec<FrameId>,
