@@ -28,6 +28,11 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
+/// `1.5 KiB (1 536 bytes)`: the readable size and the exact count.
+pub fn bytes_exact(n: u64) -> String {
+    format!("{} ({} bytes)", bytes(n), grouped(n))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,5 +51,10 @@ mod tests {
         assert_eq!(grouped(999), "999");
         assert_eq!(grouped(1000), "1 000");
         assert_eq!(grouped(217763364), "217 763 364");
+    }
+
+    #[test]
+    fn exact_sizes_give_both_forms() {
+        assert_eq!(bytes_exact(1536), "1.5 KiB (1 536 bytes)");
     }
 }

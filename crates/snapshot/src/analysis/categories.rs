@@ -3,13 +3,13 @@
 //! their own regex rules in front of them. Every allocation falls in exactly one category ("Other" when
 //! no rule matches).
 
+use std::collections::HashMap;
+
 use regex_lite::Regex;
 
 use super::lifetimes::Lifetimes;
 use super::live_set::innermost_user_frame;
 use super::stacks::frame_text;
-use std::collections::HashMap;
-
 use crate::model::{FrameId, Snapshot, StackId};
 
 /// The category of allocations no rule matches.
@@ -146,9 +146,6 @@ impl Rules {
         }
         let user = innermost_user_frame(snapshot, stack);
         for f in user.iter().chain(frames) {
-            if !matches.contains_key(f) {
-                continue;
-            }
             if let Some((_, r)) = self
                 .0
                 .iter()

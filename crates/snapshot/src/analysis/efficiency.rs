@@ -89,6 +89,16 @@ pub fn recommendations(
     device: i64,
 ) -> Vec<Recommendation> {
     let e = efficiency(snapshot, lifetimes, device);
+    recommendations_from(snapshot, lifetimes, device, &e)
+}
+
+/// [`recommendations`] from efficiency figures the caller already has.
+pub fn recommendations_from(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    device: i64,
+    e: &Efficiency,
+) -> Vec<Recommendation> {
     let mut out = Vec::new();
     if e.cache_overhead > CACHE_OVERHEAD_THRESHOLD {
         out.push(Recommendation {
@@ -169,13 +179,16 @@ pub fn recommendations(
     let trace = snapshot.trace(device);
     for i in (0..trace.len()).filter(|&i| trace.action[i] == Action::Oom) {
         let entry = trace.get(i);
-        // What held the memory: the code paths with the most bytes live at the OOM.
-        let mut by_site: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+        // What held the memory: the code paths with the most bytes live at the OOM (summed by stack
+        // first, so each stack's site is named once).
+        let mut by_stack: std::collections::HashMap<_, u64> = std::collections::HashMap::new();
         for a in lifetimes.live_set_at(i as i64) {
             let a = &lifetimes.allocations[a as usize];
-            *by_site
-                .entry(allocation_site(snapshot, a.stack))
-                .or_default() += a.size;
+            *by_stack.entry(a.stack).or_default() += a.size;
+        }
+        let mut by_site: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+        for (stack, b) in by_stack {
+            *by_site.entry(allocation_site(snapshot, stack)).or_default() += b;
         }
         let mut sites: Vec<(String, u64)> = by_site.into_iter().collect();
         sites.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));

@@ -4,12 +4,12 @@
 //! out as text, JSON and charts; the page's analysis panels draw the same value.
 
 use super::categories::{categorize, category_totals, CategoryTotal, Rules};
-use super::efficiency::{efficiency, recommendations, size_distributions, Bucket, Efficiency};
+use super::efficiency::{efficiency, recommendations_from, size_distributions, Bucket, Efficiency};
 use super::efficiency::{Recommendation, LARGE_FREE_BLOCK};
 use super::lifetimes::{reserved_series, Lifetimes, Peak};
 use super::live_set::{live_set_tree, top_consumers, Consumer, Node};
 use super::stats::{segment_stats, SegmentStats};
-use super::summary::{summarize_device, DeviceSummary};
+use super::summary::{summarize_with, DeviceSummary};
 use crate::model::Snapshot;
 
 /// The coarse roles memory plays in training, the way people budget it.
@@ -280,14 +280,16 @@ pub fn report_of(
     let live_bytes = lifetimes.live_bytes_at(event);
     let mut live_set = live_set_tree(snapshot, lifetimes, event, options.hide_framework);
     live_set.prune((live_bytes as f64 * options.tree_min_share) as u64);
+    let efficiency = efficiency(snapshot, lifetimes, device);
     DeviceReport {
         device,
-        summary: summarize_device(snapshot, device),
+        summary: summarize_with(snapshot, lifetimes),
         peak,
         event,
         live_bytes,
         live_allocations: categories.iter().map(|c| c.count as usize).sum(),
-        efficiency: efficiency(snapshot, lifetimes, device),
+        recommendations: recommendations_from(snapshot, lifetimes, device, &efficiency),
+        efficiency,
         components: component_totals(&categories),
         categories,
         top_consumers: top,
@@ -295,7 +297,6 @@ pub fn report_of(
         live_sizes,
         free_sizes,
         large_free_block_threshold: LARGE_FREE_BLOCK,
-        recommendations: recommendations(snapshot, lifetimes, device),
         over_time,
         segments: segment_stats(snapshot, device).0,
     }

@@ -38,6 +38,12 @@ pub fn summarize(snapshot: &Snapshot) -> Vec<DeviceSummary> {
 }
 
 pub fn summarize_device(snapshot: &Snapshot, device: i64) -> DeviceSummary {
+    summarize_with(snapshot, &Lifetimes::of(snapshot, device))
+}
+
+/// [`summarize_device`] from the device's block lifetimes, for callers that already hold them.
+pub fn summarize_with(snapshot: &Snapshot, lifetimes: &Lifetimes) -> DeviceSummary {
+    let device = lifetimes.device;
     let trace = snapshot.trace(device);
     // A handful of distinct actions over up to millions of entries: a short list beats a map.
     let mut seen: Vec<(crate::model::Action, u64)> = Vec::new();
@@ -55,24 +61,19 @@ pub fn summarize_device(snapshot: &Snapshot, device: i64) -> DeviceSummary {
 
     // Stack ids are dense: mark the ones used in a bitmap instead of hashing a million of them.
     let mut used = vec![false; snapshot.interner.stack_count()];
-    for &s in &trace.stack {
+    let mut mark = |s: StackId| {
         if let Some(u) = used.get_mut(s.0 as usize) {
             *u = true;
         }
-    }
-    let mut stacks: HashSet<StackId> = used
-        .iter()
-        .enumerate()
-        .filter(|(_, &u)| u)
-        .map(|(i, _)| StackId(i as u32))
-        .collect();
+    };
+    trace.stack.iter().for_each(|&s| mark(s));
     let (mut segments, mut reserved, mut active, mut requested) = (0, 0, 0, 0);
     for s in snapshot.segments_of(device) {
         segments += 1;
         reserved += s.total_size;
-        stacks.insert(s.stack);
+        mark(s.stack);
         for b in &s.blocks {
-            stacks.insert(b.stack);
+            mark(b.stack);
             if b.state.is_active() {
                 active += b.size;
             }
@@ -83,16 +84,15 @@ pub fn summarize_device(snapshot: &Snapshot, device: i64) -> DeviceSummary {
     }
     let mut frames = HashSet::default();
     frames.extend(
-        stacks
-            .iter()
-            .flat_map(|&s| snapshot.stack(s).iter())
+        (0..used.len())
+            .filter(|&i| used[i])
+            .flat_map(|i| snapshot.stack(StackId(i as u32)).iter())
             .map(|&f| {
                 let f = snapshot.frame(f);
                 (f.filename, f.line, f.name)
             }),
     );
 
-    let lifetimes = Lifetimes::of(snapshot, device);
     let peak = lifetimes.peak();
     DeviceSummary {
         device,

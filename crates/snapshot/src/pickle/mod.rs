@@ -731,6 +731,16 @@ impl Machine {
         }
     }
 
+    /// The slot of `v` when it is a list that has nothing in it yet.
+    fn fresh_list(&self, v: Value) -> Option<u32> {
+        match v {
+            Value::List(s) if matches!(&self.slots[s as usize], Slot::Seq(items) if items.is_empty()) => {
+                Some(s)
+            }
+            _ => None,
+        }
+    }
+
     /// EMPTY_LIST followed by the whole shape of a stack, `MEMOIZE|BINPUT MARK (BINGET frame)* APPENDS`:
     /// the list is interned and memoised as a stack right here, so it never takes a container slot (it
     /// would have ended in the same state: the memo and the stack holding the interned stack).
@@ -769,12 +779,9 @@ impl Machine {
     /// pushing each frame. Anything else ends the scan: the frames read so far are pushed exactly as their
     /// GETs would have pushed them, and the opcode loop goes on from there.
     fn frames_fast_path<R: Read>(&mut self, src: &mut Source<R>, at: u64) -> Result<(), ReadError> {
-        let Some(&Value::List(s)) = self.stack.last() else {
+        let Some(s) = self.stack.last().and_then(|&v| self.fresh_list(v)) else {
             return Ok(());
         };
-        if !matches!(&self.slots[s as usize], Slot::Seq(items) if items.is_empty()) {
-            return Ok(());
-        }
         let buf = src.buffered();
         let i = scan_frame_gets(&self.memo, buf, &mut self.scratch);
         let n = self.scratch.len();
@@ -806,12 +813,9 @@ impl Machine {
         if m == 0 || n >= 1000 {
             return false;
         }
-        let Value::List(s) = self.stack[m - 1] else {
+        let Some(s) = self.fresh_list(self.stack[m - 1]) else {
             return false;
         };
-        if !matches!(&self.slots[s as usize], Slot::Seq(items) if items.is_empty()) {
-            return false;
-        }
         let Some(id) = intern_frames(&mut self.interner, &mut self.scratch, &self.stack[m..])
         else {
             return false;
