@@ -73,6 +73,13 @@ fn main() -> ExitCode {
     }
 }
 
+/// The value of `--device N`.
+pub fn device_arg(value: Option<&String>) -> Result<i64, String> {
+    let v = value.ok_or("--device needs a number")?;
+    v.parse()
+        .map_err(|_| format!("--device needs a number, not '{v}'"))
+}
+
 /// Parsed command-line options shared by the commands.
 pub struct Options {
     pub files: Vec<String>,
@@ -91,13 +98,7 @@ impl Options {
         while let Some(a) = it.next() {
             match a.as_str() {
                 "--json" => o.json = true,
-                "--device" | "-d" => {
-                    let v = it.next().ok_or("--device needs a number")?;
-                    o.device = Some(
-                        v.parse()
-                            .map_err(|_| format!("--device needs a number, not '{v}'"))?,
-                    );
-                }
+                "--device" | "-d" => o.device = Some(device_arg(it.next())?),
                 flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
                 file => o.files.push(file.to_string()),
             }

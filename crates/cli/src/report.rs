@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use memograph_snapshot::analysis::categories::Rules;
 use memograph_snapshot::analysis::live_set::Node;
 use memograph_snapshot::analysis::report::{device_report, DeviceReport, ReportOptions};
-use memograph_snapshot::format::{bytes, grouped};
+use memograph_snapshot::format::{bytes, bytes_exact, grouped};
 use memograph_snapshot::Snapshot;
 
 use crate::{charts, load, Failure};
@@ -46,13 +46,7 @@ impl ReportArgs {
         while let Some(a) = it.next() {
             match a.as_str() {
                 "--json" => r.json = true,
-                "--device" | "-d" => {
-                    let v = it.next().ok_or("--device needs a number")?;
-                    r.device = Some(
-                        v.parse()
-                            .map_err(|_| format!("--device needs a number, not '{v}'"))?,
-                    );
-                }
+                "--device" | "-d" => r.device = Some(crate::device_arg(it.next())?),
                 "--rules" => r.rules = Some(it.next().ok_or("--rules needs a file")?.clone()),
                 "--out" | "-o" => {
                     r.out_dir = PathBuf::from(it.next().ok_or("--out needs a directory")?)
@@ -321,10 +315,6 @@ fn readable(stamp: &str) -> String {
     )
 }
 
-fn exact(n: u64) -> String {
-    format!("{} ({} bytes)", bytes(n), grouped(n))
-}
-
 fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
@@ -370,7 +360,7 @@ fn device_text(o: &mut String, r: &DeviceReport) {
     let _ = writeln!(
         o,
         "Peak allocated: {} {}; {} allocations over the trace, {} live at the peak.",
-        exact(r.peak.bytes),
+        bytes_exact(r.peak.bytes),
         at_entry(r),
         grouped(r.summary.allocations as u64),
         grouped(r.live_allocations as u64)

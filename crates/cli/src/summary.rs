@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use memograph_snapshot::analysis::summary::{summarize, DeviceSummary};
-use memograph_snapshot::format::{bytes, grouped};
+use memograph_snapshot::format::{bytes_exact, grouped};
 
 use crate::{load, Failure, Options};
 
@@ -41,10 +41,6 @@ pub fn json_line(path: &str, devices: &[DeviceSummary]) -> String {
         map.insert(d.device.to_string(), v);
     }
     serde_json::json!({ "file": path, "devices": map }).to_string()
-}
-
-fn exact(n: u64) -> String {
-    format!("{} ({} bytes)", bytes(n), grouped(n))
 }
 
 pub fn table(path: &str, protocol: u8, devices: &[DeviceSummary]) -> String {
@@ -85,16 +81,20 @@ pub fn table(path: &str, protocol: u8, devices: &[DeviceSummary]) -> String {
         let _ = writeln!(
             out,
             "    timeline peak    {}  {peak_at}",
-            exact(d.timeline_peak_bytes)
+            bytes_exact(d.timeline_peak_bytes)
         );
         let _ = writeln!(
             out,
             "    reserved         {}  in {} segments",
-            exact(d.reserved_bytes),
+            bytes_exact(d.reserved_bytes),
             d.segments
         );
-        let _ = writeln!(out, "    active           {}", exact(d.active_bytes));
-        let _ = writeln!(out, "    requested        {}", exact(d.requested_bytes));
+        let _ = writeln!(out, "    active           {}", bytes_exact(d.active_bytes));
+        let _ = writeln!(
+            out,
+            "    requested        {}",
+            bytes_exact(d.requested_bytes)
+        );
         let _ = writeln!(
             out,
             "    unique frames    {}",

@@ -1,42 +1,8 @@
 //! The `memograph` binary, run as users run it.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn fixtures() -> PathBuf {
-    std::env::var("MEMOGRAPH_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
-        })
-}
-
-fn memograph(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_memograph"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn fixture_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(fixtures().join("reference"))
-        .unwrap()
-        .map(|e| {
-            e.unwrap()
-                .file_name()
-                .to_string_lossy()
-                .trim_end_matches(".json")
-                .to_string()
-        })
-        .collect();
-    names.sort();
-    names
-}
+use common::{fixture_names, fixtures, memograph};
 
 #[test]
 fn summary_json_matches_every_reference_one_line_per_file() {

@@ -1,45 +1,11 @@
 //! `memograph report`, run as users run it, on every real fixture.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn fixtures() -> PathBuf {
-    std::env::var("MEMOGRAPH_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
-        })
-}
-
-fn fixture_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(fixtures().join("reference"))
-        .unwrap()
-        .map(|e| {
-            let name = e.unwrap().file_name().to_string_lossy().into_owned();
-            name.trim_end_matches(".json").to_string()
-        })
-        .collect();
-    names.sort();
-    names
-}
-
-fn reference(name: &str) -> serde_json::Value {
-    let text = std::fs::read_to_string(fixtures().join("reference").join(format!("{name}.json")));
-    serde_json::from_str(&text.unwrap()).unwrap()
-}
-
-fn memograph(args: &[&str], cwd: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_memograph"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use common::{fixture_names, fixtures, memograph_in as memograph, reference};
+use memograph_snapshot::format::grouped;
 
 /// A scratch directory, removed when the test ends.
 struct Scratch(PathBuf);
@@ -122,7 +88,7 @@ fn every_fixture_gets_a_report_directory_with_five_charts_two_texts_and_latest_p
         let r = reference(&name);
         for (device, figures) in r["devices"].as_object().unwrap() {
             let peak = figures["timeline_peak_bytes"].as_u64().unwrap();
-            let grouped = memograph_grouped(peak);
+            let grouped = grouped(peak);
             assert!(
                 text.contains(&format!("======== cuda:{device} ========")),
                 "{name}"
@@ -152,18 +118,6 @@ fn every_fixture_gets_a_report_directory_with_five_charts_two_texts_and_latest_p
         let latest = std::fs::read_link(out.join("reports/latest")).unwrap();
         assert_eq!(latest, PathBuf::from(&dir_name), "{name}");
     }
-}
-
-fn memograph_grouped(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[test]
