@@ -125,11 +125,10 @@ impl DeviceModel {
         let c = self
             .categories
             .get_or_insert_with(|| categorise(snapshot, lifetimes));
-        let mut totals: Vec<(String, u64)> = c.names.iter().map(|n| (n.clone(), 0)).collect();
-        for i in lifetimes.live_set_at(event) {
-            totals[c.of[i as usize] as usize].1 += lifetimes.allocations[i as usize].size;
-        }
-        totals
+        memograph_snapshot::analysis::categories::category_totals(lifetimes, &c.of, &c.names, event)
+            .into_iter()
+            .map(|t| (t.category, t.bytes))
+            .collect()
     }
 }
 

@@ -290,13 +290,15 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
             let f = render::timeline::frame(&surface, view, None, 0);
             let theme = colors::theme(dark);
             let cats = m.categories.as_ref().expect("made above");
-            let highlighted = picked.map(|h| h.allocations.to_vec()).unwrap_or_default();
+            let highlighted = picked
+                .as_ref()
+                .map_or(&[][..], |h| h.allocations.as_slice());
             let overlay = render::timeline::Overlay {
                 annotations: &[],
                 hovered: None,
                 pinned: None,
                 show_peak: true,
-                highlighted: &highlighted,
+                highlighted,
                 categories: Some((cats.of.as_slice(), cats.names.len())),
                 stacked: Some(series),
             };

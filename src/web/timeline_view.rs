@@ -128,12 +128,14 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             let times = if time_axis { c.times } else { None };
             let f = render::timeline::frame(&surface, view, times, c.rows());
             let theme = colors::theme(dark);
-            let highlighted: Vec<u32> = match (&picked, c.categories, lit) {
-                (Some(h), _, _) if !segments => h.allocations.to_vec(),
+            // Borrowed when picked in the analysis panels: no copy of the set on every frame.
+            let highlighted: std::borrow::Cow<[u32]> = match (&picked, c.categories, lit) {
+                (Some(h), _, _) if !segments => h.allocations.as_slice().into(),
                 (_, Some(cat), Some(k)) => (0..cat.of.len() as u32)
                     .filter(|&i| cat.of[i as usize] == k)
-                    .collect(),
-                _ => Vec::new(),
+                    .collect::<Vec<u32>>()
+                    .into(),
+                _ => (&[][..]).into(),
             };
             let overlay = render::timeline::Overlay {
                 annotations: c.annotations,
