@@ -10,7 +10,7 @@ pub const MAX_GZIP_RATIO: u64 = 100;
 const GZIP_SLACK: u64 = 16 << 20;
 
 /// The guard's verdict, carried through `io::Error` to the reader.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct BombError {
     pub offset: u64,
     compressed: u64,
@@ -57,18 +57,33 @@ impl<R: Read> Read for BombGuard<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.produced += n as u64;
-        let compressed = self.compressed.get();
-        if self.produced
-            > compressed
-                .saturating_mul(MAX_GZIP_RATIO)
-                .saturating_add(GZIP_SLACK)
-        {
-            return Err(io::Error::other(BombError {
-                offset: self.produced,
-                compressed,
-            }));
-        }
+        check_bomb(self.produced, self.compressed.get()).map_err(io::Error::other)?;
         Ok(n)
+    }
+}
+
+/// The guard's rule: `produced` decompressed bytes from `compressed` input bytes are refused beyond
+/// [`MAX_GZIP_RATIO`] (plus a slack for small files).
+pub(crate) fn check_bomb(produced: u64, compressed: u64) -> Result<(), BombError> {
+    if produced
+        > compressed
+            .saturating_mul(MAX_GZIP_RATIO)
+            .saturating_add(GZIP_SLACK)
+    {
+        return Err(BombError {
+            offset: produced,
+            compressed,
+        });
+    }
+    Ok(())
+}
+
+impl From<BombError> for crate::ReadError {
+    fn from(e: BombError) -> Self {
+        crate::ReadError::Limit {
+            reason: e.to_string(),
+            offset: e.offset,
+        }
     }
 }
 

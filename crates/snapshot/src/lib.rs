@@ -33,6 +33,7 @@ pub mod format;
 mod input;
 pub mod model;
 mod pickle;
+mod push;
 mod schema;
 
 use std::cell::Cell;
@@ -42,6 +43,7 @@ use std::rc::Rc;
 pub use error::ReadError;
 pub use input::{is_gzip, MAX_GZIP_RATIO};
 pub use model::*;
+pub use push::PushReader;
 
 /// Reads a snapshot from a byte slice (plain or gzip).
 pub fn read_bytes(bytes: &[u8]) -> Result<Snapshot, ReadError> {
@@ -63,9 +65,10 @@ pub fn read_snapshot<R: Read>(
         count: count.clone(),
         progress,
     };
-    let mut head = [0u8; 2];
+    // The first bytes tell gzip from plain, and "not a pickle" quotes up to 16 of them.
+    let mut head = [0u8; 16];
     let mut got = 0;
-    while got < 2 {
+    while got < head.len() {
         match counting.read(&mut head[got..]) {
             Ok(0) => break,
             Ok(n) => got += n,
@@ -81,14 +84,23 @@ pub fn read_snapshot<R: Read>(
             compressed: count,
             produced: 0,
         };
-        read_pickle(guard, None)
+        read_pickle(guard, None, true)
     } else {
-        read_pickle(prefixed, total_len)
+        read_pickle(prefixed, total_len, false)
     }
 }
 
-fn read_pickle<R: Read>(reader: R, total_len: Option<u64>) -> Result<Snapshot, ReadError> {
+/// `to_the_end`: read the input to its end after `STOP` (gzip, so that a corrupt or cut stream is an
+/// error wherever it is); otherwise bytes after `STOP` are never read, as `pickle.load` does.
+fn read_pickle<R: Read>(
+    reader: R,
+    total_len: Option<u64>,
+    to_the_end: bool,
+) -> Result<Snapshot, ReadError> {
     let mut src = pickle::source::Source::new(reader, total_len);
     let (machine, root) = pickle::run(&mut src, total_len)?;
+    if to_the_end {
+        src.skip_to_end()?;
+    }
     schema::build(machine, root)
 }

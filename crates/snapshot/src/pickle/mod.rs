@@ -129,6 +129,19 @@ impl Keys {
     }
 }
 
+/// Opcodes per call of [`Machine::steps`].
+const BATCH: u32 = 1 << 14;
+
+/// Where a run of opcodes stopped.
+enum Step {
+    /// At `STOP`, with the root value.
+    Stop(Value),
+    /// After a batch.
+    Batch,
+    /// Push mode: the opcode at the read position needs bytes not pushed yet.
+    NeedMore,
+}
+
 /// The machine's state after `STOP`: the root value and the tables it refers to.
 pub(crate) struct Machine {
     pub interner: Interner,
@@ -150,53 +163,136 @@ pub(crate) struct Machine {
 }
 
 /// Run the pickle in `src` to its `STOP`; returns the machine and the root value.
-///
-/// `size_hint` (the input's length, when known) pre-sizes the tables so they never reallocate; capacity
-/// that is never touched costs address space, not memory. Not on wasm32, where address space is memory.
 pub(crate) fn run<R: Read>(
     src: &mut Source<R>,
     size_hint: Option<u64>,
 ) -> Result<(Machine, Value), ReadError> {
-    let mut interner = Interner::new();
-    let keys = Keys::new(&mut interner);
-    let hint = if cfg!(target_arch = "wasm32") {
-        0
-    } else {
-        size_hint.unwrap_or(0).min(1 << 40) as usize
-    };
-    // Real snapshots hold about one container per 40 bytes and one trace entry per 200.
-    let (containers, entries) = (hint / 40, hint / 200);
-    let mut m = Machine {
-        interner,
-        slots: Vec::with_capacity(containers),
-        slot_memo: Vec::with_capacity(containers),
-        bytes: Vec::new(),
-        wide: Vec::new(),
-        entries: DeviceTrace::with_capacity(entries),
-        protocol: 0,
-        keys,
-        stack: Vec::with_capacity(4096),
-        marks: Vec::new(),
-        memo: Vec::with_capacity(containers),
-        scratch: Vec::new(),
-    };
+    let mut m = Machine::new(size_hint);
     if src.at_end()? {
         return Err(ReadError::Empty);
     }
     match m.execute(src) {
         Ok(root) => Ok((m, root)),
-        // An error on the very first opcode of a file that does not start with PROTO: not a pickle.
-        Err(e)
-            if m.protocol == 0
-                && src.first_byte() != Some(0x80)
-                && m.stack.is_empty()
-                && m.memo.is_empty()
-                && m.marks.len() <= 1
-                && !matches!(e, ReadError::Forbidden { .. }) =>
-        {
-            Err(ReadError::NotPickle { head: src.head() })
+        Err(e) => Err(m.explain(src, e)),
+    }
+}
+
+/// The machine in push mode: bytes are handed to [`Resumable::push`] as they arrive and run as far as
+/// they go; an opcode cut by the end of a piece runs again, whole, with the next one. The result, errors
+/// and their offsets included, is the same as [`run`] over the same bytes.
+pub(crate) struct Resumable {
+    machine: Machine,
+    src: Source<source::Pushed>,
+    root: Option<Value>,
+    failed: Option<ReadError>,
+}
+
+impl Resumable {
+    pub(crate) fn new(total_len: Option<u64>) -> Self {
+        Resumable {
+            machine: Machine::new(total_len),
+            src: Source::pushed(total_len),
+            root: None,
+            failed: None,
         }
-        Err(e) => Err(e),
+    }
+
+    /// Runs the opcodes `bytes` completes. Bytes after `STOP` are ignored, as `pickle.load` does.
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<(), ReadError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        if self.root.is_some() || bytes.is_empty() {
+            return Ok(());
+        }
+        self.src.push(bytes);
+        // The first bytes wait for more: "not a pickle" quotes the first 16, as the pull reader does.
+        if self.src.offset() == 0 && self.src.buffered().len() < 16 {
+            return Ok(());
+        }
+        self.resume()
+    }
+
+    fn resume(&mut self) -> Result<(), ReadError> {
+        loop {
+            match self.machine.steps(&mut self.src, BATCH) {
+                Ok(Step::Stop(root)) => {
+                    self.root = Some(root);
+                    return Ok(());
+                }
+                Ok(Step::Batch) => {}
+                Ok(Step::NeedMore) => return Ok(()),
+                Err(e) => {
+                    let e = self.machine.explain(&mut self.src, e);
+                    self.failed = Some(e.clone());
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// The input is complete: runs what is left to `STOP`.
+    pub(crate) fn finish(mut self) -> Result<(Machine, Value), ReadError> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        if self.root.is_none() {
+            if self.src.offset() == 0 && self.src.buffered().is_empty() {
+                return Err(ReadError::Empty);
+            }
+            self.src.close();
+            self.resume()?;
+        }
+        let root = self
+            .root
+            .expect("resume runs to STOP or fails once the input is closed");
+        Ok((self.machine, root))
+    }
+}
+
+impl Machine {
+    /// A fresh machine. `size_hint` (the input's length, when known) pre-sizes the tables so they never
+    /// reallocate; capacity that is never touched costs address space, not memory. Not on wasm32, where
+    /// address space is memory.
+    fn new(size_hint: Option<u64>) -> Machine {
+        let mut interner = Interner::new();
+        let keys = Keys::new(&mut interner);
+        let hint = if cfg!(target_arch = "wasm32") {
+            0
+        } else {
+            size_hint.unwrap_or(0).min(1 << 40) as usize
+        };
+        // Real snapshots hold about one container per 40 bytes and one trace entry per 200.
+        let (containers, entries) = (hint / 40, hint / 200);
+        Machine {
+            interner,
+            slots: Vec::with_capacity(containers),
+            slot_memo: Vec::with_capacity(containers),
+            bytes: Vec::new(),
+            wide: Vec::new(),
+            entries: DeviceTrace::with_capacity(entries),
+            protocol: 0,
+            keys,
+            stack: Vec::with_capacity(4096),
+            marks: Vec::new(),
+            memo: Vec::with_capacity(containers),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// An error on the very first opcode of a file that does not start with PROTO means: not a pickle.
+    fn explain<R: Read>(&self, src: &mut Source<R>, e: ReadError) -> ReadError {
+        if self.protocol == 0
+            && src.first_byte() != Some(0x80)
+            && self.stack.is_empty()
+            && self.memo.is_empty()
+            && self.marks.len() <= 1
+            && !matches!(e, ReadError::Forbidden { .. })
+        {
+            ReadError::NotPickle { head: src.head() }
+        } else {
+            e
+        }
     }
 }
 
@@ -236,9 +332,45 @@ fn le_int(bytes: &[u8]) -> LeInt {
 }
 
 impl Machine {
+    /// Runs opcodes to `STOP`, in batches: each batch is a fresh call of [`Self::steps`], so a wasm engine
+    /// that compiles a quick baseline first and optimises hot functions later (V8, SpiderMonkey) switches
+    /// to the optimised loop after the first batches instead of running the whole file in the baseline
+    /// (they replace a function's code on its next call, never inside a running loop). Natively the
+    /// extra call per batch costs nothing measurable.
     fn execute<R: Read>(&mut self, src: &mut Source<R>) -> Result<Value, ReadError> {
         loop {
+            match self.steps(src, BATCH)? {
+                Step::Stop(root) => return Ok(root),
+                Step::Batch => {}
+                Step::NeedMore => unreachable!("a pull source never suspends"),
+            }
+        }
+    }
+
+    /// Runs up to `batch` opcodes.
+    #[inline(never)]
+    fn steps<R: Read>(&mut self, src: &mut Source<R>, batch: u32) -> Result<Step, ReadError> {
+        for _ in 0..batch {
             let at = src.offset();
+            match self.op(src, at) {
+                Ok(None) => {}
+                Ok(Some(root)) => return Ok(Step::Stop(root)),
+                // Every opcode reads all its arguments before it changes anything, so one that ran out
+                // of pushed bytes simply runs again from its start once more are there.
+                Err(_) if src.take_suspended() => {
+                    src.rewind(at);
+                    return Ok(Step::NeedMore);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Step::Batch)
+    }
+
+    /// Runs the opcode at `at`; `Some(root)` at `STOP`.
+    #[inline(always)]
+    fn op<R: Read>(&mut self, src: &mut Source<R>, at: u64) -> Result<Option<Value>, ReadError> {
+        {
             let op = src.byte()?;
             match op {
                 // ---- memo: the hot path of real snapshots ----
@@ -544,7 +676,7 @@ impl Machine {
                             at,
                         ));
                     }
-                    return Ok(v);
+                    return Ok(Some(v));
                 }
 
                 // ---- code: never ----
@@ -571,6 +703,7 @@ impl Machine {
                 }
             }
         }
+        Ok(None)
     }
 
     /// Stack index below which the current MARK forbids popping.
@@ -927,9 +1060,9 @@ impl Machine {
                 return Ok(());
             }
         }
-        let pairs = pairs_of(&self.stack[from..]).to_vec();
         if let Slot::Dict(d) = &mut self.slots[s] {
-            d.extend_from_slice(&pairs);
+            // Into an empty dict this allocates exactly once.
+            d.extend_from_slice(pairs_of(&self.stack[from..]));
         }
         self.stack.truncate(from);
         Ok(())

@@ -1,7 +1,8 @@
 //! A buffered byte source that knows its offset, so every error can say where it happened.
 //!
 //! The parser asks for bytes a few at a time; this keeps a window of the input in memory (never the
-//! whole file) and refills it from any [`std::io::Read`].
+//! whole file) and refills it from any [`std::io::Read`] (pull), or holds what was pushed into it and
+//! suspends when an opcode needs more (push, see [`Source::pushed`]).
 
 use std::io::Read;
 
@@ -21,6 +22,54 @@ pub(crate) struct Source<R> {
     total: Option<u64>,
     /// The input's first bytes, kept for "not a pickle" messages.
     first: Vec<u8>,
+    /// Push mode: bytes come from [`Self::push`], never from `inner`, until [`Self::close`].
+    pushed: bool,
+    /// Push mode: a read ran past the pushed bytes before the input was closed. The error it returned
+    /// is not the input's: the machine rewinds to the opcode's start and waits for more.
+    suspended: bool,
+}
+
+/// The reader of a [`Source`] in push mode: it never has bytes of its own.
+pub(crate) struct Pushed;
+
+impl Read for Pushed {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        Ok(0)
+    }
+}
+
+impl Source<Pushed> {
+    /// A source fed with [`Self::push`] as bytes arrive. A read past the bytes pushed so far fails and
+    /// sets [`Self::take_suspended`] until [`Self::close`] says no more will come.
+    pub(crate) fn pushed(total: Option<u64>) -> Self {
+        let mut s = Source::new(Pushed, total);
+        s.buf = Vec::new();
+        s.pushed = true;
+        s
+    }
+
+    /// Appends `bytes`; bytes before the read position are dropped.
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.base += self.pos as u64;
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        self.buf.truncate(self.end);
+        self.buf.extend_from_slice(bytes);
+        self.end = self.buf.len();
+        if self.first.len() < 16 {
+            let take = bytes.len().min(16 - self.first.len());
+            self.first.extend_from_slice(&bytes[..take]);
+        }
+    }
+
+    /// No more bytes will come: reads past the end are now the input's end.
+    pub(crate) fn close(&mut self) {
+        self.pushed = false;
+        self.eof = true;
+    }
 }
 
 impl<R: Read> Source<R> {
@@ -34,6 +83,8 @@ impl<R: Read> Source<R> {
             eof: false,
             total,
             first: Vec::new(),
+            pushed: false,
+            suspended: false,
         }
     }
 
@@ -41,6 +92,18 @@ impl<R: Read> Source<R> {
     #[inline]
     pub(crate) fn offset(&self) -> u64 {
         self.base + self.pos as u64
+    }
+
+    /// Whether the last error was a suspension (see [`Self::pushed`]); clears it.
+    pub(crate) fn take_suspended(&mut self) -> bool {
+        std::mem::take(&mut self.suspended)
+    }
+
+    /// Moves the read position back to `offset`, which must not be before the window (push mode never
+    /// drops bytes while an opcode runs).
+    pub(crate) fn rewind(&mut self, offset: u64) {
+        debug_assert!(offset >= self.base && offset <= self.offset());
+        self.pos = offset.saturating_sub(self.base) as usize;
     }
 
     /// Bytes known to remain, if the total is known.
@@ -51,6 +114,12 @@ impl<R: Read> Source<R> {
     /// Make at least `n` bytes available at `pos`, or fail with EOF. `n` is bounded by the caller.
     #[cold]
     fn fill(&mut self, n: usize) -> Result<(), ReadError> {
+        if self.pushed {
+            self.suspended = true;
+            return Err(ReadError::UnexpectedEof {
+                offset: self.base + self.end as u64,
+            });
+        }
         if self.pos > 0 {
             self.buf.copy_within(self.pos..self.end, 0);
             self.base += self.pos as u64;
@@ -167,6 +236,14 @@ impl<R: Read> Source<R> {
         format!("\"{text}\"")
     }
 
+    /// Reads and drops the rest of the input.
+    pub(crate) fn skip_to_end(&mut self) -> Result<(), ReadError> {
+        while !self.at_end()? {
+            self.pos = self.end;
+        }
+        Ok(())
+    }
+
     /// True when no byte is left after the current position.
     pub(crate) fn at_end(&mut self) -> Result<bool, ReadError> {
         if self.pos < self.end {
@@ -192,10 +269,7 @@ pub(crate) fn io_error(e: std::io::Error) -> ReadError {
         _ => {
             if let Some(inner) = e.get_ref() {
                 if let Some(limit) = inner.downcast_ref::<crate::input::BombError>() {
-                    return ReadError::Limit {
-                        reason: limit.to_string(),
-                        offset: limit.offset,
-                    };
+                    return limit.clone().into();
                 }
             }
             ReadError::Io {

@@ -1,0 +1,211 @@
+//! Reading a snapshot from bytes handed over as they arrive (push), where [`crate::read_snapshot`] pulls
+//! them from a reader.
+//!
+//! The page reads a file with the browser's asynchronous stream on one thread while its worker parses on
+//! another: the worker cannot block waiting for bytes, so it pushes each piece it receives and the machine
+//! runs as far as that piece goes. Whatever the pieces, the result, errors and their offsets included, is
+//! the one `read_snapshot` gives on the same bytes. Gzip is checked to its end here, where the pull reader
+//! stops somewhere after `STOP`; its errors are the same kind but may come at another point.
+
+use std::io::{self, BufRead, Read};
+
+use crate::error::ReadError;
+use crate::input::{self, is_gzip};
+use crate::pickle::source::io_error;
+use crate::pickle::Resumable;
+use crate::{schema, Snapshot};
+
+/// Decompressed bytes taken from the gzip decoder at a time (bounds what one step can produce).
+const GUNZIP_PIECE: usize = 64 * 1024;
+
+/// A snapshot read from pieces pushed in order: [`PushReader::push`] each piece as it arrives, then
+/// [`PushReader::finish`].
+///
+/// ```
+/// # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/example.pickle.gz")).unwrap();
+/// let mut reader = memograph_snapshot::PushReader::new(Some(bytes.len() as u64));
+/// for piece in bytes.chunks(64 * 1024) {
+///     reader.push(piece)?;
+/// }
+/// let snapshot = reader.finish()?;
+/// let pulled = memograph_snapshot::read_bytes(&bytes)?;
+/// assert_eq!(snapshot.devices(), pulled.devices());
+/// # Ok::<(), memograph_snapshot::ReadError>(())
+/// ```
+pub struct PushReader {
+    stage: Stage,
+    total_len: Option<u64>,
+    /// Bytes pushed so far.
+    pushed: u64,
+    /// The first error, returned again by every later call.
+    failed: Option<ReadError>,
+}
+
+enum Stage {
+    /// Nothing seen yet, or fewer than two bytes: plain or gzip is not known yet.
+    Start(Vec<u8>),
+    Plain(Box<Resumable>),
+    Gzip(Box<Gunzip>),
+}
+
+impl PushReader {
+    /// `total_len`: the input's length when known (lets the reader reject lengths that point past the end
+    /// before their bytes arrive).
+    pub fn new(total_len: Option<u64>) -> Self {
+        PushReader {
+            stage: Stage::Start(Vec::new()),
+            total_len,
+            pushed: 0,
+            failed: None,
+        }
+    }
+
+    /// Bytes pushed so far.
+    pub fn pushed(&self) -> u64 {
+        self.pushed
+    }
+
+    /// Reads what `bytes` (the next piece of the input) completes.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<(), ReadError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        self.pushed += bytes.len() as u64;
+        let result = self.step(bytes);
+        if let Err(e) = &result {
+            self.failed = Some(e.clone());
+        }
+        result
+    }
+
+    fn step(&mut self, bytes: &[u8]) -> Result<(), ReadError> {
+        match &mut self.stage {
+            Stage::Start(head) => {
+                head.extend_from_slice(bytes);
+                if head.len() < 2 {
+                    return Ok(());
+                }
+                let head = std::mem::take(head);
+                self.begin(&head);
+                self.step(&head)
+            }
+            Stage::Plain(pickle) => pickle.push(bytes),
+            Stage::Gzip(gunzip) => gunzip.push(bytes),
+        }
+    }
+
+    /// Chooses plain or gzip from the first bytes.
+    fn begin(&mut self, head: &[u8]) {
+        self.stage = if is_gzip(head) {
+            Stage::Gzip(Box::new(Gunzip {
+                decoder: flate2::bufread::MultiGzDecoder::new(Pending::default()),
+                compressed: 0,
+                produced: 0,
+                out: vec![0; GUNZIP_PIECE],
+                pickle: Resumable::new(None),
+            }))
+        } else {
+            Stage::Plain(Box::new(Resumable::new(self.total_len)))
+        };
+    }
+
+    /// The input is complete: reads what is left and builds the snapshot.
+    pub fn finish(mut self) -> Result<Snapshot, ReadError> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        if let Stage::Start(head) = &mut self.stage {
+            let head = std::mem::take(head);
+            self.begin(&head);
+            self.step(&head)?;
+        }
+        let (machine, root) = match self.stage {
+            Stage::Start(_) => unreachable!("begun above"),
+            Stage::Plain(pickle) => pickle.finish()?,
+            Stage::Gzip(mut gunzip) => {
+                gunzip.decoder.get_mut().closed = true;
+                gunzip.pump()?;
+                gunzip.pickle.finish()?
+            }
+        };
+        schema::build(machine, root)
+    }
+}
+
+/// A gzip stream decompressed as its pieces arrive, feeding the pickle machine.
+struct Gunzip {
+    decoder: flate2::bufread::MultiGzDecoder<Pending>,
+    /// Compressed bytes pushed and decompressed bytes produced, for the bomb guard.
+    compressed: u64,
+    produced: u64,
+    out: Vec<u8>,
+    pickle: Resumable,
+}
+
+impl Gunzip {
+    fn push(&mut self, bytes: &[u8]) -> Result<(), ReadError> {
+        self.compressed += bytes.len() as u64;
+        self.decoder.get_mut().append(bytes);
+        self.pump()
+    }
+
+    /// Decompresses what the pushed bytes allow, a bounded piece at a time, into the pickle machine.
+    /// After `STOP` the rest is still decompressed (and dropped), so a corrupt or cut stream is an error
+    /// however the pieces fall.
+    fn pump(&mut self) -> Result<(), ReadError> {
+        loop {
+            let n = match self.decoder.read(&mut self.out) {
+                Ok(0) => return Ok(()),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(io_error(e)),
+            };
+            self.produced += n as u64;
+            input::check_bomb(self.produced, self.compressed)?;
+            self.pickle.push(&self.out[..n])?;
+        }
+    }
+}
+
+/// Compressed bytes pushed and not yet decompressed. Empty and not closed, it answers "would block",
+/// which flate2's decoders take as "try again later" with their state kept.
+#[derive(Default)]
+struct Pending {
+    buf: Vec<u8>,
+    pos: usize,
+    closed: bool,
+}
+
+impl Pending {
+    fn append(&mut self, bytes: &[u8]) {
+        self.buf.drain(..self.pos);
+        self.pos = 0;
+        self.buf.extend_from_slice(bytes);
+    }
+}
+
+impl Read for Pending {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let available = self.fill_buf()?;
+            let n = available.len().min(out.len());
+            out[..n].copy_from_slice(&available[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Pending {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos == self.buf.len() && !self.closed {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        Ok(&self.buf[self.pos..])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.buf.len());
+    }
+}

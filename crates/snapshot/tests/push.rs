@@ -1,0 +1,178 @@
+//! The push reader (bytes handed over as they arrive, as the page's worker gets them) gives what the pull
+//! reader gives on the same bytes, whatever the pieces: the same snapshot, or the same error at the same
+//! offset. Checked on every fixture and on the hostile corpus.
+
+mod common;
+
+use std::io::Write;
+
+use memograph_snapshot::{codec, read_bytes, PushReader, ReadError};
+
+/// Reads `bytes` pushed in pieces of `piece` bytes; the snapshot comes back encoded, for comparison.
+fn pushed(bytes: &[u8], piece: usize) -> Result<Vec<u8>, ReadError> {
+    let mut reader = PushReader::new(Some(bytes.len() as u64));
+    for chunk in bytes.chunks(piece) {
+        reader.push(chunk)?;
+    }
+    assert_eq!(reader.pushed(), bytes.len() as u64);
+    reader.finish().map(|s| codec::encode(&s))
+}
+
+fn pulled(bytes: &[u8]) -> Result<Vec<u8>, ReadError> {
+    read_bytes(bytes).map(|s| codec::encode(&s))
+}
+
+/// Same outcome, compared exactly: the encoded snapshot byte for byte, or the error's variant, offset and
+/// message.
+fn assert_same(what: &str, bytes: &[u8], pieces: &[usize]) {
+    let expected = pulled(bytes);
+    for &piece in pieces {
+        let got = pushed(bytes, piece);
+        match (&expected, &got) {
+            (Ok(a), Ok(b)) => assert!(a == b, "{what}, pieces of {piece}: snapshots differ"),
+            (Err(a), Err(b)) => assert_eq!(a, b, "{what}, pieces of {piece}"),
+            (a, b) => panic!(
+                "{what}, pieces of {piece}: pull gave {:?}, push gave {:?}",
+                a.as_ref().map(|_| "a snapshot"),
+                b.as_ref().map(|_| "a snapshot")
+            ),
+        }
+    }
+}
+
+#[test]
+fn every_fixture_reads_the_same_in_any_pieces() {
+    for name in common::fixture_names() {
+        let bytes = common::fixture_bytes(&name);
+        // Primes, so pieces end inside opcodes of every length; one piece; and the page's size.
+        assert_same(&name, &bytes, &[7, 4093, 65_537, bytes.len(), 1 << 22]);
+    }
+}
+
+#[test]
+fn byte_by_byte_is_the_same() {
+    let bytes = common::fixture_bytes("a0kuma_adam.pickle");
+    assert_same("a0kuma_adam", &bytes, &[1, 2, 3]);
+    let gz = common::fixture_bytes("magma_memory_snapshot.pickle.gz");
+    assert_same("magma gz", &gz, &[1, 5]);
+}
+
+#[test]
+fn every_protocol_reads_the_same() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    for p in 0..=5 {
+        let bytes = std::fs::read(dir.join(format!("synthetic.proto{p}.pickle"))).unwrap();
+        assert_same(&format!("protocol {p}"), &bytes, &[1, 3, 64]);
+    }
+}
+
+#[test]
+fn every_truncation_fails_the_same() {
+    let bytes = common::fixture_bytes("a0kuma_adam.pickle");
+    // Every 7th offset (a prime, so cuts land at every position within opcodes) and the whole tail.
+    let n = bytes.len();
+    for cut in (0..n).step_by(7).chain(n - 64..n) {
+        assert_same(&format!("cut at {cut}"), &bytes[..cut], &[3, 4096]);
+    }
+}
+
+#[test]
+fn random_bit_flips_give_the_same_outcome() {
+    let original = common::fixture_bytes("a0kuma_adam.pickle");
+    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    for round in 0..1500 {
+        let mut bytes = original.clone();
+        for _ in 0..(1 + round % 4) {
+            let i = (next() as usize) % bytes.len();
+            bytes[i] ^= 1 << (next() % 8);
+        }
+        assert_same(&format!("round {round}"), &bytes, &[13, 8192]);
+    }
+}
+
+#[test]
+fn hand_written_attacks_fail_the_same() {
+    let cases: [&[u8]; 8] = [
+        b"",
+        b"\x80",
+        b"hello, world",
+        b"\x80\x04\x8c\x08builtins\x8c\x04eval\x93.",
+        b"\x80\x04X\xff\xff\xff\x7f",
+        b"\x80\x04h\x05.",
+        b"\x80\x04}\x94\x8c\x01a\x94K\x01s.",
+        b"\x80\x04]\x94(K\x01K\x02e.trailing bytes are never read",
+    ];
+    for bytes in cases {
+        assert_same(&format!("{bytes:?}"), bytes, &[1, 2, 100]);
+    }
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(data).unwrap();
+    enc.finish().unwrap()
+}
+
+#[test]
+fn gzip_reads_the_same_and_fails_the_same_way() {
+    let plain = common::fixture_bytes("kk_memory_ctx128_fullstep.pickle");
+    let gz = gzip(&plain);
+    assert_same("kk gz", &gz, &[7, 65_537, gz.len()]);
+    // Two members, as `cat a.gz b.gz` makes: the second holds bytes after STOP, never read.
+    let mut two = gzip(&plain[..1000]);
+    two.extend(gzip(&plain[1000..]));
+    assert_same("two members", &two, &[999, 1 << 20]);
+
+    // Corrupt and truncated streams: the same kind of error (the pull reader reads ahead, so the
+    // decompressor may notice at another point).
+    let mut flipped = gz.clone();
+    flipped[gz.len() / 2] ^= 0xff;
+    for (what, bad) in [
+        ("flipped", &flipped[..]),
+        ("half", &gz[..gz.len() / 2]),
+        ("trailer cut", &gz[..gz.len() - 3]),
+        ("header cut", &gz[..5]),
+    ] {
+        let (a, b) = (pulled(bad), pushed(bad, 4093));
+        let (Err(a), Err(b)) = (&a, &b) else {
+            panic!("{what}: pull ok: {}, push ok: {}", a.is_ok(), b.is_ok())
+        };
+        assert_eq!(
+            std::mem::discriminant(a),
+            std::mem::discriminant(b),
+            "{what}: pull: {a}; push: {b}"
+        );
+    }
+}
+
+#[test]
+fn a_pushed_gzip_bomb_is_refused() {
+    let chunk: Vec<u8> = b"Na".iter().copied().cycle().take(1 << 20).collect();
+    let member = gzip(&chunk);
+    let mut bomb = gzip(b"\x80\x04]");
+    for _ in 0..256 {
+        bomb.extend_from_slice(&member);
+    }
+    // The whole bomb in one piece: the decompressor still works a bounded piece at a time.
+    for piece in [bomb.len(), 4096] {
+        let e = pushed(&bomb, piece).unwrap_err();
+        assert!(e.to_string().contains("gzip bomb?"), "{e}");
+    }
+}
+
+#[test]
+fn after_an_error_every_call_repeats_it() {
+    let mut reader = PushReader::new(None);
+    let e = reader.push(b"\x80\x04\x8c\x08builtins\x8c");
+    let e = e.and(reader.push(b"\x04eval\x93."));
+    let e = e.unwrap_err();
+    assert!(matches!(e, ReadError::Forbidden { .. }), "{e}");
+    assert_eq!(reader.push(b"more").unwrap_err(), e);
+    assert_eq!(reader.finish().unwrap_err(), e);
+}
