@@ -43,6 +43,7 @@ for (const file of files) {
   await page.setInputFiles('input[type=file]', file);
   await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawMs, null, { timeout: 600000 });
   const loadMs = Number(await page.$eval('#app', e => e.dataset.firstDrawMs));
+  const timings = JSON.parse(await page.$eval('#app', e => e.dataset.loadTimings || '{}'));
   const wasmBytes = await page.evaluate(() => window.__wasm.memory.buffer.byteLength);
   const t0 = Date.now();
   await page.locator('[data-testid=detail-slider]').fill('100');
@@ -66,6 +67,7 @@ for (const file of files) {
     file: path.basename(file), mb: +(size / 1e6).toFixed(1),
     load_to_first_timeline_ms: loadMs, native_summary_ms: Math.round(native * 1000),
     load_ratio: +(loadMs / 1000 / native).toFixed(2),
+    load_parts_ms: timings,
     detail_100_ms: detailMs, drawn,
     frames: frames.length, frame_median_ms: +pct(frames, 0.5).toFixed(2), frame_p95_ms: +pct(frames, 0.95).toFixed(2),
     wasm_mb_after_load: +(wasmBytes / 1e6).toFixed(1), wasm_mb_after_pan_zoom: +(wasmAfter / 1e6).toFixed(1),

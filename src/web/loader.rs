@@ -1,22 +1,47 @@
-//! Loading: files (picker or drop), the bundled example and `?url=` all become a `Blob` that a fresh Web
-//! Worker parses (see `worker.rs`); the page decodes the model it sends back. Nothing is uploaded: the only
-//! network requests are the example and a `?url=` the user gave.
+//! Loading: files (picker or drop), the bundled example and `?url=` all become a `Blob`. The page reads
+//! it with the browser's stream and hands each piece to a Web Worker that parses as the pieces arrive
+//! (see `worker.rs`), so reading and parsing overlap; the page then decodes the model the worker sends
+//! back. Nothing is uploaded: the only network requests are the example and a `?url=` the user gave.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
+use std::rc::Rc;
 
-use js_sys::{Reflect, Uint8Array};
+use js_sys::{Object, Promise, Reflect, Uint8Array};
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{Blob, MessageEvent, Worker, WorkerOptions, WorkerType};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{Blob, MessageEvent, ReadableStreamDefaultReader, Worker, WorkerOptions, WorkerType};
 
 use super::store::{self, OpenFile};
 use super::{Phase, Ui};
 
+/// Bytes handed to the worker and not parsed yet, at most. The browser reads faster than the worker
+/// parses: without a bound, a big file would pile up in the worker's queue.
+const IN_FLIGHT: f64 = 64.0 * 1024.0 * 1024.0;
+
 thread_local! {
     static QUEUE: RefCell<VecDeque<(String, Blob)>> = const { RefCell::new(VecDeque::new()) };
     static BUSY: RefCell<bool> = const { RefCell::new(false) };
+    /// A worker started ahead of time, with the module already loaded, for the next file.
+    static SPARE: RefCell<Option<Worker>> = const { RefCell::new(None) };
+}
+
+fn spawn_worker() -> Option<Worker> {
+    let options = WorkerOptions::new();
+    options.set_type(WorkerType::Module);
+    Worker::new_with_options("./worker.js", &options).ok()
+}
+
+/// Starts a worker for the next file now, so that file does not wait for the module to load.
+pub fn warm_up() {
+    SPARE.with(|spare| {
+        let mut spare = spare.borrow_mut();
+        if spare.is_none() {
+            *spare = spawn_worker();
+        }
+    });
 }
 
 /// Queues `blob` for parsing; files load one after another, and open files stay usable meanwhile.
@@ -25,35 +50,64 @@ pub fn load(ui: Ui, name: String, blob: Blob) {
     next(ui);
 }
 
-fn next(ui: Ui) {
-    if BUSY.with(|b| *b.borrow()) {
-        return;
-    }
-    let Some((name, blob)) = QUEUE.with(|q| q.borrow_mut().pop_front()) else {
-        return;
-    };
-    BUSY.with(|b| *b.borrow_mut() = true);
-    let started = now();
-    ui.progress.set((0.0, blob.size(), name.clone()));
-    ui.phase.set(Phase::Loading);
-    let finish = move |ui: Ui| {
-        BUSY.with(|b| *b.borrow_mut() = false);
-        next(ui);
-    };
-    let options = WorkerOptions::new();
-    options.set_type(WorkerType::Module);
-    let worker = match Worker::new_with_options("./worker.js", &options) {
-        Ok(w) => w,
-        Err(_) => {
-            fail(ui, &name, "this browser cannot start the parsing worker");
-            finish(ui);
-            return;
+/// One file on its way from the blob to the store; shared by the reading task and the worker's replies.
+struct Load {
+    ui: Ui,
+    name: String,
+    size: f64,
+    worker: Worker,
+    /// `performance.now()` when the load began.
+    started: f64,
+    /// Bytes the worker has parsed.
+    parsed: Cell<f64>,
+    /// Set once the load ended (model, error, or the stream broke): stops the reading task.
+    over: Cell<bool>,
+    /// Wakes the reading task when it waits for the worker to catch up.
+    wake: RefCell<Option<js_sys::Function>>,
+    /// Milliseconds from the start until the last piece was handed over.
+    read_ms: Cell<f64>,
+}
+
+impl Load {
+    /// Ends the load (once; false if it had ended): the worker goes, the reading task stops.
+    fn end(&self) -> bool {
+        if self.over.replace(true) {
+            return false;
         }
-    };
-    let size = blob.size() as u64;
-    let w = worker.clone();
-    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-        let data = ev.data();
+        self.worker.set_onmessage(None);
+        self.worker.terminate();
+        self.wake_reader();
+        true
+    }
+
+    /// The next queued file starts, with a worker already up.
+    fn next_file(&self) {
+        BUSY.with(|b| *b.borrow_mut() = false);
+        warm_up();
+        next(self.ui);
+    }
+
+    fn fail(&self, reason: &str) {
+        if self.end() {
+            fail(self.ui, &self.name, reason);
+            self.next_file();
+        }
+    }
+
+    fn wake_reader(&self) {
+        if let Some(wake) = self.wake.borrow_mut().take() {
+            let _ = wake.call0(&JsValue::NULL);
+        }
+    }
+
+    /// Resolves when the worker acknowledges a piece (or the load ends).
+    fn caught_up(&self) -> JsFuture {
+        JsFuture::from(Promise::new(&mut |resolve, _| {
+            *self.wake.borrow_mut() = Some(resolve);
+        }))
+    }
+
+    fn on_message(self: &Rc<Self>, data: JsValue) {
         let kind = Reflect::get(&data, &"type".into())
             .ok()
             .and_then(|v| v.as_string())
@@ -64,38 +118,156 @@ fn next(ui: Ui) {
                     .ok()
                     .and_then(|v| v.as_f64())
                     .unwrap_or(0.0);
-                ui.progress.update(|p| p.0 = done);
-            }
-            "done" => {
-                w.terminate();
-                let buffer = Reflect::get(&data, &"model".into()).unwrap_or(JsValue::NULL);
-                let array = Uint8Array::new(&buffer);
-                let total = array.length() as usize;
-                let input = std::io::BufReader::with_capacity(1 << 20, JsBytes { array, at: 0 });
-                let decoded = memograph_snapshot::codec::decode_from(input, total);
-                match decoded {
-                    Ok(snapshot) => opened(ui, name.clone(), size, snapshot, started),
-                    Err(e) => fail(ui, &name, &e.to_string()),
+                // The bar moves by whole percents: one redraw each, not one per piece.
+                let percent = |bytes: f64| (bytes * 100.0 / self.size.max(1.0)).floor();
+                if percent(done) != percent(self.parsed.get()) {
+                    self.ui.progress.update(|p| p.0 = done);
                 }
-                finish(ui);
+                self.parsed.set(done);
+                self.wake_reader();
             }
+            "done" => self.done(&data),
             "error" => {
-                w.terminate();
                 let message = Reflect::get(&data, &"message".into())
                     .ok()
                     .and_then(|v| v.as_string())
                     .unwrap_or_default();
-                fail(ui, &name, &message);
-                finish(ui);
+                self.fail(&message);
             }
             _ => {}
         }
+    }
+
+    /// Decodes the worker's model and opens it.
+    fn done(&self, data: &JsValue) {
+        let received = super::worker::clock();
+        let buffer = Reflect::get(data, &"model".into()).unwrap_or(JsValue::NULL);
+        let array = Uint8Array::new(&buffer);
+        let total = array.length() as usize;
+        let input = std::io::BufReader::with_capacity(1 << 20, JsBytes { array, at: 0 });
+        let decoded = memograph_snapshot::codec::decode_from(input, total);
+        let decode_ms = super::worker::clock() - received;
+        let snapshot = match decoded {
+            Ok(s) => s,
+            Err(e) => return self.fail(&e.to_string()),
+        };
+        if !self.end() {
+            return;
+        }
+        opened(
+            self.ui,
+            self.name.clone(),
+            self.size as u64,
+            snapshot,
+            self.started,
+        );
+        self.next_file();
+        let model_ms = super::worker::clock() - received - decode_ms;
+        let worker = Reflect::get(data, &"timings".into()).unwrap_or_default();
+        let at = |key: &str| {
+            Reflect::get(&worker, &key.into())
+                .ok()
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0)
+        };
+        let origin = super::worker::clock() - now();
+        record_timings(&[
+            ("worker_start", at("received") - (origin + self.started)),
+            ("read", self.read_ms.get()),
+            ("parse", at("parse")),
+            ("encode", at("encode")),
+            ("transfer", received - at("posted")),
+            ("decode", decode_ms),
+            ("model", model_ms),
+        ]);
+    }
+
+    /// Reads the blob with the browser's stream and hands each piece to the worker, never more than
+    /// [`IN_FLIGHT`] bytes ahead of it.
+    async fn stream(self: Rc<Self>, blob: Blob) {
+        let reader: ReadableStreamDefaultReader = blob.stream().get_reader().unchecked_into();
+        let mut sent = 0.0;
+        loop {
+            while sent - self.parsed.get() > IN_FLIGHT && !self.over.get() {
+                let _ = self.caught_up().await;
+            }
+            if self.over.get() {
+                let _ = reader.cancel();
+                return;
+            }
+            let Ok(chunk) = JsFuture::from(reader.read()).await else {
+                return self.fail("the browser could not read the file");
+            };
+            if self.over.get() {
+                let _ = reader.cancel();
+                return;
+            }
+            let finished = Reflect::get(&chunk, &"done".into())
+                .ok()
+                .and_then(|d| d.as_bool())
+                .unwrap_or(true);
+            if finished {
+                self.read_ms.set(now() - self.started);
+                let _ = self.worker.post_message(&message("end"));
+                return;
+            }
+            let Ok(bytes) =
+                Reflect::get(&chunk, &"value".into()).and_then(|v| v.dyn_into::<Uint8Array>())
+            else {
+                return self.fail("the browser could not read the file");
+            };
+            sent += bytes.length() as f64;
+            let m = message("piece");
+            let _ = Reflect::set(&m, &"bytes".into(), &bytes);
+            let _ = self
+                .worker
+                .post_message_with_transfer(&m, &js_sys::Array::of1(&bytes.buffer()));
+        }
+    }
+}
+
+fn message(kind: &str) -> Object {
+    let m = Object::new();
+    let _ = Reflect::set(&m, &"type".into(), &kind.into());
+    m
+}
+
+fn next(ui: Ui) {
+    if BUSY.with(|b| *b.borrow()) {
+        return;
+    }
+    let Some((name, blob)) = QUEUE.with(|q| q.borrow_mut().pop_front()) else {
+        return;
+    };
+    let started = now();
+    ui.progress.set((0.0, blob.size(), name.clone()));
+    ui.phase.set(Phase::Loading);
+    let Some(worker) = SPARE.with(|s| s.borrow_mut().take()).or_else(spawn_worker) else {
+        fail(ui, &name, "this browser cannot start the parsing worker");
+        return next(ui);
+    };
+    BUSY.with(|b| *b.borrow_mut() = true);
+    let load = Rc::new(Load {
+        ui,
+        name,
+        size: blob.size(),
+        worker: worker.clone(),
+        started,
+        parsed: Cell::new(0.0),
+        over: Cell::new(false),
+        wake: RefCell::new(None),
+        read_ms: Cell::new(0.0),
+    });
+    let replies = load.clone();
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+        replies.on_message(ev.data())
     });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
-    let message = js_sys::Object::new();
-    let _ = Reflect::set(&message, &"blob".into(), &blob);
-    let _ = worker.post_message(&message);
+    let start = message("start");
+    let _ = Reflect::set(&start, &"size".into(), &blob.size().into());
+    let _ = worker.post_message(&start);
+    leptos::task::spawn_local(load.stream(blob));
 }
 
 /// Reads a JS byte array into wasm memory a piece at a time (never a copy of the whole buffer).
@@ -112,6 +284,23 @@ impl std::io::Read for JsBytes {
             .copy_to(&mut out[..n as usize]);
         self.at += n;
         Ok(n as usize)
+    }
+}
+
+/// Puts where a load's time went on `#app` as `data-load-timings` (JSON, milliseconds), for the page
+/// benchmark and for anyone curious in the console.
+fn record_timings(parts: &[(&str, f64)]) {
+    let json = parts
+        .iter()
+        .map(|(k, v)| format!("\"{k}\":{v:.0}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    web_sys::console::debug_1(&format!("memograph load timings (ms): {{{json}}}").into());
+    if let Some(app) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id("app"))
+    {
+        let _ = app.set_attribute("data-load-timings", &format!("{{{json}}}"));
     }
 }
 

@@ -188,6 +188,8 @@ pub fn start() {
     }
     console_error_panic_hook::set_once();
     leptos::mount::mount_to_body(App);
+    // The parsing worker loads its module while the user picks a file.
+    loader::warm_up();
 }
 
 #[component]

@@ -1,59 +1,43 @@
 //! The worker side of loading: runs in a dedicated Web Worker, so parsing a 1 GB file never blocks the
-//! page. Reads the `Blob` in 4 MiB slices with `FileReaderSync` (never the whole file at once), parses it
-//! with the engine, and posts back progress, then the model encoded by `codec` (a transferred buffer), or
-//! the engine's one-line error.
+//! page. The page streams the file to it in pieces (see `loader.rs`); each piece is pushed into the
+//! engine's [`PushReader`] as it arrives, so reading (on the page's thread) and parsing (here) overlap.
+//! At the end it posts back the model encoded by `codec` (a transferred buffer), or the engine's one-line
+//! error.
+//!
+//! Messages in: `{type: "start", size}`, then `{type: "piece", bytes: Uint8Array}`…, then
+//! `{type: "end"}`. Messages out: `{type: "progress", done}` after each piece (the page's flow control
+//! counts on it), then `{type: "done", model, timings}` or `{type: "error", message}`.
 
-use std::io::Read;
+use std::cell::RefCell;
 
 use js_sys::{Object, Reflect, Uint8Array};
+use memograph_snapshot::PushReader;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{Blob, DedicatedWorkerGlobalScope, FileReaderSync, MessageEvent};
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-const SLICE: f64 = 4.0 * 1024.0 * 1024.0;
-
-/// A `Read` over a `Blob`, one slice at a time, copied from the slice's buffer straight into the
-/// caller's (no intermediate copy in wasm memory).
-struct BlobReader {
-    blob: Blob,
-    reader: FileReaderSync,
-    at: f64,
-    size: f64,
-    slice: Option<Uint8Array>,
-    pos: u32,
+/// One file being read.
+struct Job {
+    reader: PushReader,
+    /// Where each piece is copied into wasm memory before it is pushed (reused).
+    scratch: Vec<u8>,
+    /// When the first message came, and the milliseconds spent reading pieces (not waiting for them).
+    received: f64,
+    busy: f64,
 }
 
-impl Read for BlobReader {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        if self.slice.as_ref().is_none_or(|s| self.pos >= s.length()) {
-            if self.at >= self.size {
-                return Ok(0);
-            }
-            let end = (self.at + SLICE).min(self.size);
-            let slice = self
-                .blob
-                .slice_with_f64_and_f64(self.at, end)
-                .map_err(js_io)?;
-            let array = self.reader.read_as_array_buffer(&slice).map_err(js_io)?;
-            self.slice = Some(Uint8Array::new(&array));
-            self.pos = 0;
-            self.at = end;
-        }
-        let slice = self.slice.as_ref().expect("loaded above");
-        let n = (out.len() as u32).min(slice.length() - self.pos);
-        slice
-            .subarray(self.pos, self.pos + n)
-            .copy_to(&mut out[..n as usize]);
-        self.pos += n;
-        Ok(n as usize)
-    }
+thread_local! {
+    /// `None` before `start` and after an error or the end: later pieces are ignored.
+    static JOB: RefCell<Option<Job>> = const { RefCell::new(None) };
 }
 
-fn js_io(e: JsValue) -> std::io::Error {
-    std::io::Error::other(
-        e.as_string()
-            .unwrap_or_else(|| "the browser could not read the file".into()),
-    )
+/// Milliseconds since the page's time origin (comparable across the page and its workers).
+pub fn clock() -> f64 {
+    let performance: Option<web_sys::Performance> =
+        Reflect::get(&js_sys::global(), &"performance".into())
+            .ok()
+            .and_then(|p| p.dyn_into().ok());
+    performance.map_or(0.0, |p| p.time_origin() + p.now())
 }
 
 fn message(kind: &str) -> Object {
@@ -62,81 +46,114 @@ fn message(kind: &str) -> Object {
     m
 }
 
+fn post(m: &Object) {
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let _ = scope.post_message(m);
+}
+
+fn post_error(reason: &str) {
+    let m = message("error");
+    let _ = Reflect::set(&m, &"message".into(), &reason.into());
+    post(&m);
+}
+
 /// Entry point of the worker (called by assets/worker.js).
 #[wasm_bindgen]
 pub fn worker_main() {
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let handler = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-        let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
         let data = ev.data();
-        let id = Reflect::get(&data, &"id".into()).unwrap_or(JsValue::NULL);
-        let blob: Blob = match Reflect::get(&data, &"blob".into())
+        let kind = Reflect::get(&data, &"type".into())
             .ok()
-            .and_then(|b| b.dyn_into().ok())
-        {
-            Some(b) => b,
-            None => return,
-        };
-        let post = |m: &Object| {
-            let _ = Reflect::set(m, &"id".into(), &id);
-            let _ = scope.post_message(m);
-        };
-        let reader = match FileReaderSync::new() {
-            Ok(r) => r,
-            Err(_) => {
-                let m = message("error");
-                let _ = Reflect::set(
-                    &m,
-                    &"message".into(),
-                    &"this browser cannot read files in a worker".into(),
-                );
-                post(&m);
-                return;
+            .and_then(|v| v.as_string())
+            .unwrap_or_default();
+        match kind.as_str() {
+            "start" => {
+                let size = Reflect::get(&data, &"size".into())
+                    .ok()
+                    .and_then(|v| v.as_f64());
+                JOB.with(|job| {
+                    *job.borrow_mut() = Some(Job {
+                        reader: PushReader::new(size.map(|s| s as u64)),
+                        scratch: Vec::new(),
+                        received: clock(),
+                        busy: 0.0,
+                    })
+                });
             }
-        };
-        let size = blob.size();
-        let source = BlobReader {
-            blob,
-            reader,
-            at: 0.0,
-            size,
-            slice: None,
-            pos: 0,
-        };
-        let mut last_pct = -1i64;
-        let progress_scope = scope.clone();
-        let progress_id = id.clone();
-        let progress = Box::new(move |done: u64| {
-            let pct = (done as f64 * 100.0 / size.max(1.0)) as i64;
-            if pct != last_pct {
-                last_pct = pct;
-                let m = message("progress");
-                let _ = Reflect::set(&m, &"done".into(), &(done as f64).into());
-                let _ = Reflect::set(&m, &"total".into(), &size.into());
-                let _ = Reflect::set(&m, &"id".into(), &progress_id);
-                let _ = progress_scope.post_message(&m);
+            "piece" => {
+                let Some(bytes) = Reflect::get(&data, &"bytes".into())
+                    .ok()
+                    .and_then(|b| b.dyn_into::<Uint8Array>().ok())
+                else {
+                    return;
+                };
+                piece(&bytes);
             }
-        });
-        match memograph_snapshot::read_snapshot(source, Some(size as u64), Some(progress)) {
-            Ok(snapshot) => {
-                let bytes = memograph_snapshot::codec::encode(&snapshot);
-                drop(snapshot);
-                let array = Uint8Array::new_with_length(bytes.len() as u32);
-                array.copy_from(&bytes);
-                drop(bytes);
-                let m = message("done");
-                let _ = Reflect::set(&m, &"model".into(), &array.buffer());
-                let _ = Reflect::set(&m, &"id".into(), &id);
-                let transfer = js_sys::Array::of1(&array.buffer());
-                let _ = scope.post_message_with_transfer(&m, &transfer);
-            }
-            Err(e) => {
-                let m = message("error");
-                let _ = Reflect::set(&m, &"message".into(), &e.to_string().into());
-                post(&m);
-            }
+            "end" => end(),
+            _ => {}
         }
     });
     scope.set_onmessage(Some(handler.as_ref().unchecked_ref()));
     handler.forget();
+}
+
+/// Pushes one piece and acknowledges it.
+fn piece(bytes: &Uint8Array) {
+    let outcome = JOB.with(|job| {
+        let mut job = job.borrow_mut();
+        let j = job.as_mut()?;
+        let started = clock();
+        j.scratch.resize(bytes.length() as usize, 0);
+        bytes.copy_to(&mut j.scratch);
+        let result = j.reader.push(&j.scratch);
+        j.busy += clock() - started;
+        let done = j.reader.pushed();
+        if result.is_err() {
+            *job = None;
+        }
+        Some(result.map(|()| done))
+    });
+    match outcome {
+        Some(Ok(done)) => {
+            let m = message("progress");
+            let _ = Reflect::set(&m, &"done".into(), &(done as f64).into());
+            post(&m);
+        }
+        Some(Err(e)) => post_error(&e.to_string()),
+        None => {}
+    }
+}
+
+/// Finishes the snapshot and posts the encoded model with where the time went.
+fn end() {
+    let Some(job) = JOB.with(|job| job.borrow_mut().take()) else {
+        return;
+    };
+    let started = clock();
+    let snapshot = match job.reader.finish() {
+        Ok(s) => s,
+        Err(e) => return post_error(&e.to_string()),
+    };
+    let encode_started = clock();
+    let bytes = memograph_snapshot::codec::encode(&snapshot);
+    drop(snapshot);
+    let array = Uint8Array::new_with_length(bytes.len() as u32);
+    array.copy_from(&bytes);
+    drop(bytes);
+    let m = message("done");
+    let _ = Reflect::set(&m, &"model".into(), &array.buffer());
+    // All in ms; `received` and `posted` on the shared clock.
+    let timings = Object::new();
+    for (key, value) in [
+        ("received", job.received),
+        ("parse", job.busy + encode_started - started),
+        ("encode", clock() - encode_started),
+        ("posted", clock()),
+    ] {
+        let _ = Reflect::set(&timings, &key.into(), &value.into());
+    }
+    let _ = Reflect::set(&m, &"timings".into(), &timings);
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let _ = scope.post_message_with_transfer(&m, &js_sys::Array::of1(&array.buffer()));
 }

@@ -1,0 +1,77 @@
+// End-to-end: a file bigger than the page's in-flight window (64 MiB) streams to the parsing worker while
+// the page keeps answering, and gives the same peak as the native CLI on the same file.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { serve, browser, open, shot, ROOT } from './harness.mjs';
+
+let server, b, big;
+before(async () => {
+  const dir = path.join(os.tmpdir(), 'memograph-e2e-big');
+  fs.mkdirSync(dir, { recursive: true });
+  big = path.join(dir, 'tiled_80mb.pickle');
+  if (!fs.existsSync(big)) {
+    execFileSync('python3', [path.join(ROOT, 'scripts', 'tile_snapshot.py'), '--size', '80', '--out', big], { stdio: 'ignore' });
+  }
+  server = await serve();
+  b = await browser();
+});
+after(async () => { await b?.close(); await server?.close(); });
+
+/** The native CLI's peak of the default device (built by `cargo test`; built here when missing). */
+function nativePeak(file) {
+  let cli = path.join(ROOT, 'target', 'debug', 'memograph');
+  if (!fs.existsSync(cli)) execFileSync('cargo', ['build', '-q', '-p', 'memograph'], { cwd: ROOT, stdio: 'inherit' });
+  const { devices } = JSON.parse(execFileSync(cli, ['summary', '--json', file], { maxBuffer: 1 << 26 }).toString());
+  // The device the page opens first: the longest trace (ties: the lowest).
+  let best = null;
+  for (const [d, v] of Object.entries(devices)) {
+    const n = Object.values(v.events).reduce((a, c) => a + c, 0);
+    if (best === null || n > best.n) best = { n, peak: v.timeline_peak_bytes };
+  }
+  return best.peak;
+}
+
+test('a file over the in-flight window streams to the worker while the page answers, with the CLI peak', async () => {
+  const { page, errors } = await open(b, server.url);
+  await page.setInputFiles('input[type=file]', big);
+  // While it loads: the bar moves through parsing, and the page's thread answers within a frame or two.
+  const labels = new Set();
+  let slowest = 0;
+  for (;;) {
+    const t = Date.now();
+    const state = await page.evaluate(() => new Promise(r => requestAnimationFrame(() =>
+      r([document.querySelector('#app').dataset.state, document.querySelector('.progress-label')?.textContent ?? '']))));
+    slowest = Math.max(slowest, Date.now() - t);
+    if (state[0] !== 'loading') break;
+    const percent = state[1].match(/parsing (\d+) %/);
+    if (percent) labels.add(Number(percent[1]));
+  }
+  assert.equal(await page.$eval('#app', e => e.dataset.state), 'ready');
+  assert.ok(labels.size >= 2, `progress seen: ${[...labels]}`);
+  assert.ok(slowest < 1000, `the page took ${slowest} ms to answer during the load`);
+  const timings = JSON.parse(await page.$eval('#app', e => e.dataset.loadTimings));
+  assert.ok(timings.read > 0 && timings.parse > 0, JSON.stringify(timings));
+  const peak = nativePeak(big);
+  assert.ok((await page.$eval('[data-testid=peak]', e => e.title)).includes(String(peak)), `CLI peak ${peak}`);
+  await shot(page, 'big-file');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a gzip file streams through the same path and gives the same peak', async () => {
+  const gz = big + '.gz';
+  if (!fs.existsSync(gz)) fs.writeFileSync(gz, zlib.gzipSync(fs.readFileSync(big), { level: 1 }));
+  const { page, errors } = await open(b, server.url);
+  await page.setInputFiles('input[type=file]', gz);
+  await page.waitForFunction(() => document.querySelector('#app').dataset.state !== 'loading', null, { timeout: 120000 });
+  assert.equal(await page.$eval('#app', e => e.dataset.state), 'ready');
+  const peak = nativePeak(big);
+  assert.ok((await page.$eval('[data-testid=peak]', e => e.title)).includes(String(peak)), `CLI peak ${peak}`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
