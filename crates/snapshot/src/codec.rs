@@ -2,6 +2,7 @@
 //! (a transferable `ArrayBuffer`): columns are written as raw little-endian arrays, so encoding and
 //! decoding are close to a memory copy. Decoding checks every length and never panics.
 
+use crate::batch;
 use crate::model::*;
 
 const MAGIC: &[u8; 8] = b"MGSNAP01";
@@ -47,17 +48,22 @@ impl Writer {
     fn opt_str(&mut self, s: Option<StrId>) {
         self.u32(s.map_or(NONE_ID, |s| s.0));
     }
-    fn u32s(&mut self, v: &[u32]) {
+    /// A column: its length, then `f` of each item. Long columns go in batches (see [`batch`]).
+    fn u32s<T: Copy>(&mut self, v: &[T], f: impl Fn(T) -> u32) {
         self.len(v.len());
-        for x in v {
-            self.u32(*x);
-        }
+        batch::ranges(v.len(), |r| {
+            for &x in &v[r] {
+                self.u32(f(x));
+            }
+        });
     }
-    fn u64s(&mut self, v: &[u64]) {
+    fn u64s<T: Copy>(&mut self, v: &[T], f: impl Fn(T) -> u64) {
         self.len(v.len());
-        for x in v {
-            self.u64(*x);
-        }
+        batch::ranges(v.len(), |r| {
+            for &x in &v[r] {
+                self.u64(f(x));
+            }
+        });
     }
     fn action(&mut self, a: Action) {
         let (code, other) = match a {
@@ -152,8 +158,7 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
     }
     w.len(i.stack_count());
     for k in 0..i.stack_count() {
-        let frames: Vec<u32> = i.stack(StackId(k as u32)).iter().map(|f| f.0).collect();
-        w.u32s(&frames);
+        w.u32s(i.stack(StackId(k as u32)), |f| f.0);
     }
     w.len(s.segments.len());
     for seg in &s.segments {
@@ -198,16 +203,18 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
     w.len(s.device_traces.len());
     for t in &s.device_traces {
         w.len(t.len());
-        for &a in &t.action {
-            w.action(a);
-        }
-        w.u64s(&t.addr);
-        w.u64s(&t.size);
-        w.u64s(&t.stream);
-        w.u64s(&t.time_us.iter().map(|&x| x as u64).collect::<Vec<_>>());
-        w.u32s(&t.stack.iter().map(|x| x.0).collect::<Vec<_>>());
-        w.u32s(&t.compile_context);
-        w.u32s(&t.user_metadata);
+        batch::ranges(t.len(), |r| {
+            for &a in &t.action[r] {
+                w.action(a);
+            }
+        });
+        w.u64s(&t.addr, |x| x);
+        w.u64s(&t.size, |x| x);
+        w.u64s(&t.stream, |x| x);
+        w.u64s(&t.time_us, |x| x as u64);
+        w.u32s(&t.stack, |x| x.0);
+        w.u32s(&t.compile_context, |x| x);
+        w.u32s(&t.user_metadata, |x| x);
         w.len(t.device_free.len());
         for &(k, f) in &t.device_free {
             w.u32(k);
@@ -297,20 +304,26 @@ impl<R: std::io::Read> Reader<R> {
         }
     }
     fn u32s(&mut self) -> Result<Vec<u32>, DecodeError> {
-        let n = self.len(4)?;
-        let raw = self.take(n * 4)?;
-        Ok(raw
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
-            .collect())
+        self.column(|x: [u8; 4]| Ok(u32::from_le_bytes(x)))
     }
     fn u64s(&mut self) -> Result<Vec<u64>, DecodeError> {
-        let n = self.len(8)?;
-        let raw = self.take(n * 8)?;
-        Ok(raw
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect())
+        self.column(|x: [u8; 8]| Ok(u64::from_le_bytes(x)))
+    }
+    /// A column of fixed-width items, each read by `item`; in batches (see [`batch`]).
+    fn column<T, const W: usize>(
+        &mut self,
+        item: impl Fn([u8; W]) -> Result<T, DecodeError>,
+    ) -> Result<Vec<T>, DecodeError> {
+        let n = self.len(W)?;
+        let raw = self.take(n * W)?;
+        let mut out = Vec::with_capacity(n);
+        batch::try_ranges(n, |r| {
+            for c in raw[r.start * W..r.end * W].chunks_exact(W) {
+                out.push(item(c.try_into().expect("W bytes"))?);
+            }
+            Ok(())
+        })?;
+        Ok(out)
     }
     fn py(&mut self, depth: usize) -> Result<PyValue, DecodeError> {
         if depth > MAX_DEPTH {
@@ -486,12 +499,9 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
     let n = r.len(8)?;
     let mut device_traces = Vec::with_capacity(n);
     for _ in 0..n {
-        let len = r.len(5)?;
-        let mut action = Vec::with_capacity(len);
-        for _ in 0..len {
-            let code = r.u8()?;
-            let other = r.u32()?;
-            action.push(match code {
+        let action = r.column(|x: [u8; 5]| {
+            let (code, other) = (x[0], u32::from_le_bytes([x[1], x[2], x[3], x[4]]));
+            Ok(match code {
                 0 => Action::Alloc,
                 1 => Action::FreeRequested,
                 2 => Action::FreeCompleted,
@@ -504,17 +514,14 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
                 9 => Action::Free,
                 10 => Action::UserDefined,
                 _ => Action::Other(str_id(other)?),
-            });
-        }
+            })
+        })?;
+        let len = action.len();
         let addr = r.u64s()?;
         let size = r.u64s()?;
         let stream = r.u64s()?;
-        let time_us: Vec<i64> = r.u64s()?.into_iter().map(|x| x as i64).collect();
-        let stack = r
-            .u32s()?
-            .into_iter()
-            .map(stack_id)
-            .collect::<Result<Vec<_>, _>>()?;
+        let time_us = r.column(|x: [u8; 8]| Ok(i64::from_le_bytes(x)))?;
+        let stack = r.column(|x: [u8; 4]| stack_id(u32::from_le_bytes(x)))?;
         let compile_context = r.u32s()?;
         let user_metadata = r.u32s()?;
         for &v in compile_context.iter().chain(&user_metadata) {

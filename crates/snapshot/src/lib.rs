@@ -27,6 +27,7 @@
 //! entries as handles and interns frames and stacks as it goes (see [`pickle`](crate::pickle)).
 
 pub mod analysis;
+pub mod batch;
 pub mod codec;
 mod error;
 pub mod format;

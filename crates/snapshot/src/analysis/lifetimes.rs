@@ -138,68 +138,72 @@ impl Lifetimes {
         let mut versions: HashMap<u64, u32> = HashMap::default();
         let mut requested: HashMap<u64, u32> = HashMap::default();
         let mut changes: Vec<(u32, u32)> = Vec::new();
-        for (i, (&action, &addr)) in trace.action.iter().zip(&trace.addr).enumerate() {
-            if kind == Kind::Segments && kind.closes(action) {
-                close_range(
-                    &mut allocations,
-                    &mut open,
-                    &mut changes,
-                    i as u32,
-                    addr,
-                    trace.size[i],
-                );
-                continue;
+        // In batches: this runs once per file on the page's thread (see `batch`).
+        crate::batch::ranges(n, |range| {
+            for i in range {
+                let (action, addr) = (trace.action[i], trace.addr[i]);
+                if kind == Kind::Segments && kind.closes(action) {
+                    close_range(
+                        &mut allocations,
+                        &mut open,
+                        &mut changes,
+                        i as u32,
+                        addr,
+                        trace.size[i],
+                    );
+                    continue;
+                }
+                if kind == Kind::Blocks && action == Action::FreeRequested {
+                    requested.insert(addr, i as u32);
+                }
+                if kind.opens(action) {
+                    let version = versions.get(&addr).copied().unwrap_or(0);
+                    allocations.push(Allocation {
+                        addr,
+                        size: trace.size[i],
+                        stream: trace.stream[i],
+                        stack: trace.stack[i],
+                        alloc_event: Some(i as u32),
+                        free_event: None,
+                        free_requested_event: None,
+                        version,
+                        origin: Origin::Alloc,
+                    });
+                    let id = allocations.len() as u32 - 1;
+                    open.insert(addr, id);
+                    changes.push((i as u32, id));
+                } else if kind.closes(action) {
+                    let version = versions.entry(addr).or_insert(0);
+                    let current = *version;
+                    *version += 1;
+                    let free_requested_event = requested.remove(&addr);
+                    let id = match open.remove(&addr) {
+                        Some(id) => {
+                            let a = &mut allocations[id as usize];
+                            a.free_event = Some(i as u32);
+                            a.free_requested_event = free_requested_event
+                                .filter(|&r| a.alloc_event.is_none_or(|x| r > x));
+                            id
+                        }
+                        None => {
+                            allocations.push(Allocation {
+                                addr,
+                                size: trace.size[i],
+                                stream: trace.stream[i],
+                                stack: trace.stack[i],
+                                alloc_event: None,
+                                free_event: Some(i as u32),
+                                free_requested_event,
+                                version: current,
+                                origin: Origin::FreeOnly,
+                            });
+                            allocations.len() as u32 - 1
+                        }
+                    };
+                    changes.push((i as u32, id));
+                }
             }
-            if kind == Kind::Blocks && action == Action::FreeRequested {
-                requested.insert(addr, i as u32);
-            }
-            if kind.opens(action) {
-                let version = versions.get(&addr).copied().unwrap_or(0);
-                allocations.push(Allocation {
-                    addr,
-                    size: trace.size[i],
-                    stream: trace.stream[i],
-                    stack: trace.stack[i],
-                    alloc_event: Some(i as u32),
-                    free_event: None,
-                    free_requested_event: None,
-                    version,
-                    origin: Origin::Alloc,
-                });
-                let id = allocations.len() as u32 - 1;
-                open.insert(addr, id);
-                changes.push((i as u32, id));
-            } else if kind.closes(action) {
-                let version = versions.entry(addr).or_insert(0);
-                let current = *version;
-                *version += 1;
-                let free_requested_event = requested.remove(&addr);
-                let id = match open.remove(&addr) {
-                    Some(id) => {
-                        let a = &mut allocations[id as usize];
-                        a.free_event = Some(i as u32);
-                        a.free_requested_event =
-                            free_requested_event.filter(|&r| a.alloc_event.is_none_or(|x| r > x));
-                        id
-                    }
-                    None => {
-                        allocations.push(Allocation {
-                            addr,
-                            size: trace.size[i],
-                            stream: trace.stream[i],
-                            stack: trace.stack[i],
-                            alloc_event: None,
-                            free_event: Some(i as u32),
-                            free_requested_event,
-                            version: current,
-                            origin: Origin::FreeOnly,
-                        });
-                        allocations.len() as u32 - 1
-                    }
-                };
-                changes.push((i as u32, id));
-            }
-        }
+        });
         // Open ranges by address, to find what each snapshot segment's range already covers.
         let mut open_ranges: Vec<(u64, u64)> = if kind == Kind::Segments {
             open.values()
@@ -422,26 +426,25 @@ pub fn reserved_series(snapshot: &Snapshot, device: i64) -> (u64, Vec<u64>) {
 pub fn event_versions(trace: &crate::model::DeviceTrace) -> Vec<u32> {
     let mut blocks: HashMap<u64, u32> = HashMap::default();
     let mut segments: HashMap<u64, u32> = HashMap::default();
-    trace
-        .action
-        .iter()
-        .zip(&trace.addr)
-        .map(|(&action, &addr)| {
-            let (map, bump) = match action {
+    let mut versions = Vec::with_capacity(trace.len());
+    crate::batch::ranges(trace.len(), |range| {
+        versions.extend(range.map(|i| {
+            let (map, bump) = match trace.action[i] {
                 Action::Alloc | Action::FreeRequested => (&mut blocks, false),
                 Action::FreeCompleted | Action::Free => (&mut blocks, true),
                 Action::SegmentAlloc | Action::SegmentMap => (&mut segments, false),
                 Action::SegmentFree | Action::SegmentUnmap => (&mut segments, true),
                 _ => return 0,
             };
-            let v = map.entry(addr).or_insert(0);
+            let v = map.entry(trace.addr[i]).or_insert(0);
             let current = *v;
             if bump {
                 *v += 1;
             }
             current
-        })
-        .collect()
+        }))
+    });
+    versions
 }
 
 /// The display name of trace entry `i`: `b…_N` for block actions, `s…_N` for segment actions.

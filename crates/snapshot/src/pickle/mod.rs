@@ -251,19 +251,21 @@ impl Resumable {
 }
 
 impl Machine {
-    /// A fresh machine. `size_hint` (the input's length, when known) pre-sizes the tables so they never
-    /// reallocate; capacity that is never touched costs address space, not memory. Not on wasm32, where
-    /// address space is memory.
+    /// A fresh machine. `size_hint` (the input's length, when known) pre-sizes the tables so they do not
+    /// reallocate as they grow (every doubling copies the table).
     fn new(size_hint: Option<u64>) -> Machine {
         let mut interner = Interner::new();
         let keys = Keys::new(&mut interner);
-        let hint = if cfg!(target_arch = "wasm32") {
-            0
+        let hint = size_hint.unwrap_or(0).min(1 << 40) as usize;
+        // Real snapshots hold at most one container per 40 bytes and one trace entry per 200: natively the
+        // tables get room for that many (capacity never touched costs address space, not memory). On
+        // wasm32 address space is memory, so they get room for the usual counts (one memo entry per
+        // ~90 bytes, one entry per ~210 in the big tiled benchmark) and grow past that if needed.
+        let (containers, entries) = if cfg!(target_arch = "wasm32") {
+            (hint / 100, hint / 250)
         } else {
-            size_hint.unwrap_or(0).min(1 << 40) as usize
+            (hint / 40, hint / 200)
         };
-        // Real snapshots hold about one container per 40 bytes and one trace entry per 200.
-        let (containers, entries) = (hint / 40, hint / 200);
         Machine {
             interner,
             slots: Vec::with_capacity(containers),
@@ -307,6 +309,12 @@ fn le_int(bytes: &[u8]) -> LeInt {
         return LeInt::Small(Value::Int(0));
     }
     let negative = bytes[bytes.len() - 1] & 0x80 != 0;
+    // Addresses (LONG1 of 5–8 bytes) take this path: no 128-bit arithmetic, which wasm32 emulates.
+    if bytes.len() <= 8 {
+        let mut le = [if negative { 0xff } else { 0 }; 8];
+        le[..bytes.len()].copy_from_slice(bytes);
+        return LeInt::Small(Value::Int(i64::from_le_bytes(le)));
+    }
     if bytes.len() <= 16 {
         let mut v: i128 = if negative { -1 } else { 0 };
         for &b in bytes.iter().rev() {
@@ -1449,4 +1457,49 @@ fn raw_unicode_unescape(line: &[u8]) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The value of little-endian two's complement `bytes`, the slow way.
+    fn reference(bytes: &[u8]) -> i128 {
+        let mut v: i128 = if bytes.last().is_some_and(|b| b & 0x80 != 0) {
+            -1
+        } else {
+            0
+        };
+        for &b in bytes.iter().rev() {
+            v = (v << 8) | b as i128;
+        }
+        v
+    }
+
+    #[test]
+    fn short_longs_read_as_their_two_s_complement_value() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for round in 0..20_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = 1 + (round % 8) as usize;
+            let bytes = &x.to_le_bytes()[..len];
+            match le_int(bytes) {
+                LeInt::Small(Value::Int(v)) => assert_eq!(v as i128, reference(bytes), "{bytes:?}"),
+                _ => panic!("{bytes:?} did not read as an i64"),
+            }
+        }
+        for bytes in [
+            &[0x80u8][..],
+            &[0x7f],
+            &[0xff; 8],
+            &[0, 0, 0, 0, 0, 0, 0, 0x80],
+        ] {
+            let LeInt::Small(Value::Int(v)) = le_int(bytes) else {
+                panic!("{bytes:?}")
+            };
+            assert_eq!(v as i128, reference(bytes));
+        }
+    }
 }
