@@ -56,11 +56,13 @@ impl TimelineModel {
 /// A device's models: the Active Memory Timeline and the Active Cached Segment Timeline.
 pub struct DeviceModel {
     pub blocks: TimelineModel,
-    pub segments: TimelineModel,
+    /// Segment lifetimes: built by [`Self::complete`] (the block timeline's first frame needs none of it).
+    segments: Option<TimelineModel>,
     /// Whether every entry has a `time_us` (the times stay in the snapshot's trace: see [`Self::times`]).
     pub has_times: bool,
-    /// Each entry's address version (`b…_N`), for the event list.
-    pub versions: Vec<u32>,
+    /// Each entry's address version (`b…_N`), for the event list; built by [`Self::complete`].
+    versions: Option<Vec<u32>>,
+    device: i64,
     /// Profiler annotations as spans of entries (needs `time_us`).
     pub annotations: Vec<AnnotationSpan>,
     /// Category names and each block allocation's category, computed on first use.
@@ -149,6 +151,8 @@ impl DeviceModel {
             .then(|| snapshot.trace(device).time_us.as_slice())
     }
 
+    /// What the first frame of the block timeline needs; [`Self::complete`] builds the rest, so a big
+    /// file's timeline shows before the parts other views need are ready.
     pub fn new(snapshot: &Snapshot, device: i64) -> DeviceModel {
         let blocks = Lifetimes::of(snapshot, device);
         let detail = default_detail(blocks.allocations.len());
@@ -156,7 +160,9 @@ impl DeviceModel {
         let rounding_waste = rounding_waste(snapshot, &blocks);
         DeviceModel {
             blocks: TimelineModel::new(blocks, detail),
-            segments: TimelineModel::new(Lifetimes::of_segments(snapshot, device), 1.0),
+            segments: None,
+            versions: None,
+            device,
             has_times: trace.has_time(),
             categories: None,
             report: None,
@@ -166,8 +172,54 @@ impl DeviceModel {
             } else {
                 Vec::new()
             },
-            versions: memograph_snapshot::analysis::lifetimes::event_versions(trace),
         }
+    }
+
+    /// Builds what [`Self::new`] left out (segment lifetimes, entry versions); does nothing the second
+    /// time.
+    pub fn complete(&mut self, snapshot: &Snapshot) -> &mut Self {
+        if self.segments.is_none() {
+            let segments = Lifetimes::of_segments(snapshot, self.device);
+            self.segments = Some(TimelineModel::new(segments, 1.0));
+        }
+        if self.versions.is_none() {
+            let trace = snapshot.trace(self.device);
+            self.versions = Some(memograph_snapshot::analysis::lifetimes::event_versions(
+                trace,
+            ));
+        }
+        self
+    }
+
+    /// The segment timeline. Panics before [`Self::complete`]: `store::with_model` completes every
+    /// model it hands out.
+    pub fn segments(&self) -> &TimelineModel {
+        self.segments
+            .as_ref()
+            .expect("DeviceModel::complete builds the segments")
+    }
+
+    /// One timeline (segments or blocks) to change, with the annotations and categories to draw it with.
+    /// Panics for the segments before [`Self::complete`] (see [`Self::segments`]).
+    pub fn timeline_parts(
+        &mut self,
+        segments: bool,
+    ) -> (&mut TimelineModel, &[AnnotationSpan], Option<&Categories>) {
+        let timeline = if segments {
+            self.segments
+                .as_mut()
+                .expect("DeviceModel::complete builds the segments")
+        } else {
+            &mut self.blocks
+        };
+        (timeline, &self.annotations, self.categories.as_ref())
+    }
+
+    /// Each entry's address version. Panics before [`Self::complete`] (see [`Self::segments`]).
+    pub fn versions(&self) -> &[u32] {
+        self.versions
+            .as_deref()
+            .expect("DeviceModel::complete builds the versions")
     }
 }
 
@@ -283,7 +335,7 @@ pub struct BlockBox {
 /// The allocator's segments and blocks right after entry `event`, by address.
 pub fn allocator_state_at(model: &DeviceModel, event: i64) -> Vec<SegmentRow> {
     let mut rows: Vec<SegmentRow> = model
-        .segments
+        .segments()
         .lifetimes
         .allocations
         .iter()
@@ -369,7 +421,8 @@ mod tests {
     #[test]
     fn the_allocator_state_at_the_end_holds_every_live_block_inside_a_segment() {
         let s = fixture("a0kuma_adam.pickle");
-        let m = DeviceModel::new(&s, 0);
+        let mut m = DeviceModel::new(&s, 0);
+        m.complete(&s);
         let end = m.blocks.layout.x_len as i64 - 1;
         let rows = allocator_state_at(&m, end);
         assert_eq!(rows.len(), 7);
@@ -415,7 +468,8 @@ mod tests {
     #[test]
     fn blocks_live_at_the_snapshot_carry_their_rounding_waste() {
         let s = fixture("kk_memory_ctx128_fullstep.pickle");
-        let m = DeviceModel::new(&s, 0);
+        let mut m = DeviceModel::new(&s, 0);
+        m.complete(&s);
         let end = m.blocks.layout.x_len as i64 - 1;
         let waste: u64 = allocator_state_at(&m, end)
             .iter()

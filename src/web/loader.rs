@@ -144,6 +144,13 @@ impl Load {
         let buffer = Reflect::get(data, &"model".into()).unwrap_or(JsValue::NULL);
         let array = Uint8Array::new(&buffer);
         let total = array.length() as usize;
+        // The model about to be built takes about twice the encoding's size: grow the heap for it in
+        // one step rather than in many small ones as it is built (each growth of wasm memory costs the
+        // browser time, and can set off a garbage collection). Released at once, the space stays with
+        // the allocator; staying under what is needed, it does not raise the page's memory.
+        let mut room: Vec<u8> = Vec::new();
+        let _ = room.try_reserve_exact(total.saturating_mul(2));
+        drop(room);
         let input = std::io::BufReader::with_capacity(1 << 20, JsBytes { array, at: 0 });
         let decoded = memograph_snapshot::codec::decode_from(input, total);
         let decode_ms = super::worker::clock() - received;

@@ -160,7 +160,8 @@ impl Ui {
     /// Shows `device` of `file`: builds its model (if new) and resets the view to it, with the slider at the
     /// model's detail, before anything draws.
     pub fn select(&self, file: usize, device: i64) {
-        let detail = store::with_model(file, device, |m, _| m.blocks.detail).unwrap_or(1.0);
+        let detail =
+            store::with_model_as(file, device, false, |m, _| m.blocks.detail).unwrap_or(1.0);
         self.pinned.set(None);
         self.hovered.set(None);
         self.viewport.set(None);
@@ -177,6 +178,12 @@ impl Ui {
     pub fn current(&self) -> Option<(usize, i64)> {
         self.files.get();
         let (file, device) = (self.file.get(), self.device.get());
+        (file < store::count()).then_some((file, device))
+    }
+
+    /// [`Self::current`] without tracking.
+    pub fn current_untracked(&self) -> Option<(usize, i64)> {
+        let (file, device) = (self.file.get_untracked(), self.device.get_untracked());
         (file < store::count()).then_some((file, device))
     }
 }

@@ -25,7 +25,7 @@ pub fn StackPanel(ui: Ui, segments: bool) -> impl IntoView {
         let (file, device) = ui.current()?;
         store::with_model(file, device, |m, s| {
             let times = m.times(s, device);
-            let t = if segments { &m.segments } else { &m.blocks };
+            let t = if segments { m.segments() } else { &m.blocks };
             let a = t.lifetimes.allocations.get(allocation as usize)?;
             let mut extra = Vec::new();
             if let Some(e) = a.alloc_event.or(a.free_event) {

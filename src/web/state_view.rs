@@ -42,7 +42,7 @@ pub fn StateView(ui: Ui) -> impl IntoView {
                     (
                         i,
                         e.action.name(&s.interner).to_string(),
-                        event_name(e.action, e.addr, m.versions[i]),
+                        event_name(e.action, e.addr, m.versions()[i]),
                         bytes(e.size),
                         time,
                     )

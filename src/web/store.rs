@@ -46,10 +46,33 @@ pub fn with_file<R>(file: usize, f: impl FnOnce(&OpenFile) -> R) -> Option<R> {
     FILES.with(|files| files.borrow().get(file).map(f))
 }
 
-/// Runs `f` on a device's model, building it on first use.
+/// Runs `f` on a device's model, building it (whole) on first use.
 pub fn with_model<R>(
     file: usize,
     device: i64,
+    f: impl FnOnce(&mut DeviceModel, &Snapshot) -> R,
+) -> Option<R> {
+    with_model_as(file, device, true, f)
+}
+
+/// Completes the model of `device` if it exists and is not complete yet.
+pub fn complete_model(file: usize, device: i64) {
+    FILES.with(|files| {
+        let mut files = files.borrow_mut();
+        if let Some(open) = files.get_mut(file) {
+            if let Some(model) = open.models.get_mut(&device) {
+                model.complete(&open.snapshot);
+            }
+        }
+    })
+}
+
+/// [`with_model`] that completes the model only if `complete`: drawing the block timeline needs none of
+/// what [`DeviceModel::complete`] adds, so a new file's timeline shows sooner.
+pub fn with_model_as<R>(
+    file: usize,
+    device: i64,
+    complete: bool,
     f: impl FnOnce(&mut DeviceModel, &Snapshot) -> R,
 ) -> Option<R> {
     FILES.with(|files| {
@@ -63,6 +86,9 @@ pub fn with_model<R>(
             .models
             .entry(device)
             .or_insert_with(|| DeviceModel::new(snapshot, device));
+        if complete {
+            model.complete(snapshot);
+        }
         Some(f(model, &open.snapshot))
     })
 }

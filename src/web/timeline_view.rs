@@ -39,27 +39,19 @@ fn with_timeline<R>(
 ) -> Option<R> {
     let (file, device) = ui.current()?;
     let by_category = !segments && ui.by_category.get_untracked();
-    store::with_model(file, device, |m, s| {
+    // The block timeline draws from a model that may not be complete yet (see `store`).
+    store::with_model_as(file, device, segments, |m, s| {
         if by_category {
             m.categories(s);
         }
         let times = m.has_times.then(|| s.trace(device).time_us.as_slice());
-        let t = if segments {
-            &mut m.segments
-        } else {
-            &mut m.blocks
-        };
-        let categories = if by_category {
-            m.categories.as_ref()
-        } else {
-            None
-        };
+        let (t, annotations, categories) = m.timeline_parts(segments);
         f(
             t,
             Context {
                 times,
-                annotations: &m.annotations,
-                categories,
+                annotations,
+                categories: categories.filter(|_| by_category),
             },
         )
     })
@@ -162,6 +154,15 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                     .and_then(|d| d.get_element_by_id("app"))
                 {
                     let _ = app.set_attribute("data-first-draw-ms", &format!("{total:.0}"));
+                }
+                // Once this frame is on screen, build what other views need.
+                if let Some((file, device)) = ui.current_untracked() {
+                    request_animation_frame(move || {
+                        set_timeout(
+                            move || store::complete_model(file, device),
+                            std::time::Duration::ZERO,
+                        )
+                    });
                 }
             }
         }

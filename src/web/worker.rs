@@ -72,6 +72,13 @@ pub fn worker_main() {
                 let size = Reflect::get(&data, &"size".into())
                     .ok()
                     .and_then(|v| v.as_f64());
+                // One step of heap growth for what parsing will need, instead of thousands of small
+                // ones as it goes (each `memory.grow` costs the browser a little): reserved and
+                // released at once, the space stays with the allocator. Best effort.
+                if let Some(size) = size {
+                    let mut room: Vec<u8> = Vec::new();
+                    let _ = room.try_reserve_exact((size as usize).min(1 << 30));
+                }
                 JOB.with(|job| {
                     *job.borrow_mut() = Some(Job {
                         reader: PushReader::new(size.map(|s| s as u64)),
