@@ -5,7 +5,7 @@
 use crate::batch;
 use crate::model::*;
 
-const MAGIC: &[u8; 8] = b"MGSNAP01";
+const MAGIC: &[u8; 8] = b"MGSNAP02";
 const MAX_DEPTH: usize = 64;
 
 /// Why a buffer could not be decoded.
@@ -57,11 +57,19 @@ impl Writer {
             }
         });
     }
-    fn u64s<T: Copy>(&mut self, v: &[T], f: impl Fn(T) -> u64) {
+    /// A trace column: its length, then `1` and one item when all are equal (the stream, compile-context
+    /// and user-metadata columns usually are), else `0` and every item.
+    fn trace_column<T: Copy + PartialEq>(&mut self, v: &[T], item: impl Fn(&mut Self, T)) {
         self.len(v.len());
+        if v.len() > 1 && v.iter().all(|x| *x == v[0]) {
+            self.u8(1);
+            item(self, v[0]);
+            return;
+        }
+        self.u8(0);
         batch::ranges(v.len(), |r| {
             for &x in &v[r] {
-                self.u64(f(x));
+                item(self, x);
             }
         });
     }
@@ -208,13 +216,13 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
                 w.action(a);
             }
         });
-        w.u64s(&t.addr, |x| x);
-        w.u64s(&t.size, |x| x);
-        w.u64s(&t.stream, |x| x);
-        w.u64s(&t.time_us, |x| x as u64);
-        w.u32s(&t.stack, |x| x.0);
-        w.u32s(&t.compile_context, |x| x);
-        w.u32s(&t.user_metadata, |x| x);
+        w.trace_column(&t.addr, |w, x| w.u64(x));
+        w.trace_column(&t.size, |w, x| w.u64(x));
+        w.trace_column(&t.stream, |w, x| w.u64(x));
+        w.trace_column(&t.time_us, |w, x| w.i64(x));
+        w.trace_column(&t.stack, |w, x| w.u32(x.0));
+        w.trace_column(&t.compile_context, |w, x| w.u32(x));
+        w.trace_column(&t.user_metadata, |w, x| w.u32(x));
         w.len(t.device_free.len());
         for &(k, f) in &t.device_free {
             w.u32(k);
@@ -306,9 +314,6 @@ impl<R: std::io::Read> Reader<R> {
     fn u32s(&mut self) -> Result<Vec<u32>, DecodeError> {
         self.column(|x: [u8; 4]| Ok(u32::from_le_bytes(x)))
     }
-    fn u64s(&mut self) -> Result<Vec<u64>, DecodeError> {
-        self.column(|x: [u8; 8]| Ok(u64::from_le_bytes(x)))
-    }
     /// A column of fixed-width items, each read by `item`; in batches (see [`batch`]).
     fn column<T, const W: usize>(
         &mut self,
@@ -324,6 +329,38 @@ impl<R: std::io::Read> Reader<R> {
             Ok(())
         })?;
         Ok(out)
+    }
+    /// A trace column of `len` items (see `Writer::trace_column`).
+    fn trace_column<T: Clone, const W: usize>(
+        &mut self,
+        len: usize,
+        item: impl Fn([u8; W]) -> Result<T, DecodeError>,
+    ) -> Result<Vec<T>, DecodeError> {
+        // Compared with the trace's length, not with the bytes left: a repeated column is short.
+        if self.u64()? != len as u64 {
+            return Err(DecodeError("trace columns differ in length".into()));
+        }
+        match self.u8()? {
+            0 => {
+                let raw = self.take(
+                    len.checked_mul(W)
+                        .ok_or_else(|| DecodeError("trace column too long".into()))?,
+                )?;
+                let mut out = Vec::with_capacity(len);
+                batch::try_ranges(len, |r| {
+                    for c in raw[r.start * W..r.end * W].chunks_exact(W) {
+                        out.push(item(c.try_into().expect("W bytes"))?);
+                    }
+                    Ok(())
+                })?;
+                Ok(out)
+            }
+            1 => {
+                let x = item(self.take(W)?.try_into().expect("W bytes"))?;
+                Ok(vec![x; len])
+            }
+            t => Err(DecodeError(format!("unknown column tag {t}"))),
+        }
     }
     fn py(&mut self, depth: usize) -> Result<PyValue, DecodeError> {
         if depth > MAX_DEPTH {
@@ -517,13 +554,15 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
             })
         })?;
         let len = action.len();
-        let addr = r.u64s()?;
-        let size = r.u64s()?;
-        let stream = r.u64s()?;
-        let time_us = r.column(|x: [u8; 8]| Ok(i64::from_le_bytes(x)))?;
-        let stack = r.column(|x: [u8; 4]| stack_id(u32::from_le_bytes(x)))?;
-        let compile_context = r.u32s()?;
-        let user_metadata = r.u32s()?;
+        let u64_item = |x: [u8; 8]| Ok(u64::from_le_bytes(x));
+        let u32_item = |x: [u8; 4]| Ok(u32::from_le_bytes(x));
+        let addr = r.trace_column(len, u64_item)?;
+        let size = r.trace_column(len, u64_item)?;
+        let stream = r.trace_column(len, u64_item)?;
+        let time_us = r.trace_column(len, |x: [u8; 8]| Ok(i64::from_le_bytes(x)))?;
+        let stack = r.trace_column(len, |x: [u8; 4]| stack_id(u32::from_le_bytes(x)))?;
+        let compile_context = r.trace_column(len, u32_item)?;
+        let user_metadata = r.trace_column(len, u32_item)?;
         for &v in compile_context.iter().chain(&user_metadata) {
             if v != NONE_ID {
                 str_id(v)?;
