@@ -24,8 +24,9 @@ const IN_FLIGHT: f64 = 64.0 * 1024.0 * 1024.0;
 thread_local! {
     static QUEUE: RefCell<VecDeque<(String, Blob)>> = const { RefCell::new(VecDeque::new()) };
     static BUSY: RefCell<bool> = const { RefCell::new(false) };
-    /// A worker started ahead of time, with the module already loaded, for the next file.
-    static SPARE: RefCell<Option<Worker>> = const { RefCell::new(None) };
+    /// A worker started ahead of time, with the module already loaded, for the next file; and whether it
+    /// failed (its script did not load) before it was used.
+    static SPARE: RefCell<Option<(Worker, Rc<Cell<bool>>)>> = const { RefCell::new(None) };
 }
 
 fn spawn_worker() -> Option<Worker> {
@@ -39,9 +40,29 @@ pub fn warm_up() {
     SPARE.with(|spare| {
         let mut spare = spare.borrow_mut();
         if spare.is_none() {
-            *spare = spawn_worker();
+            *spare = spawn_worker().map(|worker| {
+                let failed = Rc::new(Cell::new(false));
+                let flag = failed.clone();
+                let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| flag.set(true));
+                worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+                on_error.forget();
+                (worker, failed)
+            });
         }
     });
+}
+
+/// The spare worker if it is alive, else a new one.
+fn take_worker() -> Option<Worker> {
+    let spare = SPARE.with(|s| s.borrow_mut().take());
+    match spare {
+        Some((worker, failed)) if !failed.get() => Some(worker),
+        Some((worker, _)) => {
+            worker.terminate();
+            spawn_worker()
+        }
+        None => spawn_worker(),
+    }
 }
 
 /// Queues `blob` for parsing; files load one after another, and open files stay usable meanwhile.
@@ -75,6 +96,7 @@ impl Load {
             return false;
         }
         self.worker.set_onmessage(None);
+        self.worker.set_onerror(None);
         self.worker.terminate();
         self.wake_reader();
         true
@@ -249,7 +271,7 @@ fn next(ui: Ui) {
     let started = now();
     ui.progress.set((0.0, blob.size(), name.clone()));
     ui.phase.set(Phase::Loading);
-    let Some(worker) = SPARE.with(|s| s.borrow_mut().take()).or_else(spawn_worker) else {
+    let Some(worker) = take_worker() else {
         fail(ui, &name, "this browser cannot start the parsing worker");
         return next(ui);
     };
@@ -271,6 +293,20 @@ fn next(ui: Ui) {
     });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
+    // A worker that dies (out of memory, or a bug) ends the load with an error instead of leaving the
+    // page waiting for replies that never come.
+    let died = load.clone();
+    let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |ev: web_sys::Event| {
+        ev.prevent_default();
+        let detail = Reflect::get(&ev, &"message".into())
+            .ok()
+            .and_then(|m| m.as_string())
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| "no reason given".into());
+        died.fail(&format!("the parsing worker stopped ({detail})"));
+    });
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    on_error.forget();
     let start = message("start");
     let _ = Reflect::set(&start, &"size".into(), &blob.size().into());
     let _ = worker.post_message(&start);

@@ -219,3 +219,14 @@ test('the state history at the end of a training step shows blocks with their ro
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('a parsing worker that cannot start ends the load with an error, not a wait', async () => {
+  const page = await b.newPage();
+  await page.route('**/worker.js', route => route.fulfill({ status: 404, body: 'gone' }));
+  await page.goto(server.url);
+  await page.waitForSelector('#app[data-state=empty]');
+  await loadFile(page, path.join(FIXTURES, 'a0kuma_adam.pickle'));
+  assert.equal(await page.$eval('#app', e => e.dataset.state), 'error');
+  assert.match(await page.textContent('[data-testid=error]'), /^a0kuma_adam\.pickle: the parsing worker stopped/);
+  await page.close();
+});
