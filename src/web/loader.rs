@@ -7,7 +7,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use js_sys::{Object, Promise, Reflect, Uint8Array};
+use js_sys::{Promise, Reflect, Uint8Array};
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -15,6 +15,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, MessageEvent, ReadableStreamDefaultReader, Worker, WorkerOptions, WorkerType};
 
 use super::store::{self, OpenFile};
+use super::worker::{message, number_field, text_field};
 use super::{Phase, Ui};
 
 /// Bytes handed to the worker and not parsed yet, at most. The browser reads faster than the worker
@@ -130,16 +131,9 @@ impl Load {
     }
 
     fn on_message(self: &Rc<Self>, data: JsValue) {
-        let kind = Reflect::get(&data, &"type".into())
-            .ok()
-            .and_then(|v| v.as_string())
-            .unwrap_or_default();
-        match kind.as_str() {
+        match text_field(&data, "type").unwrap_or_default().as_str() {
             "progress" => {
-                let done = Reflect::get(&data, &"done".into())
-                    .ok()
-                    .and_then(|v| v.as_f64())
-                    .unwrap_or(0.0);
+                let done = number_field(&data, "done").unwrap_or(0.0);
                 // The bar moves by whole percents: one redraw each, not one per piece.
                 let percent = |bytes: f64| (bytes * 100.0 / self.size.max(1.0)).floor();
                 if percent(done) != percent(self.parsed.get()) {
@@ -149,13 +143,7 @@ impl Load {
                 self.wake_reader();
             }
             "done" => self.done(&data),
-            "error" => {
-                let message = Reflect::get(&data, &"message".into())
-                    .ok()
-                    .and_then(|v| v.as_string())
-                    .unwrap_or_default();
-                self.fail(&message);
-            }
+            "error" => self.fail(&text_field(&data, "message").unwrap_or_default()),
             _ => {}
         }
     }
@@ -193,12 +181,7 @@ impl Load {
         self.next_file();
         let model_ms = super::worker::clock() - received - decode_ms;
         let worker = Reflect::get(data, &"timings".into()).unwrap_or_default();
-        let at = |key: &str| {
-            Reflect::get(&worker, &key.into())
-                .ok()
-                .and_then(|v| v.as_f64())
-                .unwrap_or(0.0)
-        };
+        let at = |key: &str| number_field(&worker, key).unwrap_or(0.0);
         let origin = super::worker::clock() - now();
         record_timings(&[
             ("worker_start", at("received") - (origin + self.started)),
@@ -253,12 +236,6 @@ impl Load {
                 .post_message_with_transfer(&m, &js_sys::Array::of1(&bytes.buffer()));
         }
     }
-}
-
-fn message(kind: &str) -> Object {
-    let m = Object::new();
-    let _ = Reflect::set(&m, &"type".into(), &kind.into());
-    m
 }
 
 fn next(ui: Ui) {

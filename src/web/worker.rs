@@ -40,10 +40,21 @@ pub fn clock() -> f64 {
     performance.map_or(0.0, |p| p.time_origin() + p.now())
 }
 
-fn message(kind: &str) -> Object {
+/// A message of the protocol above: `{type: kind}`, fields set by the caller.
+pub fn message(kind: &str) -> Object {
     let m = Object::new();
     let _ = Reflect::set(&m, &"type".into(), &kind.into());
     m
+}
+
+/// A message's text field (`type`, `message`), if it has one.
+pub fn text_field(data: &JsValue, key: &str) -> Option<String> {
+    Reflect::get(data, &key.into()).ok()?.as_string()
+}
+
+/// A message's number field (`size`, `done`, timings), if it has one.
+pub fn number_field(data: &JsValue, key: &str) -> Option<f64> {
+    Reflect::get(data, &key.into()).ok()?.as_f64()
 }
 
 fn post(m: &Object) {
@@ -63,15 +74,9 @@ pub fn worker_main() {
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let handler = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         let data = ev.data();
-        let kind = Reflect::get(&data, &"type".into())
-            .ok()
-            .and_then(|v| v.as_string())
-            .unwrap_or_default();
-        match kind.as_str() {
+        match text_field(&data, "type").unwrap_or_default().as_str() {
             "start" => {
-                let size = Reflect::get(&data, &"size".into())
-                    .ok()
-                    .and_then(|v| v.as_f64());
+                let size = number_field(&data, "size");
                 // One step of heap growth for what parsing will need, instead of thousands of small
                 // ones as it goes (each `memory.grow` costs the browser a little): reserved and
                 // released at once, the space stays with the allocator. Best effort.

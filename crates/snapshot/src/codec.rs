@@ -246,6 +246,22 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
     w.0
 }
 
+/// The items of `raw`, `W` bytes each, read by `item`; in batches (see [`batch`]).
+fn items<T, const W: usize>(
+    raw: &[u8],
+    item: &impl Fn([u8; W]) -> Result<T, DecodeError>,
+) -> Result<Vec<T>, DecodeError> {
+    let n = raw.len() / W;
+    let mut out = Vec::with_capacity(n);
+    batch::try_ranges(n, |r| {
+        for c in raw[r.start * W..r.end * W].chunks_exact(W) {
+            out.push(item(c.try_into().expect("W bytes"))?);
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
 /// Reads the encoding from any `Read` (a JS buffer on the page: no full copy of it is ever made), with
 /// the total length known so every count is checked against what is left.
 struct Reader<R> {
@@ -320,15 +336,7 @@ impl<R: std::io::Read> Reader<R> {
         item: impl Fn([u8; W]) -> Result<T, DecodeError>,
     ) -> Result<Vec<T>, DecodeError> {
         let n = self.len(W)?;
-        let raw = self.take(n * W)?;
-        let mut out = Vec::with_capacity(n);
-        batch::try_ranges(n, |r| {
-            for c in raw[r.start * W..r.end * W].chunks_exact(W) {
-                out.push(item(c.try_into().expect("W bytes"))?);
-            }
-            Ok(())
-        })?;
-        Ok(out)
+        items(self.take(n * W)?, &item)
     }
     /// A trace column of `len` items (see `Writer::trace_column`).
     fn trace_column<T: Clone, const W: usize>(
@@ -342,18 +350,10 @@ impl<R: std::io::Read> Reader<R> {
         }
         match self.u8()? {
             0 => {
-                let raw = self.take(
-                    len.checked_mul(W)
-                        .ok_or_else(|| DecodeError("trace column too long".into()))?,
-                )?;
-                let mut out = Vec::with_capacity(len);
-                batch::try_ranges(len, |r| {
-                    for c in raw[r.start * W..r.end * W].chunks_exact(W) {
-                        out.push(item(c.try_into().expect("W bytes"))?);
-                    }
-                    Ok(())
-                })?;
-                Ok(out)
+                let n = len
+                    .checked_mul(W)
+                    .ok_or_else(|| DecodeError("trace column too long".into()))?;
+                items(self.take(n)?, &item)
             }
             1 => {
                 let x = item(self.take(W)?.try_into().expect("W bytes"))?;

@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 use memograph_snapshot::{read_bytes, ReadError};
@@ -79,13 +78,7 @@ fn truncation_at_many_offsets_of_a_large_fixture_is_an_error() {
 #[test]
 fn thousands_of_random_bit_flips_never_panic() {
     let original = common::fixture_bytes("a0kuma_adam.pickle");
-    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng
-    };
+    let mut next = common::xorshift(0x9E37_79B9_7F4A_7C15u64);
     let (mut accepted, mut rejected) = (0, 0);
     for round in 0..4000 {
         let mut bytes = original.clone();
@@ -199,32 +192,20 @@ fn a_declared_4_gb_string_is_refused_before_any_allocation() {
     assert!(e.to_string().contains("exceeds the 64 MiB limit"), "{e}");
 }
 
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    enc.write_all(data).unwrap();
-    enc.finish().unwrap()
-}
-
 #[test]
 fn a_gzip_bomb_cannot_exhaust_memory() {
-    // A stream of valid opcodes (`N` then `a`: append None to a list) that expands 1000×.
-    let chunk: Vec<u8> = b"Na".iter().copied().cycle().take(1 << 20).collect();
-    let member = gzip(&chunk);
-    let mut bomb = gzip(b"\x80\x04]");
-    for _ in 0..256 {
-        bomb.extend_from_slice(&member);
-    }
+    let bomb = common::gzip_bomb();
     let e = must_fail("bomb", &bomb);
     assert!(e.to_string().contains("gzip bomb?"), "{e}");
 
     // The classic: 64 MiB of zeros fails on the first zero.
-    let zeros = gzip(&vec![0u8; 64 << 20]);
+    let zeros = common::gzip(&vec![0u8; 64 << 20]);
     let e = must_fail("zeros", &zeros);
     assert!(e.to_string().starts_with("not a pickle file"), "{e}");
     // Behind a valid header, on the first zero after it.
     let mut header_then_zeros = b"\x80\x04".to_vec();
     header_then_zeros.extend(vec![0u8; 64 << 20]);
-    let e = must_fail("header then zeros", &gzip(&header_then_zeros));
+    let e = must_fail("header then zeros", &common::gzip(&header_then_zeros));
     assert!(
         e.to_string().contains("unknown opcode 0x00 at byte 2"),
         "{e}"

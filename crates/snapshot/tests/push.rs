@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::io::Write;
-
 use memograph_snapshot::{codec, read_bytes, PushReader, ReadError};
 
 /// Reads `bytes` pushed in pieces of `piece` bytes; the snapshot comes back encoded, for comparison.
@@ -79,13 +77,7 @@ fn every_truncation_fails_the_same() {
 #[test]
 fn random_bit_flips_give_the_same_outcome() {
     let original = common::fixture_bytes("a0kuma_adam.pickle");
-    let mut rng = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = move || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng
-    };
+    let mut next = common::xorshift(0x2545_F491_4F6C_DD1Du64);
     for round in 0..1500 {
         let mut bytes = original.clone();
         for _ in 0..(1 + round % 4) {
@@ -113,20 +105,14 @@ fn hand_written_attacks_fail_the_same() {
     }
 }
 
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    enc.write_all(data).unwrap();
-    enc.finish().unwrap()
-}
-
 #[test]
 fn gzip_reads_the_same_and_fails_the_same_way() {
     let plain = common::fixture_bytes("kk_memory_ctx128_fullstep.pickle");
-    let gz = gzip(&plain);
+    let gz = common::gzip(&plain);
     assert_same("kk gz", &gz, &[7, 65_537, gz.len()]);
     // Two members, as `cat a.gz b.gz` makes: the second holds bytes after STOP, never read.
-    let mut two = gzip(&plain[..1000]);
-    two.extend(gzip(&plain[1000..]));
+    let mut two = common::gzip(&plain[..1000]);
+    two.extend(common::gzip(&plain[1000..]));
     assert_same("two members", &two, &[999, 1 << 20]);
 
     // Corrupt and truncated streams: the same kind of error (the pull reader reads ahead, so the
@@ -153,12 +139,7 @@ fn gzip_reads_the_same_and_fails_the_same_way() {
 
 #[test]
 fn a_pushed_gzip_bomb_is_refused() {
-    let chunk: Vec<u8> = b"Na".iter().copied().cycle().take(1 << 20).collect();
-    let member = gzip(&chunk);
-    let mut bomb = gzip(b"\x80\x04]");
-    for _ in 0..256 {
-        bomb.extend_from_slice(&member);
-    }
+    let bomb = common::gzip_bomb();
     // The whole bomb in one piece: the decompressor still works a bounded piece at a time.
     for piece in [bomb.len(), 4096] {
         let e = pushed(&bomb, piece).unwrap_err();

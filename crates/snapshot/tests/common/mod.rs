@@ -36,3 +36,33 @@ pub fn reference(name: &str) -> serde_json::Value {
     .unwrap();
     serde_json::from_str(&text).unwrap()
 }
+
+/// A fixed-seed xorshift generator: the same "random" corpus on every run.
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
+/// `data` gzip-compressed.
+pub fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(data).unwrap();
+    enc.finish().unwrap()
+}
+
+/// A gzip bomb of valid opcodes: a list, then 256 members of `N` `a` (append None) that expand 1000×.
+pub fn gzip_bomb() -> Vec<u8> {
+    let chunk: Vec<u8> = b"Na".iter().copied().cycle().take(1 << 20).collect();
+    let member = gzip(&chunk);
+    let mut bomb = gzip(b"\x80\x04]");
+    for _ in 0..256 {
+        bomb.extend_from_slice(&member);
+    }
+    bomb
+}
