@@ -16,7 +16,7 @@ use web_sys::{Blob, MessageEvent, ReadableStreamDefaultReader, Worker, WorkerOpt
 
 use super::store::{self, OpenFile};
 use super::worker::{message, number_field, text_field};
-use super::{Phase, Ui};
+use super::{Phase, Progress, Ui};
 
 /// Bytes handed to the worker and not parsed yet, at most. The browser reads faster than the worker
 /// parses: without a bound, a big file would pile up in the worker's queue.
@@ -117,6 +117,11 @@ impl Load {
         }
     }
 
+    /// Whole percents of the file: the bar moves by them, one redraw each, not one per piece.
+    fn percent(&self, bytes: f64) -> f64 {
+        (bytes * 100.0 / self.size.max(1.0)).floor()
+    }
+
     fn wake_reader(&self) {
         if let Some(wake) = self.wake.borrow_mut().take() {
             let _ = wake.call0(&JsValue::NULL);
@@ -134,10 +139,8 @@ impl Load {
         match text_field(&data, "type").unwrap_or_default().as_str() {
             "progress" => {
                 let done = number_field(&data, "done").unwrap_or(0.0);
-                // The bar moves by whole percents: one redraw each, not one per piece.
-                let percent = |bytes: f64| (bytes * 100.0 / self.size.max(1.0)).floor();
-                if percent(done) != percent(self.parsed.get()) {
-                    self.ui.progress.update(|p| p.0 = done);
+                if self.percent(done) != self.percent(self.parsed.get()) {
+                    self.ui.progress.update(|p| p.parsed = done);
                 }
                 self.parsed.set(done);
                 self.wake_reader();
@@ -228,7 +231,11 @@ impl Load {
             else {
                 return self.fail("the browser could not read the file");
             };
+            let before = sent;
             sent += bytes.length() as f64;
+            if self.percent(sent) != self.percent(before) {
+                self.ui.progress.update(|p| p.read = sent);
+            }
             let m = message("piece");
             let _ = Reflect::set(&m, &"bytes".into(), &bytes);
             let _ = self
@@ -246,7 +253,11 @@ fn next(ui: Ui) {
         return;
     };
     let started = now();
-    ui.progress.set((0.0, blob.size(), name.clone()));
+    ui.progress.set(Progress {
+        name: name.clone(),
+        total: blob.size(),
+        ..Progress::default()
+    });
     ui.phase.set(Phase::Loading);
     let Some(worker) = take_worker() else {
         fail(ui, &name, "this browser cannot start the parsing worker");
@@ -365,7 +376,10 @@ pub fn load_example(ui: Ui) {
 
 /// Fetches `url` (from `?url=` or the example button) and loads it.
 pub fn fetch(ui: Ui, url: String, name: String) {
-    ui.progress.set((0.0, 0.0, format!("downloading {name}")));
+    ui.progress.set(Progress {
+        name: format!("downloading {name}"),
+        ..Progress::default()
+    });
     ui.phase.set(Phase::Loading);
     leptos::task::spawn_local(async move {
         let result: Result<Blob, String> = async {

@@ -92,12 +92,23 @@ impl Highlight {
 }
 
 /// All of the page's signals. Copy, so any closure can hold it.
+/// A load's progress: reading (the page's thread) runs ahead of parsing (the worker).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Progress {
+    /// What is loading.
+    pub name: String,
+    /// Bytes in all (0: not known yet, as while downloading).
+    pub total: f64,
+    pub read: f64,
+    pub parsed: f64,
+}
+
 #[derive(Clone, Copy)]
 pub struct Ui {
     pub phase: RwSignal<Phase>,
     pub error: RwSignal<Option<String>>,
-    /// (bytes read, total bytes, what is loading).
-    pub progress: RwSignal<(f64, f64, String)>,
+    /// How far the current load is.
+    pub progress: RwSignal<Progress>,
     /// Bumped whenever a file is opened.
     pub files: RwSignal<u32>,
     pub file: RwSignal<usize>,
@@ -135,7 +146,7 @@ impl Ui {
         Ui {
             phase: RwSignal::new(Phase::Empty),
             error: RwSignal::new(None),
-            progress: RwSignal::new((0.0, 0.0, String::new())),
+            progress: RwSignal::new(Progress::default()),
             files: RwSignal::new(0),
             file: RwSignal::new(0),
             device: RwSignal::new(0),
@@ -339,17 +350,26 @@ fn Loading(ui: Ui) -> impl IntoView {
         <Show when=move || ui.phase.get() == Phase::Loading>
             <div class="loading" role="progressbar">
                 {move || {
-                    let (done, total, name) = ui.progress.get();
-                    let pct = if total > 0.0 { (done / total * 100.0).min(100.0) } else { 0.0 };
-                    let label = if total > 0.0 && done >= total {
+                    let Progress { name, total, read, parsed } = ui.progress.get();
+                    let percent = |bytes: f64| if total > 0.0 { (bytes / total * 100.0).min(100.0) } else { 0.0 };
+                    let label = if total > 0.0 && parsed >= total {
                         format!("{name}: building the model…")
                     } else if total > 0.0 {
-                        format!("{name}: parsing {:.0} %  ({} of {})", pct, memograph_snapshot::format::bytes(done as u64), memograph_snapshot::format::bytes(total as u64))
+                        format!(
+                            "{name}: parsing {:.0} %  ({} of {}) · read {:.0} %",
+                            percent(parsed),
+                            memograph_snapshot::format::bytes(parsed as u64),
+                            memograph_snapshot::format::bytes(total as u64),
+                            percent(read)
+                        )
                     } else {
                         name
                     };
                     view! {
-                        <div class="progress"><div class="bar" style=format!("width:{pct:.1}%")></div></div>
+                        <div class="progress">
+                            <div class="bar read" style=format!("width:{:.1}%", percent(read))></div>
+                            <div class="bar" style=format!("width:{:.1}%", percent(parsed))></div>
+                        </div>
                         <div class="progress-label">{label}</div>
                     }
                 }}

@@ -48,8 +48,11 @@ test('a file over the in-flight window streams to the worker while the page answ
       r([document.querySelector('#app').dataset.state, document.querySelector('.progress-label')?.textContent ?? '']))));
     slowest = Math.max(slowest, Date.now() - t);
     if (state[0] !== 'loading') break;
-    const percent = state[1].match(/parsing (\d+) %/);
-    if (percent) labels.add(Number(percent[1]));
+    const percent = state[1].match(/parsing (\d+) %.* read (\d+) %/);
+    if (percent) {
+      if (labels.size === 0) await shot(page, 'big-file-loading');
+      labels.add(Number(percent[1]));
+    }
   }
   assert.equal(await page.$eval('#app', e => e.dataset.state), 'ready');
   assert.ok(labels.size >= 2, `progress seen: ${[...labels]}`);
