@@ -28,6 +28,8 @@ thread_local! {
     /// A worker started ahead of time, with the module already loaded, for the next file; and whether it
     /// failed (its script did not load) before it was used.
     static SPARE: RefCell<Option<(Worker, Rc<Cell<bool>>)>> = const { RefCell::new(None) };
+    /// Whether this page has asked for its rehearsal (see [`warm_up`]).
+    static REHEARSED: Cell<bool> = const { Cell::new(false) };
 }
 
 fn spawn_worker() -> Option<Worker> {
@@ -37,6 +39,11 @@ fn spawn_worker() -> Option<Worker> {
 }
 
 /// Starts a worker for the next file now, so that file does not wait for the module to load.
+///
+/// The first time, the worker also rehearses a load (see `worker.rs`) and the page decodes what it
+/// sends and builds its model, then drops both: every hot path of a load has run by the time the user
+/// has picked a file, so the browser runs the real load on optimised code. The compiled module is
+/// shared by the page and its workers, so one rehearsal serves every later worker too.
 pub fn warm_up() {
     SPARE.with(|spare| {
         let mut spare = spare.borrow_mut();
@@ -47,10 +54,52 @@ pub fn warm_up() {
                 let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| flag.set(true));
                 worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
                 on_error.forget();
+                if !REHEARSED.replace(true) {
+                    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|ev: MessageEvent| {
+                        let data = ev.data();
+                        if text_field(&data, "type").as_deref() == Some("rehearsed") {
+                            rehearse(&data);
+                        }
+                    });
+                    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+                    on_message.forget();
+                    let _ = worker.post_message(&message("rehearse"));
+                }
                 (worker, failed)
             });
         }
     });
+}
+
+/// The page's part of the rehearsal: decode the worker's model, build its default device's model whole.
+fn rehearse(data: &JsValue) {
+    let started = now();
+    if let Ok(snapshot) = decode(data) {
+        let device = snapshot.default_device().unwrap_or(0);
+        crate::view_model::DeviceModel::new(&snapshot, device).complete(&snapshot);
+    }
+    web_sys::console::debug_1(
+        &format!(
+            "memograph rehearsal: done {:.0} ms after the page started, {:.0} ms of it on the page",
+            now(),
+            now() - started
+        )
+        .into(),
+    );
+}
+
+/// Decodes the snapshot in a worker's `{model}` message.
+fn decode(
+    data: &JsValue,
+) -> Result<memograph_snapshot::Snapshot, memograph_snapshot::codec::DecodeError> {
+    let buffer = Reflect::get(data, &"model".into()).unwrap_or(JsValue::NULL);
+    let array = Uint8Array::new(&buffer);
+    let total = array.length() as usize;
+    // The model takes about twice the encoding's size; staying under what is needed, this does not
+    // raise the page's memory.
+    super::worker::grow_heap(total.saturating_mul(2));
+    let input = std::io::BufReader::with_capacity(1 << 20, JsBytes { array, at: 0 });
+    memograph_snapshot::codec::decode_from(input, total)
 }
 
 /// The spare worker if it is alive, else a new one.
@@ -154,18 +203,7 @@ impl Load {
     /// Decodes the worker's model and opens it.
     fn done(&self, data: &JsValue) {
         let received = super::worker::clock();
-        let buffer = Reflect::get(data, &"model".into()).unwrap_or(JsValue::NULL);
-        let array = Uint8Array::new(&buffer);
-        let total = array.length() as usize;
-        // The model about to be built takes about twice the encoding's size: grow the heap for it in
-        // one step rather than in many small ones as it is built (each growth of wasm memory costs the
-        // browser time, and can set off a garbage collection). Released at once, the space stays with
-        // the allocator; staying under what is needed, it does not raise the page's memory.
-        let mut room: Vec<u8> = Vec::new();
-        let _ = room.try_reserve_exact(total.saturating_mul(2));
-        drop(room);
-        let input = std::io::BufReader::with_capacity(1 << 20, JsBytes { array, at: 0 });
-        let decoded = memograph_snapshot::codec::decode_from(input, total);
+        let decoded = decode(data);
         let decode_ms = super::worker::clock() - received;
         let snapshot = match decoded {
             Ok(s) => s,

@@ -36,6 +36,7 @@ pub mod model;
 mod pickle;
 mod push;
 mod schema;
+pub mod synth;
 
 use std::cell::Cell;
 use std::io::Read;
