@@ -71,7 +71,8 @@ pub struct DeviceModel {
     pub report: Option<(AnalysisKey, DeviceReport)>,
     /// Rounding waste (block size − requested size) of allocations still live at the snapshot, by
     /// allocation: the trace records only block sizes, the snapshot's blocks also what was requested.
-    pub rounding_waste: std::collections::HashMap<u32, u64>,
+    /// Built by [`Self::complete`].
+    rounding_waste: Option<std::collections::HashMap<u32, u64>>,
 }
 
 /// What a report was made for: the entry analysed (`None`: the peak) and whether framework frames are
@@ -157,17 +158,17 @@ impl DeviceModel {
         let blocks = Lifetimes::of(snapshot, device);
         let detail = default_detail(blocks.allocations.len());
         let trace = snapshot.trace(device);
-        let rounding_waste = rounding_waste(snapshot, &blocks);
+        let has_times = trace.has_time();
         DeviceModel {
             blocks: TimelineModel::new(blocks, detail),
             segments: None,
             versions: None,
             device,
-            has_times: trace.has_time(),
+            has_times,
             categories: None,
             report: None,
-            rounding_waste,
-            annotations: if trace.has_time() {
+            rounding_waste: None,
+            annotations: if has_times {
                 annotation_spans(snapshot, device, &trace.time_us)
             } else {
                 Vec::new()
@@ -175,9 +176,12 @@ impl DeviceModel {
         }
     }
 
-    /// Builds what [`Self::new`] left out (segment lifetimes, entry versions); does nothing the second
-    /// time.
+    /// Builds what [`Self::new`] left out (segment lifetimes, entry versions, rounding waste); does
+    /// nothing the second time.
     pub fn complete(&mut self, snapshot: &Snapshot) -> &mut Self {
+        if self.rounding_waste.is_none() {
+            self.rounding_waste = Some(rounding_waste(snapshot, &self.blocks.lifetimes));
+        }
         if self.segments.is_none() {
             let segments = Lifetimes::of_segments(snapshot, self.device);
             self.segments = Some(TimelineModel::new(segments, 1.0));
@@ -194,9 +198,7 @@ impl DeviceModel {
     /// The segment timeline. Panics before [`Self::complete`]: `store::with_model` completes every
     /// model it hands out.
     pub fn segments(&self) -> &TimelineModel {
-        self.segments
-            .as_ref()
-            .expect("DeviceModel::complete builds the segments")
+        self.segments.as_ref().expect(NOT_COMPLETE)
     }
 
     /// One timeline (segments or blocks) to change, with the annotations and categories to draw it with.
@@ -205,23 +207,27 @@ impl DeviceModel {
         &mut self,
         segments: bool,
     ) -> (&mut TimelineModel, &[AnnotationSpan], Option<&Categories>) {
-        let timeline = if segments {
-            self.segments
-                .as_mut()
-                .expect("DeviceModel::complete builds the segments")
-        } else {
-            &mut self.blocks
+        let timeline = match segments {
+            true => self.segments.as_mut().expect(NOT_COMPLETE),
+            false => &mut self.blocks,
         };
         (timeline, &self.annotations, self.categories.as_ref())
     }
 
     /// Each entry's address version. Panics before [`Self::complete`] (see [`Self::segments`]).
     pub fn versions(&self) -> &[u32] {
-        self.versions
-            .as_deref()
-            .expect("DeviceModel::complete builds the versions")
+        self.versions.as_deref().expect(NOT_COMPLETE)
+    }
+
+    /// Rounding waste of block allocation `allocation` (0 unless live at the snapshot). Panics before
+    /// [`Self::complete`] (see [`Self::segments`]).
+    pub fn rounding_waste(&self, allocation: u32) -> u64 {
+        let waste = self.rounding_waste.as_ref().expect(NOT_COMPLETE);
+        waste.get(&allocation).copied().unwrap_or(0)
     }
 }
+
+const NOT_COMPLETE: &str = "DeviceModel::complete builds the segments, versions and rounding waste";
 
 /// Block size − requested size of every allocation still live at the snapshot whose block the snapshot
 /// holds (`active_allocated` at the same address).
@@ -367,7 +373,7 @@ pub fn allocator_state_at(model: &DeviceModel, event: i64) -> Vec<SegmentRow> {
             size: a.size,
             allocation: i as u32,
             pending_free,
-            rounding_waste: model.rounding_waste.get(&(i as u32)).copied().unwrap_or(0),
+            rounding_waste: model.rounding_waste(i as u32),
         });
     }
     for r in &mut rows {

@@ -17,6 +17,7 @@ use web_sys::{Blob, MessageEvent, ReadableStreamDefaultReader, Worker, WorkerOpt
 use super::store::{self, OpenFile};
 use super::worker::{message, number_field, text_field};
 use super::{Phase, Progress, Ui};
+use crate::view_model::DeviceModel;
 
 /// Bytes handed to the worker and not parsed yet, at most. The browser reads faster than the worker
 /// parses: without a bound, a big file would pile up in the worker's queue.
@@ -40,10 +41,10 @@ fn spawn_worker() -> Option<Worker> {
 
 /// Starts a worker for the next file now, so that file does not wait for the module to load.
 ///
-/// The first time, the worker also rehearses a load (see `worker.rs`) and the page decodes what it
-/// sends and builds its model, then drops both: every hot path of a load has run by the time the user
-/// has picked a file, so the browser runs the real load on optimised code. The compiled module is
-/// shared by the page and its workers, so one rehearsal serves every later worker too.
+/// The first time, the worker also rehearses a load (see `worker.rs` and `rehearsal.rs`): every hot path
+/// of a load has run by the time the user has picked a file, so the browser runs the real load on
+/// optimised code. The compiled module is shared by the page and its workers, so one rehearsal serves
+/// every later worker too.
 pub fn warm_up() {
     SPARE.with(|spare| {
         let mut spare = spare.borrow_mut();
@@ -58,7 +59,7 @@ pub fn warm_up() {
                     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|ev: MessageEvent| {
                         let data = ev.data();
                         if text_field(&data, "type").as_deref() == Some("rehearsed") {
-                            rehearse(&data);
+                            super::rehearsal::rehearse(&data);
                         }
                     });
                     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -71,25 +72,8 @@ pub fn warm_up() {
     });
 }
 
-/// The page's part of the rehearsal: decode the worker's model, build its default device's model whole.
-fn rehearse(data: &JsValue) {
-    let started = now();
-    if let Ok(snapshot) = decode(data) {
-        let device = snapshot.default_device().unwrap_or(0);
-        crate::view_model::DeviceModel::new(&snapshot, device).complete(&snapshot);
-    }
-    web_sys::console::debug_1(
-        &format!(
-            "memograph rehearsal: done {:.0} ms after the page started, {:.0} ms of it on the page",
-            now(),
-            now() - started
-        )
-        .into(),
-    );
-}
-
 /// Decodes the snapshot in a worker's `{model}` message.
-fn decode(
+pub fn decode(
     data: &JsValue,
 ) -> Result<memograph_snapshot::Snapshot, memograph_snapshot::codec::DecodeError> {
     let buffer = Reflect::get(data, &"model".into()).unwrap_or(JsValue::NULL);
@@ -212,15 +196,18 @@ impl Load {
         if !self.end() {
             return;
         }
+        let device = snapshot.default_device().unwrap_or(0);
+        let model = DeviceModel::new(&snapshot, device);
+        let model_ms = super::worker::clock() - received - decode_ms;
         opened(
             self.ui,
             self.name.clone(),
             self.size as u64,
             snapshot,
+            model,
             self.started,
         );
         self.next_file();
-        let model_ms = super::worker::clock() - received - decode_ms;
         let worker = Reflect::get(data, &"timings".into()).unwrap_or_default();
         let at = |key: &str| number_field(&worker, key).unwrap_or(0.0);
         let origin = super::worker::clock() - now();
@@ -228,10 +215,12 @@ impl Load {
             ("worker_start", at("received") - (origin + self.started)),
             ("read", self.read_ms.get()),
             ("parse", at("parse")),
+            ("worker_waited", at("waited")),
             ("encode", at("encode")),
             ("transfer", received - at("posted")),
             ("decode", decode_ms),
             ("model", model_ms),
+            ("opened_at", now() - self.started),
         ]);
     }
 
@@ -380,7 +369,14 @@ fn now() -> f64 {
         .unwrap_or(0.0)
 }
 
-fn opened(ui: Ui, name: String, bytes: u64, snapshot: memograph_snapshot::Snapshot, started: f64) {
+fn opened(
+    ui: Ui,
+    name: String,
+    bytes: u64,
+    snapshot: memograph_snapshot::Snapshot,
+    model: DeviceModel,
+    started: f64,
+) {
     let devices = snapshot.devices();
     let device = snapshot.default_device().unwrap_or(0);
     let index = store::add(OpenFile {
@@ -388,7 +384,7 @@ fn opened(ui: Ui, name: String, bytes: u64, snapshot: memograph_snapshot::Snapsh
         bytes,
         snapshot,
         devices,
-        models: Default::default(),
+        models: [(device, model)].into(),
     });
     ui.error.set(None);
     ui.load_started.set(started);

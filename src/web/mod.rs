@@ -3,6 +3,7 @@
 
 mod analysis_view;
 mod loader;
+mod rehearsal;
 mod settings_view;
 mod stack_panel;
 mod state_view;

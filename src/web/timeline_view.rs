@@ -154,6 +154,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                     .and_then(|d| d.get_element_by_id("app"))
                 {
                     let _ = app.set_attribute("data-first-draw-ms", &format!("{total:.0}"));
+                    let _ = app.set_attribute("data-first-frame-ms", &format!("{ms:.0}"));
                 }
                 // Once this frame is on screen, build what other views need.
                 if let Some((file, device)) = ui.current_untracked() {

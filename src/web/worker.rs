@@ -158,32 +158,45 @@ fn end() {
         Err(e) => return post_error(&e.to_string()),
     };
     let encode_started = clock();
-    let (m, model) = encoded("done", snapshot);
-    // All in ms; `received` and `posted` on the shared clock.
-    let timings = Object::new();
-    for (key, value) in [
-        ("received", job.received),
-        ("parse", job.busy + encode_started - started),
-        ("encode", clock() - encode_started),
-        ("posted", clock()),
-    ] {
-        let _ = Reflect::set(&timings, &key.into(), &value.into());
-    }
-    let _ = Reflect::set(&m, &"timings".into(), &timings);
-    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-    let _ = scope.post_message_with_transfer(&m, &js_sys::Array::of1(&model));
+    let m = message("done");
+    let model = set_buffer(&m, "model", &memograph_snapshot::codec::encode(&snapshot));
+    drop(snapshot);
+    set_timings(
+        &m,
+        &[
+            ("received", job.received),
+            ("parse", job.busy + encode_started - started),
+            ("waited", started - job.received - job.busy),
+            ("encode", clock() - encode_started),
+            ("posted", clock()),
+        ],
+    );
+    post_with(&m, &[model]);
 }
 
-/// A `{type: kind, model}` message with `snapshot` encoded, and the buffer to transfer with it.
-fn encoded(kind: &str, snapshot: memograph_snapshot::Snapshot) -> (Object, JsValue) {
-    let bytes = memograph_snapshot::codec::encode(&snapshot);
-    drop(snapshot);
+/// Sets `m[key]` to a new `ArrayBuffer` holding `bytes`; returns the buffer, to be transferred.
+fn set_buffer(m: &Object, key: &str, bytes: &[u8]) -> JsValue {
     let array = Uint8Array::new_with_length(bytes.len() as u32);
-    array.copy_from(&bytes);
-    let m = message(kind);
-    let buffer = array.buffer();
-    let _ = Reflect::set(&m, &"model".into(), &buffer);
-    (m, buffer.into())
+    array.copy_from(bytes);
+    let buffer: JsValue = array.buffer().into();
+    let _ = Reflect::set(m, &key.into(), &buffer);
+    buffer
+}
+
+/// Sets `m.timings` (all in ms; `received` and `posted` on the shared clock).
+fn set_timings(m: &Object, timings: &[(&str, f64)]) {
+    let t = Object::new();
+    for &(key, value) in timings {
+        let _ = Reflect::set(&t, &key.into(), &value.into());
+    }
+    let _ = Reflect::set(m, &"timings".into(), &t);
+}
+
+/// Posts `m`, transferring `buffers`.
+fn post_with(m: &Object, buffers: &[JsValue]) {
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let transfer: js_sys::Array = buffers.iter().collect();
+    let _ = scope.post_message_with_transfer(m, &transfer);
 }
 
 /// Steps of [`memograph_snapshot::synth::pickle`] a rehearsal loads: 2.7 MB, 25 000 entries, about as
@@ -202,7 +215,7 @@ fn rehearse() {
     let Ok(snapshot) = reader.finish() else {
         return;
     };
-    let (m, model) = encoded("rehearsed", snapshot);
-    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-    let _ = scope.post_message_with_transfer(&m, &js_sys::Array::of1(&model));
+    let m = message("rehearsed");
+    let model = set_buffer(&m, "model", &memograph_snapshot::codec::encode(&snapshot));
+    post_with(&m, &[model]);
 }
