@@ -16,6 +16,11 @@ fn main() {
         t.elapsed().as_secs_f64() * 1e3,
         s.heap_bytes() as f64 / 1e6
     );
+    println!(
+        "                {} segments, {} blocks in them",
+        s.segments.len(),
+        s.segments.iter().map(|g| g.blocks.len()).sum::<usize>()
+    );
     let t = Instant::now();
     let encoded = memograph_snapshot::codec::encode(&s);
     println!(

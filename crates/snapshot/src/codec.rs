@@ -59,22 +59,34 @@ impl Writer {
     }
     /// A trace column: its length, then `1` and one item when all are equal (the stream, compile-context
     /// and user-metadata columns usually are), else `0` and every item.
-    fn trace_column<T: Copy + PartialEq>(&mut self, v: &[T], item: impl Fn(&mut Self, T)) {
+    fn trace_column<T: Copy + PartialEq, const W: usize>(
+        &mut self,
+        v: &[T],
+        item: impl Fn(T) -> [u8; W],
+    ) {
         self.len(v.len());
         if v.len() > 1 && v.iter().all(|x| *x == v[0]) {
             self.u8(1);
-            item(self, v[0]);
+            self.0.extend_from_slice(&item(v[0]));
             return;
         }
         self.u8(0);
+        self.items(v, item);
+    }
+    /// Every item of `v`, `W` bytes each. Sized once, then filled: a loop the compiler turns into little
+    /// more than a copy. In batches (see [`batch`]).
+    fn items<T: Copy, const W: usize>(&mut self, v: &[T], item: impl Fn(T) -> [u8; W]) {
+        let start = self.0.len();
+        self.0.resize(start + v.len() * W, 0);
+        let out = &mut self.0[start..];
         batch::ranges(v.len(), |r| {
-            for &x in &v[r] {
-                item(self, x);
+            for (dst, &x) in out[r.start * W..r.end * W].chunks_exact_mut(W).zip(&v[r]) {
+                dst.copy_from_slice(&item(x));
             }
         });
     }
-    fn action(&mut self, a: Action) {
-        let (code, other) = match a {
+    fn action(a: Action) -> [u8; 5] {
+        let (code, other): (u8, u32) = match a {
             Action::Alloc => (0, NONE_ID),
             Action::FreeRequested => (1, NONE_ID),
             Action::FreeCompleted => (2, NONE_ID),
@@ -88,8 +100,8 @@ impl Writer {
             Action::UserDefined => (10, NONE_ID),
             Action::Other(s) => (11, s.0),
         };
-        self.u8(code);
-        self.u32(other);
+        let o = other.to_le_bytes();
+        [code, o[0], o[1], o[2], o[3]]
     }
     fn py(&mut self, v: &PyValue) {
         match v {
@@ -211,18 +223,14 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
     w.len(s.device_traces.len());
     for t in &s.device_traces {
         w.len(t.len());
-        batch::ranges(t.len(), |r| {
-            for &a in &t.action[r] {
-                w.action(a);
-            }
-        });
-        w.trace_column(&t.addr, |w, x| w.u64(x));
-        w.trace_column(&t.size, |w, x| w.u64(x));
-        w.trace_column(&t.stream, |w, x| w.u64(x));
-        w.trace_column(&t.time_us, |w, x| w.i64(x));
-        w.trace_column(&t.stack, |w, x| w.u32(x.0));
-        w.trace_column(&t.compile_context, |w, x| w.u32(x));
-        w.trace_column(&t.user_metadata, |w, x| w.u32(x));
+        w.items(&t.action, Writer::action);
+        w.trace_column(&t.addr, u64::to_le_bytes);
+        w.trace_column(&t.size, u64::to_le_bytes);
+        w.trace_column(&t.stream, u64::to_le_bytes);
+        w.trace_column(&t.time_us, i64::to_le_bytes);
+        w.trace_column(&t.stack, |x| x.0.to_le_bytes());
+        w.trace_column(&t.compile_context, u32::to_le_bytes);
+        w.trace_column(&t.user_metadata, u32::to_le_bytes);
         w.len(t.device_free.len());
         for &(k, f) in &t.device_free {
             w.u32(k);
@@ -260,6 +268,21 @@ fn items<T, const W: usize>(
         Ok(())
     })?;
     Ok(out)
+}
+
+/// [`items`] for items that cannot be wrong (plain integers): a loop the compiler turns into little more
+/// than a copy.
+fn plain_items<T, const W: usize>(raw: &[u8], item: impl Fn([u8; W]) -> T) -> Vec<T> {
+    let n = raw.len() / W;
+    let mut out = Vec::with_capacity(n);
+    batch::ranges(n, |r| {
+        out.extend(
+            raw[r.start * W..r.end * W]
+                .chunks_exact(W)
+                .map(|c| item(c.try_into().expect("W bytes"))),
+        );
+    });
+    out
 }
 
 /// Reads the encoding from any `Read` (a JS buffer on the page: no full copy of it is ever made), with
@@ -338,11 +361,11 @@ impl<R: std::io::Read> Reader<R> {
         let n = self.len(W)?;
         items(self.take(n * W)?, &item)
     }
-    /// A trace column of `len` items (see `Writer::trace_column`).
+    /// A trace column of `len` plain integers (see `Writer::trace_column`).
     fn trace_column<T: Clone, const W: usize>(
         &mut self,
         len: usize,
-        item: impl Fn([u8; W]) -> Result<T, DecodeError>,
+        item: impl Fn([u8; W]) -> T,
     ) -> Result<Vec<T>, DecodeError> {
         // Compared with the trace's length, not with the bytes left: a repeated column is short.
         if self.u64()? != len as u64 {
@@ -353,10 +376,10 @@ impl<R: std::io::Read> Reader<R> {
                 let n = len
                     .checked_mul(W)
                     .ok_or_else(|| DecodeError("trace column too long".into()))?;
-                items(self.take(n)?, &item)
+                Ok(plain_items(self.take(n)?, item))
             }
             1 => {
-                let x = item(self.take(W)?.try_into().expect("W bytes"))?;
+                let x = item(self.take(W)?.try_into().expect("W bytes"));
                 Ok(vec![x; len])
             }
             t => Err(DecodeError(format!("unknown column tag {t}"))),
@@ -483,39 +506,44 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
     };
     let n = r.len(70)?;
     let mut segments = Vec::with_capacity(n);
+    // Fixed-width runs are read in one piece each: a big snapshot has tens of thousands of segments.
+    let u64_at = |b: &[u8], k: usize| u64::from_le_bytes(b[k..k + 8].try_into().expect("8 bytes"));
+    let u32_at = |b: &[u8], k: usize| u32::from_le_bytes(b[k..k + 4].try_into().expect("4 bytes"));
     for _ in 0..n {
-        let device = r.i64()?;
-        let mut v = [0u64; 6];
-        for x in v.iter_mut() {
-            *x = r.u64()?;
-        }
-        let segment_type = r.opt_str(strings)?;
-        let segment_pool_id = match r.u8()? {
-            0 => None,
-            _ => Some((r.i64()?, r.i64()?)),
+        let head = r.take(61)?;
+        let device = u64_at(head, 0) as i64;
+        let v: [u64; 6] = std::array::from_fn(|k| u64_at(head, 8 + 8 * k));
+        let segment_type = match u32_at(head, 56) {
+            NONE_ID => None,
+            id => Some(str_id(id)?),
         };
-        let is_expandable = r.u8()? != 0;
-        let stack = stack_id(r.u32()?)?;
+        let segment_pool_id = match head[60] {
+            0 => None,
+            _ => {
+                let pool = r.take(16)?;
+                Some((u64_at(pool, 0) as i64, u64_at(pool, 8) as i64))
+            }
+        };
+        let tail = r.take(5)?;
+        let is_expandable = tail[0] != 0;
+        let stack = stack_id(u32_at(tail, 1))?;
         let nb = r.len(33)?;
+        let raw = r.take(nb * 33)?;
         let mut blocks = Vec::with_capacity(nb);
-        for _ in 0..nb {
-            let address = r.u64()?;
-            let size = r.u64()?;
-            let requested_size = r.u64()?;
-            let code = r.u8()?;
-            let other = r.u32()?;
-            let state = match code {
+        for b in raw.chunks_exact(33) {
+            let other = u32_at(b, 25);
+            let state = match b[24] {
                 0 => BlockState::ActiveAllocated,
                 1 => BlockState::ActivePendingFree,
                 2 => BlockState::Inactive,
                 _ => BlockState::Other(str_id(other)?),
             };
             blocks.push(Block {
-                address,
-                size,
-                requested_size,
+                address: u64_at(b, 0),
+                size: u64_at(b, 8),
+                requested_size: u64_at(b, 16),
                 state,
-                stack: stack_id(r.u32()?)?,
+                stack: stack_id(u32_at(b, 29))?,
             });
         }
         segments.push(Segment {
@@ -554,15 +582,16 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
             })
         })?;
         let len = action.len();
-        let u64_item = |x: [u8; 8]| Ok(u64::from_le_bytes(x));
-        let u32_item = |x: [u8; 4]| Ok(u32::from_le_bytes(x));
-        let addr = r.trace_column(len, u64_item)?;
-        let size = r.trace_column(len, u64_item)?;
-        let stream = r.trace_column(len, u64_item)?;
-        let time_us = r.trace_column(len, |x: [u8; 8]| Ok(i64::from_le_bytes(x)))?;
-        let stack = r.trace_column(len, |x: [u8; 4]| stack_id(u32::from_le_bytes(x)))?;
-        let compile_context = r.trace_column(len, u32_item)?;
-        let user_metadata = r.trace_column(len, u32_item)?;
+        let addr = r.trace_column(len, u64::from_le_bytes)?;
+        let size = r.trace_column(len, u64::from_le_bytes)?;
+        let stream = r.trace_column(len, u64::from_le_bytes)?;
+        let time_us = r.trace_column(len, i64::from_le_bytes)?;
+        let stack = r.trace_column(len, |x: [u8; 4]| StackId(u32::from_le_bytes(x)))?;
+        if let Some(bad) = stack.iter().find(|s| s.0 as usize >= stacks) {
+            return Err(DecodeError(format!("stack id {} out of range", bad.0)));
+        }
+        let compile_context = r.trace_column(len, u32::from_le_bytes)?;
+        let user_metadata = r.trace_column(len, u32::from_le_bytes)?;
         for &v in compile_context.iter().chain(&user_metadata) {
             if v != NONE_ID {
                 str_id(v)?;
