@@ -202,6 +202,25 @@ test('the example button and ?url= load snapshots; nothing else goes over the ne
   await viaUrl.page.close();
 });
 
+test('while no file is chosen the page rehearses a load unseen: nothing opens and nothing is fetched', async () => {
+  const page = await b.newPage({ viewport: { width: 1400, height: 860 } });
+  const errors = [], requests = [];
+  page.on('pageerror', e => errors.push(String(e)));
+  page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('request', r => requests.push(r.url()));
+  const rehearsed = page.waitForEvent('console', { predicate: m => m.text().startsWith('memograph rehearsal: done'), timeout: 60000 });
+  await page.goto(server.url);
+  await rehearsed;
+  assert.equal(await page.$eval('#app', e => e.dataset.state), 'empty');
+  assert.equal(await page.locator('[data-testid=timeline]').count(), 0);
+  // The page, its module (for the page and for the worker) and nothing else: the rehearsal's snapshot is
+  // made in code, not downloaded.
+  const names = [...new Set(requests.map(u => new URL(u).pathname.split('/').pop()))].sort();
+  assert.deepEqual(names, ['', 'main.css', 'memograph-web.js', 'memograph-web_bg.wasm', 'worker.js']);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('the state history at the end of a training step shows blocks with their rounding waste', async () => {
   const { page, errors } = await open(b, server.url);
   await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
