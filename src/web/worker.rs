@@ -128,6 +128,7 @@ fn piece(bytes: &Uint8Array) {
         let started = clock();
         j.scratch.resize(bytes.length() as usize, 0);
         bytes.copy_to(&mut j.scratch);
+        free(bytes);
         let result = j.reader.push(&j.scratch);
         j.busy += clock() - started;
         let done = j.reader.pushed();
@@ -147,6 +148,17 @@ fn piece(bytes: &Uint8Array) {
     }
 }
 
+/// Frees the piece's memory now (`ArrayBuffer.prototype.transfer(0)` detaches it), instead of leaving
+/// hundreds of megabytes of pieces to the worker's garbage collector. Best effort: older browsers lack it.
+fn free(bytes: &Uint8Array) {
+    let buffer = bytes.buffer();
+    if let Ok(transfer) = Reflect::get(&buffer, &"transfer".into()) {
+        if let Some(transfer) = transfer.dyn_ref::<js_sys::Function>() {
+            let _ = transfer.call1(&buffer, &0.into());
+        }
+    }
+}
+
 /// Finishes the snapshot and posts the encoded model with where the time went.
 fn end() {
     let Some(job) = JOB.with(|job| job.borrow_mut().take()) else {
@@ -158,9 +170,12 @@ fn end() {
         Err(e) => return post_error(&e.to_string()),
     };
     let encode_started = clock();
-    let m = message("done");
-    let model = set_buffer(&m, "model", &memograph_snapshot::codec::encode(&snapshot));
+    let bytes = memograph_snapshot::codec::encode(&snapshot);
+    // Freed before the copy for the page is made: the worker holds at most two of the three.
     drop(snapshot);
+    let m = message("done");
+    let model = set_buffer(&m, "model", &bytes);
+    drop(bytes);
     set_timings(
         &m,
         &[
@@ -201,7 +216,7 @@ fn post_with(m: &Object, buffers: &[JsValue]) {
 
 /// Steps of [`memograph_snapshot::synth::pickle`] a rehearsal loads: 2.7 MB, 25 000 entries, about as
 /// much as it takes the browser to optimise the hot functions (a real 3 MB snapshot does it).
-pub const REHEARSAL_STEPS: usize = 400;
+const REHEARSAL_STEPS: usize = 400;
 
 /// Loads a synthetic snapshot as a file is loaded (pushed in pieces, finished, encoded) and posts it.
 fn rehearse() {
