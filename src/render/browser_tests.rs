@@ -68,15 +68,7 @@ fn bands_have_their_allocation_colour_at_known_points_and_the_sky_is_empty() {
     let view = Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64);
     let f = frame(&surface, view, None, 0);
     let theme = colors::theme(false);
-    let overlay = Overlay {
-        annotations: &[],
-        hovered: None,
-        pinned: None,
-        show_peak: false,
-        highlighted: &[],
-        categories: None,
-        stacked: None,
-    };
+    let overlay = Overlay::plain(false);
     draw(&surface, &f, t, &overlay, &theme);
 
     // The middle of every band at least 6 px tall, just before the end of the trace, has its colour.
@@ -124,15 +116,7 @@ fn detail_zero_draws_one_summarized_band() {
         0,
     );
     let theme = colors::theme(true);
-    let overlay = Overlay {
-        annotations: &[],
-        hovered: None,
-        pinned: None,
-        show_peak: true,
-        highlighted: &[],
-        categories: None,
-        stacked: None,
-    };
+    let overlay = Overlay::plain(true);
     draw(&surface, &f, t, &overlay, &theme);
     let x = t.peak.event as f64 + 0.5;
     assert_eq!(
@@ -219,13 +203,8 @@ fn a_highlighted_allocation_is_drawn_even_when_thinner_than_a_pixel() {
     let theme = colors::theme(false);
     let lit = [band.allocation];
     let overlay = Overlay {
-        annotations: &[],
-        hovered: None,
-        pinned: None,
-        show_peak: false,
         highlighted: &lit,
-        categories: None,
-        stacked: None,
+        ..Overlay::plain(false)
     };
     draw(&surface, &f, t, &overlay, &theme);
     let y = f.py(t.layout.offset_at(band, x) as f64);

@@ -93,6 +93,21 @@ pub struct Overlay<'a> {
     pub stacked: Option<&'a CategorySeries>,
 }
 
+impl Overlay<'static> {
+    /// Bands only (plus the peak marker if `show_peak`): nothing hovered, pinned, highlighted or coloured.
+    pub fn plain(show_peak: bool) -> Overlay<'static> {
+        Overlay {
+            annotations: &[],
+            hovered: None,
+            pinned: None,
+            show_peak,
+            highlighted: &[],
+            categories: None,
+            stacked: None,
+        }
+    }
+}
+
 /// The plot area for a surface: leaves room for axes and annotation rows.
 pub fn frame<'a>(
     s: &Surface,

@@ -16,7 +16,7 @@ use web_sys::{Blob, MessageEvent, ReadableStreamDefaultReader, Worker, WorkerOpt
 
 use super::store::{self, OpenFile};
 use super::worker::{message, number_field, text_field};
-use super::{Phase, Progress, Ui};
+use super::{now, Phase, Progress, Ui};
 use crate::view_model::DeviceModel;
 
 /// Bytes handed to the worker and not parsed yet, at most. The browser reads faster than the worker
@@ -361,13 +361,6 @@ fn record_timings(parts: &[(&str, f64)]) {
     {
         let _ = app.set_attribute("data-load-timings", &format!("{{{json}}}"));
     }
-}
-
-fn now() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map(|p| p.now())
-        .unwrap_or(0.0)
 }
 
 fn opened(

@@ -200,6 +200,13 @@ impl Ui {
     }
 }
 
+/// Milliseconds since the page loaded (`performance.now()`).
+pub fn now() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
 pub fn start() {
     // The worker loads this same module: there is no document there, and nothing to mount.
     if web_sys::window().is_none() {

@@ -9,6 +9,8 @@ use crate::render::{colors, minimap, timeline, Surface};
 use crate::view_model::DeviceModel;
 use crate::viewport::Viewport;
 
+use super::now;
+
 /// Runs the page's rehearsal on the worker's `{type: "rehearsed", model}` message.
 pub fn rehearse(data: &JsValue) {
     let started = now();
@@ -22,17 +24,8 @@ pub fn rehearse(data: &JsValue) {
         let t = &model.blocks;
         let view = Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64);
         let f = timeline::frame(&plot, view, None, 0);
-        let overlay = timeline::Overlay {
-            annotations: &[],
-            hovered: None,
-            pinned: None,
-            show_peak: true,
-            highlighted: &[],
-            categories: None,
-            stacked: None,
-        };
         let theme = colors::theme(false);
-        timeline::draw(&plot, &f, t, &overlay, &theme);
+        timeline::draw(&plot, &f, t, &timeline::Overlay::plain(true), &theme);
         minimap::draw(&map, t, view, None, &theme);
     }
     web_sys::console::debug_1(
@@ -61,10 +54,4 @@ fn hidden_surface(width: u32, height: u32) -> Option<Surface> {
         width: width as f64,
         height: height as f64,
     })
-}
-
-fn now() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
 }

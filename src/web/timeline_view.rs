@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use memograph_snapshot::format::{bytes, grouped};
 
 use super::stack_panel::StackPanel;
-use super::{store, Ui};
+use super::{now, store, Ui};
 use crate::render::{self, colors, Surface};
 use crate::view_model::{AnnotationSpan, Categories, TimelineModel};
 use crate::viewport::Viewport;
@@ -55,13 +55,6 @@ fn with_timeline<R>(
             },
         )
     })
-}
-
-fn now() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map(|p| p.now())
-        .unwrap_or(0.0)
 }
 
 /// Frame times for the benchmark (`window.__memographFrames`), newest last.

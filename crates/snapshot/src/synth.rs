@@ -73,8 +73,8 @@ pub fn pickle(steps: usize) -> Written {
         ));
         at += size;
     }
-    let (mut live, mut peak) = (params.iter().map(|p| p.1).sum::<u64>(), 0u64);
-    peak = peak.max(live);
+    let mut live: u64 = params.iter().map(|p| p.1).sum();
+    let mut peak = live;
     for _ in 0..steps {
         // Activations: a bump allocation through segments 1.., freed in reverse order.
         let mut acts = Vec::new();
