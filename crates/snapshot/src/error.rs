@@ -26,6 +26,8 @@ pub enum ReadError {
     Empty,
     /// The first bytes are no pickle at all.
     NotPickle { head: String },
+    /// The first bytes are a known format that is not a snapshot: `what` names it and says what to do.
+    OtherFormat { what: String },
 }
 
 impl ReadError {
@@ -79,6 +81,7 @@ impl fmt::Display for ReadError {
             ReadError::Io { reason } => write!(f, "read failed: {reason}"),
             ReadError::Empty => write!(f, "empty file"),
             ReadError::NotPickle { head } => write!(f, "not a pickle file (it starts with {head})"),
+            ReadError::OtherFormat { what } => write!(f, "not a memory snapshot: {what}"),
         }
     }
 }

@@ -91,3 +91,44 @@ impl From<BombError> for crate::ReadError {
 pub fn is_gzip(head: &[u8]) -> bool {
     head.starts_with(&[0x1f, 0x8b])
 }
+
+/// Names the format of a file that is no pickle, from its first bytes, with what to do instead: the
+/// files people drop by mistake next to a snapshot (checkpoints, saved pages, exports).
+pub(crate) fn recognise(head: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(head);
+    let trimmed = text.trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n']);
+    let lower = trimmed.to_ascii_lowercase();
+    let what = if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        // The first member's name follows the 30-byte local header.
+        let name_len = head
+            .get(26..28)
+            .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]) as usize);
+        let name = head.get(30..30 + name_len).unwrap_or(&[]);
+        if name.ends_with(b".npy") {
+            "a NumPy .npz archive"
+        } else if name.ends_with(b".pkl")
+            || name.ends_with(b"/version")
+            || name.ends_with(b"byteorder")
+        {
+            "a zip archive as torch.save writes (a checkpoint or tensor file); open the pickle that \
+             torch.cuda.memory._dump_snapshot() wrote"
+        } else {
+            "a zip archive; open the pickle that torch.cuda.memory._dump_snapshot() wrote"
+        }
+    } else if head.starts_with(b"\x93NUMPY") {
+        "a NumPy .npy array"
+    } else if lower.starts_with("<!doctype html") || lower.starts_with("<html") {
+        "an HTML page (a saved web page or a server's error page, not the file itself)"
+    } else if lower.starts_with("<?xml") || lower.starts_with("<svg") {
+        "an XML or SVG document"
+    } else if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        "a JSON file; Memograph reads the pickle that torch.cuda.memory._dump_snapshot() writes"
+    } else if head.starts_with(b"\x89PNG") {
+        "a PNG image"
+    } else if head.starts_with(b"%PDF") {
+        "a PDF document"
+    } else {
+        return None;
+    };
+    Some(what.to_string())
+}

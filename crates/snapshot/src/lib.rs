@@ -67,8 +67,8 @@ pub fn read_snapshot<R: Read>(
         count: count.clone(),
         progress,
     };
-    // The first bytes tell gzip from plain, and "not a pickle" quotes up to 16 of them.
-    let mut head = [0u8; 16];
+    // The first bytes tell gzip from plain, and name what a file that is no pickle is.
+    let mut head = [0u8; 64];
     let mut got = 0;
     while got < head.len() {
         match counting.read(&mut head[got..]) {
@@ -92,17 +92,27 @@ pub fn read_snapshot<R: Read>(
     }
 }
 
-/// `to_the_end`: read the input to its end after `STOP` (gzip, so that a corrupt or cut stream is an
-/// error wherever it is); otherwise bytes after `STOP` are never read, as `pickle.load` does.
+/// `to_the_end`: read the input to its end after `STOP` or a pickle error (gzip, so that a corrupt or cut
+/// stream is an error wherever it is); otherwise bytes after `STOP` are never read, as `pickle.load` does.
 fn read_pickle<R: Read>(
     reader: R,
     total_len: Option<u64>,
     to_the_end: bool,
 ) -> Result<Snapshot, ReadError> {
     let mut src = pickle::source::Source::new(reader, total_len);
-    let (machine, root) = pickle::run(&mut src, total_len)?;
+    let ran = pickle::run(&mut src, total_len);
     if to_the_end {
-        src.skip_to_end()?;
+        let checked = src.skip_to_end();
+        match (&ran, checked) {
+            (_, Ok(())) => {}
+            (Ok(_), Err(e)) => return Err(e),
+            // A damaged gzip stream explains whatever the machine made of its output: a corrupt stream
+            // wins over the machine's error, wherever the damage lies; the bomb guard still ends the
+            // check (the push reader follows the same rules).
+            (Err(_), Err(e @ ReadError::Gzip { .. })) => return Err(e),
+            (Err(_), Err(_)) => {}
+        }
     }
+    let (machine, root) = ran?;
     schema::build(machine, root)
 }

@@ -103,6 +103,8 @@ impl PushReader {
                 produced: 0,
                 out: vec![0; GUNZIP_PIECE],
                 pickle: Resumable::new(None),
+                pickle_failed: None,
+                gave_up: false,
             }))
         } else {
             Stage::Plain(Box::new(Resumable::new(self.total_len)))
@@ -125,6 +127,9 @@ impl PushReader {
             Stage::Gzip(mut gunzip) => {
                 gunzip.decoder.get_mut().closed = true;
                 gunzip.pump()?;
+                if let Some(e) = gunzip.pickle_failed {
+                    return Err(e);
+                }
                 gunzip.pickle.finish()?
             }
         };
@@ -140,6 +145,11 @@ struct Gunzip {
     produced: u64,
     out: Vec<u8>,
     pickle: Resumable,
+    /// The machine's error, held back until the stream's end: a damaged gzip stream explains it, and
+    /// then the gzip error is the one reported (as the pull reader does).
+    pickle_failed: Option<ReadError>,
+    /// The bomb guard ended the check of the rest of the stream after the machine's error.
+    gave_up: bool,
 }
 
 impl Gunzip {
@@ -150,10 +160,13 @@ impl Gunzip {
     }
 
     /// Decompresses what the pushed bytes allow, a bounded piece at a time, into the pickle machine.
-    /// After `STOP` the rest is still decompressed (and dropped), so a corrupt or cut stream is an error
-    /// however the pieces fall.
+    /// After `STOP` or the machine's error the rest is still decompressed (and dropped), so a corrupt or
+    /// cut stream is an error however the pieces fall.
     fn pump(&mut self) -> Result<(), ReadError> {
         loop {
+            if self.gave_up {
+                return Ok(());
+            }
             let n = match self.decoder.read(&mut self.out) {
                 Ok(0) => return Ok(()),
                 Ok(n) => n,
@@ -161,8 +174,20 @@ impl Gunzip {
                 Err(e) => return Err(io_error(e)),
             };
             self.produced += n as u64;
-            input::check_bomb(self.produced, self.compressed)?;
-            self.pickle.push(&self.out[..n])?;
+            if let Err(bomb) = input::check_bomb(self.produced, self.compressed) {
+                if self.pickle_failed.is_some() {
+                    // Checking the rest of a stream whose pickle already failed: the guard ends the
+                    // check and the machine's error stands.
+                    self.gave_up = true;
+                    return Ok(());
+                }
+                return Err(bomb.into());
+            }
+            if self.pickle_failed.is_none() {
+                if let Err(e) = self.pickle.push(&self.out[..n]) {
+                    self.pickle_failed = Some(e);
+                }
+            }
         }
     }
 }

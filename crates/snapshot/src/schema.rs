@@ -5,7 +5,7 @@
 
 use crate::error::ReadError;
 use crate::model::*;
-use crate::pickle::{as_stack, as_str, as_u64, Machine, Slot, Value};
+use crate::pickle::{as_stack, as_str, as_u64, check_bytes, Machine, Slot, Value};
 
 /// Deepest generic value kept (allocator settings nest two levels in practice).
 const MAX_VALUE_DEPTH: usize = 64;
@@ -82,6 +82,19 @@ pub(crate) fn build(mut m: Machine, root: Value) -> Result<Snapshot, ReadError> 
         }
     }
 
+    if let Some((row, why)) = &m.invalid_entry {
+        // Only an entry of a device trace counts: a stray dict with an 'action' key elsewhere is no entry.
+        let place = trace_rows
+            .iter()
+            .enumerate()
+            .find_map(|(d, rows)| rows.iter().position(|r| r == row).map(|i| (d, i)));
+        if let Some((d, i)) = place {
+            return Err(ReadError::not_snapshot(format!(
+                "device_traces[{d}][{i}] has {why}"
+            )));
+        }
+    }
+
     let allocator_settings = match settings_value {
         Some(v) if !matches!(v, Value::None) => Some(w.py_value(v, 0)?),
         _ => None,
@@ -108,6 +121,16 @@ pub(crate) fn build(mut m: Machine, root: Value) -> Result<Snapshot, ReadError> 
         format,
         protocol,
     })
+}
+
+/// `[address, address + size)` must lie in the 64-bit address space.
+fn check_range(what: &str, address: u64, size: u64) -> Result<(), ReadError> {
+    match address.checked_add(size) {
+        Some(_) => Ok(()),
+        None => Err(ReadError::not_snapshot(format!(
+            "{what} at 0x{address:x} of {size} bytes runs past the end of the 64-bit address space"
+        ))),
+    }
 }
 
 /// Each device's trace from the machine's entry rows. Real pickles write the traces one after another, so
@@ -245,6 +268,21 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// A byte count: an int, never negative, at most 1 PiB.
+    fn bytes_field(
+        &self,
+        pairs: &[[Value; 2]],
+        key: &str,
+        what: &str,
+    ) -> Result<Option<u64>, ReadError> {
+        match self.get(pairs, key) {
+            None | Some(Value::None) => Ok(None),
+            Some(v) => check_bytes(v)
+                .map(Some)
+                .map_err(|why| ReadError::not_snapshot(format!("{what} has '{key}' = {why}"))),
+        }
+    }
+
     fn segment(
         &self,
         v: Value,
@@ -261,7 +299,10 @@ impl<'a> Walker<'a> {
                 .ok_or_else(|| ReadError::not_snapshot(format!("{what} has no '{key}'")))
         };
         let address = need("address")?;
-        let total_size = need("total_size")?;
+        let total_size = self
+            .bytes_field(pairs, "total_size", &what)?
+            .ok_or_else(|| ReadError::not_snapshot(format!("{what} has no 'total_size'")))?;
+        check_range(&what, address, total_size)?;
         let block_values = match self.get(pairs, "blocks") {
             Some(b) => self.seq(b).ok_or_else(|| {
                 ReadError::not_snapshot(format!("{what} has 'blocks' = {}", self.type_name(b)))
@@ -333,7 +374,7 @@ impl<'a> Walker<'a> {
             ReadError::not_snapshot(format!("{what} is {}, not a dict", self.type_name(v)))
         })?;
         let size = self
-            .int_field(pairs, "size", what)?
+            .bytes_field(pairs, "size", what)?
             .ok_or_else(|| ReadError::not_snapshot(format!("{what} has no 'size'")))?;
         // PyTorch 2.0 wrote `history: [{addr, real_size, frames}, ...]` instead of `address`/`frames`.
         let first_history = self
@@ -360,7 +401,8 @@ impl<'a> Walker<'a> {
                 .and_then(as_u64)
                 .unwrap_or(implied_address),
         };
-        let requested_size = match self.int_field(pairs, "requested_size", what)? {
+        check_range(what, address, size)?;
+        let requested_size = match self.bytes_field(pairs, "requested_size", what)? {
             Some(r) => r,
             None => from_history("real_size").and_then(as_u64).unwrap_or(size),
         };

@@ -51,24 +51,30 @@ pub struct TimelineLayout {
     pub total: usize,
     /// Highest stack (drawn plus summarized) over the whole trace.
     pub max_bytes: u64,
+    /// 0 when every band is where MemoryViz would draw it; otherwise each band's drawn bottom is at most
+    /// this many bytes above its true one (see [`POINT_BUDGET`]).
+    pub tolerance: u64,
 }
 
 impl TimelineLayout {
     pub fn band_points(&self, band: &Band) -> &[BandPoint] {
-        &self.points[band.first_point as usize..(band.first_point + band.point_count) as usize]
+        let first = band.first_point as usize;
+        self.points
+            .get(first..first + band.point_count as usize)
+            .unwrap_or(&[])
     }
 
     /// The band's bottom offset at `x`.
     pub fn offset_at(&self, band: &Band, x: u32) -> f32 {
         let pts = self.band_points(band);
         let k = pts.partition_point(|p| p.x <= x);
-        pts[k.saturating_sub(1)].offset
+        pts.get(k.saturating_sub(1)).map_or(0.0, |p| p.offset)
     }
 
     /// The band under `(x, bytes)`, if any (ties: the topmost drawn).
     pub fn band_at(&self, x: u32, bytes: f64) -> Option<usize> {
         self.bands.iter().enumerate().rev().find_map(|(i, b)| {
-            if x < b.start || x >= b.end.max(b.start + 1) {
+            if x < b.start || x >= b.end.max(b.start.saturating_add(1)) {
                 return None;
             }
             let bottom = self.offset_at(b, x) as f64;
@@ -87,8 +93,24 @@ pub fn drawn_count(total: usize, detail: f64) -> usize {
     ((total as f64) * detail.clamp(0.0, 1.0)).ceil() as usize
 }
 
-/// Lays out `lifetimes` with the largest `detail` fraction of allocations drawn individually.
+/// How many breakpoints beyond each band's first a layout may hold (8 bytes each: 32 MiB).
+///
+/// A free moves every band above it, so exact geometry costs (frees × bands above): quadratic, 450 M
+/// breakpoints for 30 000 allocations freed oldest first. Real training traces need about 20 per
+/// allocation and stay exact; past the budget each band moves only once its bottom has drifted by the
+/// layout's [`TimelineLayout::tolerance`] bytes, which bounds the breakpoints by (total drift / tolerance).
+pub const POINT_BUDGET: u64 = 1 << 22;
+
+/// Lays out `lifetimes` with the largest `detail` fraction of allocations drawn individually, within
+/// [`POINT_BUDGET`].
 pub fn timeline_layout(lifetimes: &Lifetimes, detail: f64) -> TimelineLayout {
+    timeline_layout_within(lifetimes, detail, POINT_BUDGET)
+}
+
+/// [`timeline_layout`] with at most `budget` breakpoints beyond each band's first. Exact when the exact
+/// geometry fits; otherwise every band's drawn bottom is within [`TimelineLayout::tolerance`] bytes
+/// (below) of its true one. Costs O((changes + breakpoints) · log bands), whatever the trace's shape.
+pub fn timeline_layout_within(lifetimes: &Lifetimes, detail: f64, budget: u64) -> TimelineLayout {
     let allocs = &lifetimes.allocations;
     let total = allocs.len();
     let keep = drawn_count(total, detail);
@@ -108,38 +130,49 @@ pub fn timeline_layout(lifetimes: &Lifetimes, detail: f64) -> TimelineLayout {
             drawn[a as usize] = true;
         }
     }
-    let x_len = (lifetimes.live_after.len() as u32).max(1);
+    let x_len = u32::try_from(lifetimes.live_after.len())
+        .unwrap_or(u32::MAX)
+        .max(1);
+    let stack = Stacking::new(lifetimes, &drawn);
+    let (exact_moves, drift) = stack.cost();
+    let tolerance = if exact_moves <= budget {
+        0
+    } else {
+        // Each breakpoint past a band's first absorbs at least `tolerance` bytes of drift.
+        drift.div_ceil(budget.max(1)).max(1)
+    };
 
-    // Two passes over the same simulation: the first counts each band's breakpoints, the second writes
-    // them contiguously, so no per-band vectors are needed.
+    // Two passes over the same replay: the first counts each band's breakpoints, the second writes them
+    // contiguously, so no per-band vectors are needed.
     let mut layout = TimelineLayout {
         x_len,
         drawn: keep,
         total,
+        tolerance,
         ..Default::default()
     };
-    let mut band_of_alloc = vec![u32::MAX; total];
-    let mut counts: Vec<u32> = Vec::new();
-    simulate(lifetimes, &drawn, &mut |ev| match ev {
-        Event::Open { allocation, x, .. } => {
-            band_of_alloc[allocation as usize] = counts.len() as u32;
-            let a = &allocs[allocation as usize];
-            layout.bands.push(Band {
-                allocation,
-                start: x,
-                end: x_len,
-                size: a.size,
-                first_point: 0,
-                point_count: 0,
-            });
-            counts.push(1);
+    layout.bands = stack
+        .order
+        .iter()
+        .map(|&allocation| Band {
+            allocation,
+            start: 0,
+            end: x_len,
+            size: allocs[allocation as usize].size,
+            first_point: 0,
+            point_count: 0,
+        })
+        .collect();
+    let mut counts = vec![0u32; layout.bands.len()];
+    stack.replay(tolerance, &mut |ev| match ev {
+        Event::Open { band, x, .. } => {
+            layout.bands[band as usize].start = x;
+            counts[band as usize] = 1;
         }
-        Event::Move { allocation, .. } => counts[band_of_alloc[allocation as usize] as usize] += 1,
-        Event::Close { allocation, x } => {
-            layout.bands[band_of_alloc[allocation as usize] as usize].end = x
-        }
+        Event::Move { band, .. } => counts[band as usize] += 1,
+        Event::Close { band, x } => layout.bands[band as usize].end = x,
         Event::Summary { x, bottom, height } => {
-            layout.max_bytes = layout.max_bytes.max(bottom + height);
+            layout.max_bytes = layout.max_bytes.max(bottom.saturating_add(height));
             // While the summarized band is empty its position does not matter: keep one point.
             let empty_before = layout.summary.last().is_some_and(|p| p.height == 0.0);
             if !(empty_before && height == 0) {
@@ -151,29 +184,21 @@ pub fn timeline_layout(lifetimes: &Lifetimes, detail: f64) -> TimelineLayout {
             }
         }
     });
+    // The budget bounds the sum: it fits u32 (and memory) with room to spare.
     let mut next = 0u32;
     for (b, &c) in layout.bands.iter_mut().zip(&counts) {
         b.first_point = next;
         b.point_count = c;
-        next += c;
+        next = next.saturating_add(c);
     }
     layout.points = vec![BandPoint { x: 0, offset: 0.0 }; next as usize];
     let mut filled = vec![0u32; layout.bands.len()];
-    simulate(lifetimes, &drawn, &mut |ev| {
-        let (allocation, x, offset) = match ev {
-            Event::Open {
-                allocation,
-                x,
-                offset,
-            }
-            | Event::Move {
-                allocation,
-                x,
-                offset,
-            } => (allocation, x, offset),
+    stack.replay(tolerance, &mut |ev| {
+        let (band, x, offset) = match ev {
+            Event::Open { band, x, offset } | Event::Move { band, x, offset } => (band, x, offset),
             _ => return,
         };
-        let b = band_of_alloc[allocation as usize] as usize;
+        let b = band as usize;
         let at = (layout.bands[b].first_point + filled[b]) as usize;
         layout.points[at] = BandPoint {
             x,
@@ -184,92 +209,330 @@ pub fn timeline_layout(lifetimes: &Lifetimes, detail: f64) -> TimelineLayout {
     layout
 }
 
+/// What a replay of the stacking reports. `band` is the band's place in opening order, which is its
+/// index in [`TimelineLayout::bands`].
 enum Event {
-    Open {
-        allocation: u32,
-        x: u32,
-        offset: u64,
-    },
-    Move {
-        allocation: u32,
-        x: u32,
-        offset: u64,
-    },
-    Close {
-        allocation: u32,
-        x: u32,
-    },
-    Summary {
-        x: u32,
-        bottom: u64,
-        height: u64,
-    },
+    Open { band: u32, x: u32, offset: u64 },
+    Move { band: u32, x: u32, offset: u64 },
+    Close { band: u32, x: u32 },
+    Summary { x: u32, bottom: u64, height: u64 },
 }
 
-/// Replays MemoryViz's stacking, reporting bands opening, moving, closing and the summarized band.
-fn simulate(lifetimes: &Lifetimes, drawn: &[bool], emit: &mut dyn FnMut(Event)) {
-    let allocs = &lifetimes.allocations;
-    // The stack of drawn bands, bottom first, with their current offsets.
-    let mut current: Vec<(u32, u64)> = Vec::new();
-    let mut drawn_bytes = 0u64;
-    let mut summarized = 0u64;
-    // Lifetimes that began before the trace: bottom of the stack, last element lowest (as MemoryViz).
-    for (i, a) in allocs.iter().enumerate().rev() {
-        if !a.is_initial() {
-            continue;
+/// MemoryViz's stacking of one timeline: the drawn allocations in the order they open (lifetimes that
+/// began before the trace first, last element lowest, as MemoryViz), and each trace change as the band
+/// that opens or closes.
+struct Stacking<'a> {
+    lifetimes: &'a Lifetimes,
+    drawn: &'a [bool],
+    /// Allocation of each band, in opening order.
+    order: Vec<u32>,
+    /// Band of each allocation (`u32::MAX`: not drawn).
+    band_of: Vec<u32>,
+}
+
+impl<'a> Stacking<'a> {
+    fn new(lifetimes: &'a Lifetimes, drawn: &'a [bool]) -> Stacking<'a> {
+        let allocs = &lifetimes.allocations;
+        let mut band_of = vec![u32::MAX; allocs.len()];
+        let mut order = Vec::new();
+        let mut open = |id: usize, order: &mut Vec<u32>| {
+            if drawn[id] && band_of[id] == u32::MAX {
+                band_of[id] = order.len() as u32;
+                order.push(id as u32);
+            }
+        };
+        for (i, a) in allocs.iter().enumerate().rev() {
+            if a.is_initial() {
+                open(i, &mut order);
+            }
         }
-        if drawn[i] {
+        for &(x, id) in &lifetimes.changes {
+            if allocs[id as usize].alloc_event == Some(x) {
+                open(id as usize, &mut order);
+            }
+        }
+        Stacking {
+            lifetimes,
+            drawn,
+            order,
+            band_of,
+        }
+    }
+
+    /// The exact geometry's breakpoints beyond each band's first (one per band above a free), and the
+    /// total drift (bytes freed below a band, summed over the bands above each free): O(changes · log).
+    fn cost(&self) -> (u64, u64) {
+        let allocs = &self.lifetimes.allocations;
+        let n = self.order.len();
+        let mut live = Fenwick::new(n);
+        let mut live_count = 0u64;
+        let (mut moves, mut drift) = (0u64, 0u64);
+        for band in 0..n {
+            if allocs[self.order[band] as usize].is_initial() {
+                live.add(band, 1);
+                live_count += 1;
+            }
+        }
+        for &(x, id) in &self.lifetimes.changes {
+            let band = self.band_of[id as usize];
+            if band == u32::MAX {
+                continue;
+            }
+            let a = &allocs[id as usize];
+            let band = band as usize;
+            if a.alloc_event == Some(x) {
+                live.add(band, 1);
+                live_count += 1;
+            } else if live.point(band) == 1 {
+                live.add(band, -1);
+                live_count -= 1;
+                let above = live_count - live.prefix(band + 1);
+                moves = moves.saturating_add(above);
+                drift = drift.saturating_add(above.saturating_mul(a.size));
+            }
+        }
+        (moves, drift)
+    }
+
+    /// Replays the stacking. A band below a free moves by the freed size; a band reports a move once its
+    /// true bottom is `tolerance` bytes or more below where it last reported (any change when 0).
+    fn replay(&self, tolerance: u64, emit: &mut dyn FnMut(Event)) {
+        let allocs = &self.lifetimes.allocations;
+        let n = self.order.len();
+        let threshold = tolerance.clamp(1, i64::MAX as u64) as i64;
+        // Drift of each live band (bytes its bottom fell since it last reported), max over ranges.
+        let mut tree = DriftTree::new(n);
+        // Where each band last reported its bottom.
+        let mut reported = vec![0u64; n];
+        let mut drawn_bytes = 0u64;
+        let mut summarized = 0u64;
+        for (band, &id) in self.order.iter().enumerate() {
+            let a = &allocs[id as usize];
+            if !a.is_initial() {
+                break;
+            }
             emit(Event::Open {
-                allocation: i as u32,
+                band: band as u32,
                 x: 0,
                 offset: drawn_bytes,
             });
-            current.push((i as u32, drawn_bytes));
-            drawn_bytes += a.size;
-        } else {
-            summarized += a.size;
+            tree.activate(band);
+            reported[band] = drawn_bytes;
+            drawn_bytes = drawn_bytes.saturating_add(a.size);
         }
-    }
-    emit(Event::Summary {
-        x: 0,
-        bottom: drawn_bytes,
-        height: summarized,
-    });
-    for &(x, id) in &lifetimes.changes {
-        let a = &allocs[id as usize];
-        let opening = a.alloc_event == Some(x);
-        if !drawn[id as usize] {
-            if opening {
-                summarized += a.size;
-            } else {
-                summarized = summarized.saturating_sub(a.size);
+        for (i, a) in allocs.iter().enumerate() {
+            if a.is_initial() && !self.drawn[i] {
+                summarized = summarized.saturating_add(a.size);
             }
-        } else if opening {
-            emit(Event::Open {
-                allocation: id,
-                x,
-                offset: drawn_bytes,
-            });
-            current.push((id, drawn_bytes));
-            drawn_bytes += a.size;
-        } else if let Some(idx) = current.iter().rposition(|&(c, _)| c == id) {
-            current.remove(idx);
-            emit(Event::Close { allocation: id, x });
-            for entry in &mut current[idx..] {
-                entry.1 -= a.size;
-                emit(Event::Move {
-                    allocation: entry.0,
-                    x,
-                    offset: entry.1,
-                });
-            }
-            drawn_bytes -= a.size;
         }
         emit(Event::Summary {
-            x,
+            x: 0,
             bottom: drawn_bytes,
             height: summarized,
         });
+        for &(x, id) in &self.lifetimes.changes {
+            let a = &allocs[id as usize];
+            let opening = a.alloc_event == Some(x);
+            let band = self.band_of[id as usize];
+            if band == u32::MAX {
+                summarized = match opening {
+                    true => summarized.saturating_add(a.size),
+                    false => summarized.saturating_sub(a.size),
+                };
+            } else if opening {
+                let b = band as usize;
+                emit(Event::Open {
+                    band,
+                    x,
+                    offset: drawn_bytes,
+                });
+                tree.activate(b);
+                reported[b] = drawn_bytes;
+                drawn_bytes = drawn_bytes.saturating_add(a.size);
+            } else if tree.is_active(band as usize) {
+                let b = band as usize;
+                tree.deactivate(b);
+                emit(Event::Close { band, x });
+                let size = a.size.min(i64::MAX as u64) as i64;
+                tree.add(b + 1, n, size);
+                tree.take_at_least(b + 1, threshold, &mut |above, fell| {
+                    reported[above] = reported[above].saturating_sub(fell);
+                    emit(Event::Move {
+                        band: above as u32,
+                        x,
+                        offset: reported[above],
+                    });
+                });
+                drawn_bytes = drawn_bytes.saturating_sub(a.size);
+            }
+            emit(Event::Summary {
+                x,
+                bottom: drawn_bytes,
+                height: summarized,
+            });
+        }
+    }
+}
+
+/// Counts per band with prefix sums (a Fenwick tree).
+struct Fenwick {
+    tree: Vec<i64>,
+}
+
+impl Fenwick {
+    fn new(n: usize) -> Fenwick {
+        Fenwick {
+            tree: vec![0; n + 1],
+        }
+    }
+
+    fn add(&mut self, i: usize, v: i64) {
+        let mut i = i + 1;
+        while i < self.tree.len() {
+            self.tree[i] += v;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Sum over `[0, i)`.
+    fn prefix(&self, i: usize) -> u64 {
+        let (mut i, mut s) = (i, 0i64);
+        while i > 0 {
+            s += self.tree[i];
+            i &= i - 1;
+        }
+        s.max(0) as u64
+    }
+
+    fn point(&self, i: usize) -> u64 {
+        self.prefix(i + 1) - self.prefix(i)
+    }
+}
+
+/// Each band's drift (bytes its bottom fell since it last reported) with range adds and "every band at
+/// or over a threshold": a segment tree of maxima with lazy adds. Bands not open hold [`INACTIVE`].
+struct DriftTree {
+    n: usize,
+    max: Vec<i64>,
+    lazy: Vec<i64>,
+}
+
+const INACTIVE: i64 = i64::MIN / 2;
+
+impl DriftTree {
+    fn new(n: usize) -> DriftTree {
+        let size = 2 * n.next_power_of_two().max(1);
+        DriftTree {
+            n,
+            max: vec![INACTIVE; size],
+            lazy: vec![0; size],
+        }
+    }
+
+    fn apply(&mut self, node: usize, v: i64) {
+        // Inactive leaves stay inactive whatever is added (drift never exceeds the live bytes).
+        if self.max[node] > INACTIVE {
+            self.max[node] = self.max[node].saturating_add(v);
+        }
+        self.lazy[node] = self.lazy[node].saturating_add(v);
+    }
+
+    fn push(&mut self, node: usize) {
+        let v = std::mem::take(&mut self.lazy[node]);
+        if v != 0 {
+            self.apply(2 * node, v);
+            self.apply(2 * node + 1, v);
+        }
+    }
+
+    fn pull(&mut self, node: usize) {
+        self.max[node] = self.max[2 * node].max(self.max[2 * node + 1]);
+    }
+
+    /// Sets band `i`'s leaf (drift 0 or inactive), pushing pending adds down its path.
+    fn set(&mut self, i: usize, v: i64) {
+        let (mut node, mut lo, mut hi) = (1, 0, self.max.len() / 2);
+        let mut path = Vec::with_capacity(64);
+        while hi - lo > 1 {
+            self.push(node);
+            path.push(node);
+            let mid = (lo + hi) / 2;
+            if i < mid {
+                (node, hi) = (2 * node, mid);
+            } else {
+                (node, lo) = (2 * node + 1, mid);
+            }
+        }
+        self.max[node] = v;
+        self.lazy[node] = 0;
+        for &p in path.iter().rev() {
+            self.pull(p);
+        }
+    }
+
+    fn activate(&mut self, i: usize) {
+        self.set(i, 0);
+    }
+
+    fn deactivate(&mut self, i: usize) {
+        self.set(i, INACTIVE);
+    }
+
+    fn is_active(&self, i: usize) -> bool {
+        // A leaf's own value is exact up to the lazies above it, which never make it inactive.
+        i < self.n && self.max[self.max.len() / 2 + i] > INACTIVE
+    }
+
+    /// Adds `v` to the drift of bands `[lo, hi)`.
+    fn add(&mut self, lo: usize, hi: usize, v: i64) {
+        let leaves = self.max.len() / 2;
+        self.add_in(1, 0, leaves, lo, hi.min(self.n), v);
+    }
+
+    fn add_in(&mut self, node: usize, nlo: usize, nhi: usize, lo: usize, hi: usize, v: i64) {
+        if hi <= nlo || nhi <= lo || lo >= hi {
+            return;
+        }
+        if lo <= nlo && nhi <= hi {
+            self.apply(node, v);
+            return;
+        }
+        self.push(node);
+        let mid = (nlo + nhi) / 2;
+        self.add_in(2 * node, nlo, mid, lo, hi, v);
+        self.add_in(2 * node + 1, mid, nhi, lo, hi, v);
+        self.pull(node);
+    }
+
+    /// Calls `f(band, drift)` for every band from `lo` on whose drift is at least `threshold`, in band
+    /// order, and resets their drift to 0.
+    fn take_at_least(&mut self, lo: usize, threshold: i64, f: &mut dyn FnMut(usize, u64)) {
+        let leaves = self.max.len() / 2;
+        self.take_in(1, 0, leaves, lo, threshold, f);
+    }
+
+    fn take_in(
+        &mut self,
+        node: usize,
+        nlo: usize,
+        nhi: usize,
+        lo: usize,
+        threshold: i64,
+        f: &mut dyn FnMut(usize, u64),
+    ) {
+        if nhi <= lo || self.max[node] < threshold {
+            return;
+        }
+        if nhi - nlo == 1 {
+            f(nlo, self.max[node] as u64);
+            self.max[node] = 0;
+            return;
+        }
+        self.push(node);
+        let mid = (nlo + nhi) / 2;
+        self.take_in(2 * node, nlo, mid, lo, threshold, f);
+        self.take_in(2 * node + 1, mid, nhi, lo, threshold, f);
+        self.pull(node);
     }
 }
 
@@ -306,5 +569,213 @@ impl RangeMax {
         let mid = self.blocks[bl..bh].iter().copied().max().unwrap_or(0);
         let tail = values[bh * BLOCK..hi].iter().copied().max().unwrap_or(0);
         head.max(mid).max(tail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::lifetimes::{Allocation, Kind, Origin};
+    use crate::StackId;
+
+    /// Lifetimes from `(alloc entry or None for initial, free entry or None, size)`, trace of `len`.
+    fn lifetimes(spans: &[(Option<u32>, Option<u32>, u64)], len: u32) -> Lifetimes {
+        let allocations: Vec<Allocation> = spans
+            .iter()
+            .enumerate()
+            .map(|(i, &(a, f, size))| Allocation {
+                addr: i as u64 * 4096,
+                size,
+                stream: 0,
+                stack: StackId::EMPTY,
+                alloc_event: a,
+                free_event: f,
+                free_requested_event: None,
+                version: 0,
+                origin: if a.is_some() {
+                    Origin::Alloc
+                } else {
+                    Origin::FreeOnly
+                },
+            })
+            .collect();
+        let mut changes: Vec<(u32, u32)> = Vec::new();
+        for (i, a) in allocations.iter().enumerate() {
+            changes.extend(a.alloc_event.map(|x| (x, i as u32)));
+            changes.extend(a.free_event.map(|x| (x, i as u32)));
+        }
+        changes.sort();
+        let initial_bytes = allocations
+            .iter()
+            .filter(|a| a.is_initial())
+            .map(|a| a.size)
+            .sum();
+        let live_after = (0..len as i64)
+            .map(|x| {
+                allocations
+                    .iter()
+                    .filter(|a| a.is_live_at(x))
+                    .map(|a| a.size)
+                    .sum()
+            })
+            .collect();
+        Lifetimes {
+            device: 0,
+            kind: Kind::Blocks,
+            allocations,
+            initial_bytes,
+            live_after,
+            changes,
+        }
+    }
+
+    /// MemoryViz's stacking replayed the obvious way: each drawn allocation's bottom after each entry.
+    fn naive_bottoms(l: &Lifetimes, drawn: &[bool]) -> Vec<Vec<(u32, u64)>> {
+        let mut bottoms = vec![Vec::new(); l.allocations.len()];
+        let mut stack: Vec<u32> = Vec::new();
+        for (i, a) in l.allocations.iter().enumerate().rev() {
+            if a.is_initial() && drawn[i] {
+                stack.push(i as u32);
+            }
+        }
+        let record = |stack: &[u32], x: u32, bottoms: &mut Vec<Vec<(u32, u64)>>| {
+            let mut at = 0;
+            for &id in stack {
+                let b: &mut Vec<(u32, u64)> = &mut bottoms[id as usize];
+                // Several changes at one entry: what is drawn there is the state after the last.
+                if b.last().is_some_and(|p| p.0 == x) {
+                    b.pop();
+                }
+                b.push((x, at));
+                at += l.allocations[id as usize].size;
+            }
+        };
+        record(&stack, 0, &mut bottoms);
+        for &(x, id) in &l.changes {
+            if !drawn[id as usize] {
+                continue;
+            }
+            if l.allocations[id as usize].alloc_event == Some(x) {
+                stack.push(id);
+            } else {
+                stack.retain(|&s| s != id);
+            }
+            record(&stack, x, &mut bottoms);
+        }
+        bottoms
+    }
+
+    fn random_spans(seed: u64, n: u32) -> Vec<(Option<u32>, Option<u32>, u64)> {
+        let mut x = seed;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // Entries 0..2n: each allocation opens at its own entry and frees at a later, unused one.
+        let mut used = vec![false; 2 * n as usize + 1];
+        (0..n)
+            .map(|i| {
+                let size = 1 + next() % 5000;
+                if i % 7 == 0 && !used[(n + i) as usize] {
+                    used[(n + i) as usize] = true;
+                    return (None, Some(n + i), size);
+                }
+                used[i as usize] = true;
+                let free = n + (next() % u64::from(n)) as u32;
+                let f = (!used[free as usize] && next() % 4 != 0).then(|| {
+                    used[free as usize] = true;
+                    free
+                });
+                (Some(i), f.filter(|&f| f > i), size)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn within_the_budget_every_band_is_exactly_where_memoryviz_stacks_it() {
+        for seed in 1..20 {
+            let spans = random_spans(seed * 7919, 300);
+            let l = lifetimes(&spans, 601);
+            for detail in [1.0, 0.5] {
+                let layout = timeline_layout(&l, detail);
+                assert_eq!(layout.tolerance, 0);
+                let drawn: Vec<bool> = {
+                    let mut d = vec![false; l.allocations.len()];
+                    layout
+                        .bands
+                        .iter()
+                        .for_each(|b| d[b.allocation as usize] = true);
+                    d
+                };
+                let truth = naive_bottoms(&l, &drawn);
+                for b in &layout.bands {
+                    for &(x, bottom) in &truth[b.allocation as usize] {
+                        if x >= b.start && x < b.end {
+                            assert_eq!(layout.offset_at(b, x) as u64, bottom, "seed {seed}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn past_the_budget_bands_stay_within_the_tolerance_and_the_budget() {
+        for seed in 1..10 {
+            let spans = random_spans(seed * 104_729, 400);
+            let l = lifetimes(&spans, 801);
+            let exact = timeline_layout(&l, 1.0);
+            let budget = 200;
+            let layout = timeline_layout_within(&l, 1.0, budget);
+            assert!(layout.tolerance > 0);
+            assert!(layout.points.len() as u64 <= layout.bands.len() as u64 + budget);
+            assert_eq!(layout.max_bytes, exact.max_bytes);
+            let drawn = vec![true; l.allocations.len()];
+            let truth = naive_bottoms(&l, &drawn);
+            for b in &layout.bands {
+                for &(x, bottom) in &truth[b.allocation as usize] {
+                    if x >= b.start && x < b.end {
+                        let at = layout.offset_at(b, x) as u64;
+                        assert!(
+                            at >= bottom && at - bottom < layout.tolerance,
+                            "seed {seed}: drawn {at}, true {bottom}, tolerance {}",
+                            layout.tolerance
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn freeing_oldest_first_costs_what_is_drawn_not_frees_times_bands() {
+        // 30 000 allocations of 512 B freed oldest first: 450 M breakpoints exactly.
+        let n = 30_000u32;
+        let spans: Vec<_> = (0..n).map(|i| (Some(i), Some(n + i), 512)).collect();
+        let l = Lifetimes {
+            live_after: (0..2 * n)
+                .map(|x| u64::from(if x < n { x + 1 } else { 2 * n - 1 - x }) * 512)
+                .collect(),
+            ..lifetimes(&[], 0)
+        };
+        let l = Lifetimes {
+            allocations: lifetimes(&spans, 0).allocations,
+            changes: (0..n)
+                .map(|i| (i, i))
+                .chain((0..n).map(|i| (n + i, i)))
+                .collect(),
+            ..l
+        };
+        let layout = timeline_layout(&l, 1.0);
+        assert_eq!(layout.bands.len(), n as usize);
+        assert!(layout.points.len() as u64 <= u64::from(n) + POINT_BUDGET);
+        assert_eq!(layout.max_bytes, u64::from(n) * 512);
+        assert!(layout.tolerance > 0 && layout.tolerance < layout.max_bytes / 100);
+        // The last band (lowest) reaches the floor once every band below it is freed.
+        let top = &layout.bands[n as usize - 1];
+        assert!(layout.offset_at(top, 2 * n - 2) as u64 <= layout.tolerance);
+        assert_eq!(layout.offset_at(top, n - 1) as u64, u64::from(n - 1) * 512);
     }
 }

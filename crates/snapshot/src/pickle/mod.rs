@@ -160,6 +160,9 @@ pub(crate) struct Machine {
     marks: Vec<usize>,
     memo: Vec<Option<Value>>,
     scratch: Vec<FrameId>,
+    /// The first trace entry (row) whose size or address no allocator could have written, and why:
+    /// the schema check reports it with its device and index.
+    pub(crate) invalid_entry: Option<(u32, String)>,
 }
 
 /// Run the pickle in `src` to its `STOP`; returns the machine and the root value.
@@ -206,8 +209,10 @@ impl Resumable {
             return Ok(());
         }
         self.src.push(bytes);
-        // The first bytes wait for more: "not a pickle" quotes the first 16, as the pull reader does.
-        if self.src.offset() == 0 && self.src.buffered().len() < 16 {
+        // The first bytes of what may be no pickle (no PROTO) wait for more: what such a file is comes
+        // from its first bytes, as in the pull reader.
+        let head = self.src.buffered();
+        if self.src.offset() == 0 && head.len() < source::FIRST && head.first() != Some(&0x80) {
             return Ok(());
         }
         self.resume()
@@ -279,11 +284,18 @@ impl Machine {
             marks: Vec::new(),
             memo: Vec::with_capacity(containers),
             scratch: Vec::new(),
+            invalid_entry: None,
         }
     }
 
     /// An error on the very first opcode of a file that does not start with PROTO means: not a pickle.
     fn explain<R: Read>(&self, src: &mut Source<R>, e: ReadError) -> ReadError {
+        let at_start = self.protocol == 0 && src.first_byte() != Some(0x80) && self.memo.is_empty();
+        if at_start {
+            if let Some(what) = crate::input::recognise(src.first_bytes()) {
+                return ReadError::OtherFormat { what };
+            }
+        }
         if self.protocol == 0
             && src.first_byte() != Some(0x80)
             && self.stack.is_empty()
@@ -1188,14 +1200,21 @@ impl Machine {
             device_free: None,
         };
         let mut action = None;
+        let mut invalid = None;
         for &[key, value] in pairs {
             let Value::Str(key) = key else { continue };
             if key == k.action {
                 action = Some(as_str(value)?);
             } else if key == k.addr {
                 e.addr = as_u64(value)?;
+                if matches!(value, Value::Int(i) if i < 0) {
+                    invalid.get_or_insert_with(|| format!("address {} (negative)", e.addr as i64));
+                }
             } else if key == k.size {
                 e.size = as_u64(value)?;
+                if let Err(why) = check_bytes(value) {
+                    invalid.get_or_insert_with(|| format!("size {why}"));
+                }
             } else if key == k.stream {
                 e.stream = as_u64(value)?;
             } else if key == k.time_us {
@@ -1214,6 +1233,18 @@ impl Machine {
             }
         }
         let action = action?;
+        if invalid.is_none() && e.addr.checked_add(e.size).is_none() {
+            invalid = Some(format!(
+                "address 0x{:x} and size {}, which run past the end of the 64-bit address space",
+                e.addr, e.size
+            ));
+        }
+        if let Some(why) = invalid {
+            if self.invalid_entry.is_none() {
+                self.invalid_entry = Some((self.entries.len() as u32, why));
+            }
+            (e.addr, e.size) = (0, 0);
+        }
         e.action = self
             .keys
             .actions
@@ -1264,6 +1295,24 @@ pub(crate) fn as_u64(v: Value) -> Option<u64> {
         Value::U64(u) => Some(u),
         Value::Bool(b) => Some(b as u64),
         _ => None,
+    }
+}
+
+/// The most bytes one allocation, block or segment can hold: far beyond any device (1 PiB), far below
+/// what sums of many could overflow.
+pub(crate) const MAX_BYTES: u64 = 1 << 50;
+
+/// A byte count as an allocator writes it: never negative, never beyond [`MAX_BYTES`]; the error says
+/// what the value is.
+pub(crate) fn check_bytes(v: Value) -> Result<u64, String> {
+    match v {
+        Value::Int(i) if i < 0 => Err(format!("{i} (negative)")),
+        Value::Wide(_) | Value::Big(_) => Err("beyond 64 bits".to_string()),
+        v => match as_u64(v) {
+            Some(b) if b <= MAX_BYTES => Ok(b),
+            Some(b) => Err(format!("{b} (over 1 PiB)")),
+            None => Err("not an int".to_string()),
+        },
     }
 }
 

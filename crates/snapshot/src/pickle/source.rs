@@ -10,6 +10,10 @@ use crate::error::ReadError;
 
 const CHUNK: usize = 256 * 1024;
 
+/// Bytes of the input kept from its start: "not a pickle" quotes 16 of them, and naming a zip archive
+/// needs its first member's name.
+pub(crate) const FIRST: usize = 64;
+
 pub(crate) struct Source<R> {
     inner: R,
     buf: Vec<u8>,
@@ -20,7 +24,7 @@ pub(crate) struct Source<R> {
     eof: bool,
     /// Total input length when known (plain files), used to reject lengths that point past the end early.
     total: Option<u64>,
-    /// The input's first bytes, kept for "not a pickle" messages.
+    /// The input's first [`FIRST`] bytes, kept to name what a file that is no pickle is.
     first: Vec<u8>,
     /// Push mode: bytes come from [`Self::push`], never from `inner`, until [`Self::close`].
     pushed: bool,
@@ -59,8 +63,8 @@ impl Source<Pushed> {
         self.buf.truncate(self.end);
         self.buf.extend_from_slice(bytes);
         self.end = self.buf.len();
-        if self.first.len() < 16 {
-            let take = bytes.len().min(16 - self.first.len());
+        if self.first.len() < FIRST {
+            let take = bytes.len().min(FIRST - self.first.len());
             self.first.extend_from_slice(&bytes[..take]);
         }
     }
@@ -145,8 +149,8 @@ impl<R: Read> Source<R> {
             if read == 0 {
                 self.eof = true;
             }
-            if self.first.len() < 16 {
-                let take = read.min(16 - self.first.len());
+            if self.first.len() < FIRST {
+                let take = read.min(FIRST - self.first.len());
                 self.first
                     .extend_from_slice(&self.buf[self.end..self.end + take]);
             }
@@ -216,14 +220,18 @@ impl<R: Read> Source<R> {
         }
     }
 
+    /// The input's first bytes (up to [`FIRST`]).
+    pub(crate) fn first_bytes(&self) -> &[u8] {
+        &self.first
+    }
+
     pub(crate) fn first_byte(&self) -> Option<u8> {
         self.first.first().copied()
     }
 
     /// The first bytes of the input, printable, for "not a pickle" messages.
     pub(crate) fn head(&self) -> String {
-        let text: String = self
-            .first
+        let text: String = self.first[..self.first.len().min(16)]
             .iter()
             .map(|&b| {
                 if (0x20..0x7f).contains(&b) {

@@ -1,0 +1,301 @@
+//! Inputs that once broke Memograph: each reads to its right answer or to an error that says what is
+//! wrong, never a panic, the same in the pull and the push reader whatever the pieces.
+//!
+//! The first tier builds the inputs here; the second reads `../shared/repro` (override with
+//! `MEMOGRAPH_REPRO`) and says so when it is absent.
+
+mod common;
+
+use memograph_snapshot::analysis::lifetimes::Lifetimes;
+use memograph_snapshot::analysis::timeline::{timeline_layout, POINT_BUDGET};
+use memograph_snapshot::{codec, read_bytes, PushReader, ReadError};
+
+/// A protocol-4 pickle written by hand, opcode by opcode.
+#[derive(Default)]
+struct Pickle(Vec<u8>);
+
+impl Pickle {
+    fn new() -> Pickle {
+        Pickle(vec![0x80, 4])
+    }
+    fn op(&mut self, op: &[u8]) -> &mut Self {
+        self.0.extend_from_slice(op);
+        self
+    }
+    fn str(&mut self, s: &str) -> &mut Self {
+        self.0.push(0x8c);
+        self.0.push(s.len() as u8);
+        self.0.extend_from_slice(s.as_bytes());
+        self
+    }
+    fn int(&mut self, v: i32) -> &mut Self {
+        self.0.push(b'J');
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    /// LONG1 of an unsigned 64-bit value (with a sign byte when the top bit is set).
+    fn u64(&mut self, v: u64) -> &mut Self {
+        let mut bytes = v.to_le_bytes().to_vec();
+        if v >> 63 == 1 {
+            bytes.push(0);
+        }
+        self.0.extend_from_slice(&[0x8a, bytes.len() as u8]);
+        self.0.extend_from_slice(&bytes);
+        self
+    }
+    fn stop(&mut self) -> Vec<u8> {
+        self.0.push(b'.');
+        std::mem::take(&mut self.0)
+    }
+}
+
+/// `{'segments': [], 'device_traces': [[{'action': 'alloc', 'addr': addr, 'size': size, ...}]]}`.
+fn one_alloc(addr: impl Fn(&mut Pickle), size: impl Fn(&mut Pickle)) -> Vec<u8> {
+    let mut p = Pickle::new();
+    p.op(b"}(")
+        .str("segments")
+        .op(b"]")
+        .str("device_traces")
+        .op(b"]]");
+    p.op(b"}(").str("action").str("alloc").str("addr");
+    addr(&mut p);
+    p.str("size");
+    size(&mut p);
+    p.str("stream").int(0).str("frames").op(b"]").op(b"u"); // the entry's SETITEMS
+    p.op(b"aa"); // into the device's list, into device_traces
+    p.op(b"u"); // the top dict's SETITEMS
+    p.stop()
+}
+
+fn pull_and_push(bytes: &[u8]) -> Result<Vec<u8>, ReadError> {
+    let pulled = read_bytes(bytes).map(|s| codec::encode(&s));
+    for piece in [1, 3, 7, 64, 4093, 8191, bytes.len().max(1)] {
+        let mut reader = PushReader::new(Some(bytes.len() as u64));
+        let pushed = bytes
+            .chunks(piece)
+            .try_for_each(|c| reader.push(c))
+            .and_then(|()| reader.finish())
+            .map(|s| codec::encode(&s));
+        assert_eq!(pushed, pulled, "pieces of {piece}");
+    }
+    pulled
+}
+
+fn error_of(bytes: &[u8]) -> String {
+    match pull_and_push(bytes) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn a_negative_size_is_an_error_naming_the_entry_not_sixteen_pebibytes() {
+    let e = error_of(&one_alloc(
+        |p| {
+            p.int(4096);
+        },
+        |p| {
+            p.int(-5);
+        },
+    ));
+    assert_eq!(
+        e,
+        "not a PyTorch memory snapshot (device_traces[0][0] has size -5 (negative))"
+    );
+}
+
+#[test]
+fn a_negative_address_is_an_error() {
+    let e = error_of(&one_alloc(
+        |p| {
+            p.int(-1);
+        },
+        |p| {
+            p.int(512);
+        },
+    ));
+    assert!(
+        e.contains("device_traces[0][0] has address -1 (negative)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_allocation_past_the_end_of_the_address_space_is_an_error() {
+    let e = error_of(&one_alloc(
+        |p| {
+            p.u64(u64::MAX - 100);
+        },
+        |p| {
+            p.int(512);
+        },
+    ));
+    assert!(
+        e.contains("run past the end of the 64-bit address space"),
+        "{e}"
+    );
+    let e = error_of(&one_alloc(
+        |p| {
+            p.int(0);
+        },
+        |p| {
+            p.u64(1 << 63);
+        },
+    ));
+    assert!(
+        e.contains("has size 9223372036854775808 (over 1 PiB)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_address_near_the_top_that_fits_reads() {
+    let bytes = one_alloc(
+        |p| {
+            p.u64(u64::MAX - 4096);
+        },
+        |p| {
+            p.int(4096);
+        },
+    );
+    let s = read_bytes(&bytes).unwrap();
+    let l = Lifetimes::of(&s, 0);
+    assert_eq!(l.peak().bytes, 4096);
+    assert!(pull_and_push(&bytes).is_ok());
+}
+
+#[test]
+fn files_that_are_no_pickle_are_named() {
+    let zip_member = |name: &str| {
+        let mut z = b"PK\x03\x04".to_vec();
+        z.extend_from_slice(&[0u8; 22]);
+        z.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        z.extend_from_slice(&[0, 0]);
+        z.extend_from_slice(name.as_bytes());
+        z.extend_from_slice(b"\x80\x02}q\x00X\x06\x00\x00\x00weight");
+        z
+    };
+    let cases: &[(Vec<u8>, &str)] = &[
+        (zip_member("archive/data.pkl"), "as torch.save writes"),
+        (zip_member("x.npy"), "a NumPy .npz archive"),
+        (zip_member("notes.txt"), "a zip archive"),
+        (
+            b"<!DOCTYPE html><html><body>404</body></html>".to_vec(),
+            "an HTML page",
+        ),
+        (
+            b"\n  {\"segments\": [], \"device_traces\": []}".to_vec(),
+            "a JSON file",
+        ),
+        (b"[1, 2, 3]".to_vec(), "a JSON file"),
+        (
+            b"\x93NUMPY\x01\x00v\x00{'descr': '<f4'".to_vec(),
+            "a NumPy .npy array",
+        ),
+    ];
+    for (bytes, what) in cases {
+        let e = error_of(bytes);
+        assert!(
+            e.starts_with("not a memory snapshot: ") && e.contains(what),
+            "{e}"
+        );
+    }
+    // Text that is nothing known still quotes its first bytes.
+    assert!(error_of(b"# notes\nhello").starts_with("not a pickle file (it starts with"));
+}
+
+#[test]
+fn a_corrupt_gzip_stream_is_a_gzip_error_in_any_pieces() {
+    // A real snapshot, gzipped, with its deflate data damaged a little way in: the decoder emits some
+    // garbage before it notices, which the pickle machine must not get to explain first.
+    let plain = memograph_snapshot::synth::pickle(50).bytes;
+    let mut gz = common::gzip(&plain);
+    for k in 0..64 {
+        let at = 40 + k * 3;
+        gz[at] ^= 0x5a;
+    }
+    let e = error_of(&gz);
+    assert!(e.starts_with("corrupt gzip data"), "{e}");
+}
+
+#[test]
+fn freeing_thirty_thousand_oldest_first_lays_out_within_the_budget() {
+    let n = 30_000u64;
+    let mut p = Pickle::new();
+    p.op(b"}(")
+        .str("segments")
+        .op(b"]")
+        .str("device_traces")
+        .op(b"]]");
+    for (k, action) in (0..2 * n).map(|k| (k, if k < n { "alloc" } else { "free_completed" })) {
+        let i = if k < n { k } else { k - n };
+        p.op(b"}(").str("action").str(action).str("addr");
+        p.u64(0x7f00_0000_0000 + i * 512)
+            .str("size")
+            .int(512)
+            .op(b"u");
+        p.op(b"a");
+    }
+    p.op(b"a").op(b"u");
+    let bytes = p.stop();
+    let s = read_bytes(&bytes).unwrap();
+    let l = Lifetimes::of(&s, 0);
+    let layout = timeline_layout(&l, 1.0);
+    assert_eq!(layout.bands.len(), n as usize);
+    assert_eq!(layout.max_bytes, n * 512);
+    assert!(layout.points.len() as u64 <= n + POINT_BUDGET);
+}
+
+/// The shared reproducers, when present.
+fn repro(name: &str) -> Option<Vec<u8>> {
+    let dir = std::env::var("MEMOGRAPH_REPRO")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| common::fixtures_dir().join("../repro"));
+    match std::fs::read(dir.join(name)) {
+        Ok(b) => Some(b),
+        Err(_) => {
+            eprintln!("skipped: {name} not found in {} (tier 2)", dir.display());
+            None
+        }
+    }
+}
+
+#[test]
+fn every_shared_reproducer_reads_or_fails_as_it_should() {
+    let expect: &[(&str, Result<(), &str>)] = &[
+        ("fifo30k-quadratic-timeline.pickle.gz", Ok(())),
+        ("annotations-small.pickle", Ok(())),
+        (
+            "negative-size.pickle",
+            Err("device_traces[0][0] has address -1 (negative)"),
+        ),
+        (
+            "addr-near-2p64.pickle",
+            Err("runs past the end of the 64-bit address space"),
+        ),
+        (
+            "push-gzip-corrupt-deflate.pickle.gz",
+            Err("corrupt gzip data"),
+        ),
+        ("torch-save-archive.pt", Err("as torch.save writes")),
+    ];
+    for (name, outcome) in expect {
+        let Some(bytes) = repro(name) else { continue };
+        match (pull_and_push(&bytes), outcome) {
+            (Ok(_), Ok(())) => {
+                let s = read_bytes(&bytes).unwrap();
+                for d in s.devices() {
+                    for l in [Lifetimes::of(&s, d), Lifetimes::of_segments(&s, d)] {
+                        let layout = timeline_layout(&l, 1.0);
+                        assert!(
+                            layout.points.len() as u64 <= l.allocations.len() as u64 + POINT_BUDGET
+                        );
+                        assert_eq!(layout.max_bytes, l.peak().bytes, "{name}");
+                    }
+                }
+            }
+            (Err(e), Err(what)) => assert!(e.to_string().contains(what), "{name}: {e}"),
+            (got, _) => panic!("{name}: {:?}", got.map(|_| "a snapshot")),
+        }
+    }
+}
