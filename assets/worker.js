@@ -1,5 +1,5 @@
 // The parsing worker: loads the same wasm module as the page and runs its worker entry point, which parses
-// the pieces of a file the page streams to it and posts the model back (see src/web/worker.rs).
+// the pieces of a file the page streams to it and posts the model back (see src/load/worker.rs).
 import init, { worker_main } from './memograph-web.js';
 
 // Messages can arrive while the module is still loading: keep them, and replay them once it is ready.

@@ -1,14 +1,19 @@
 //! Memograph's web page: Leptos CSR compiled to WebAssembly and bundled by Trunk.
 //!
-//! `view_model` and `viewport` are plain Rust (tested natively); `web` (components, loading, the parsing
-//! worker) and `render` (canvas renderers) exist only on wasm32.
+//! `view_model`, `scale` and `viewport` are plain Rust (tested natively); `load` (the loading pipeline
+//! and the parsing worker), `web` (the shell and its views) and `render` (canvas renderers) exist only
+//! on wasm32.
 
 // Used by the wasm page; natively only their tests run.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+mod scale;
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code, unused_imports))]
 mod view_model;
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 mod viewport;
 
+#[cfg(target_arch = "wasm32")]
+mod load;
 #[cfg(target_arch = "wasm32")]
 mod render;
 #[cfg(target_arch = "wasm32")]

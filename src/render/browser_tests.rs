@@ -1,18 +1,36 @@
-//! Renderer tests in a real browser (wasm-bindgen-test in headless Chromium): draw a real snapshot on a
-//! canvas and read pixels back.
+//! Renderer tests in a real browser (wasm-bindgen-test in headless Chromium): draw a snapshot on a canvas
+//! and read pixels back. The snapshot is `synth`'s (first tier: nothing outside the repository).
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
 use super::colors;
-use super::timeline::{draw, frame, Overlay};
+use super::timeline::{draw, Overlay};
 use super::Surface;
-use crate::view_model::DeviceModel;
-use crate::viewport::Viewport;
+use crate::scale::{Plot, Scale};
+use crate::view_model::{DeviceModel, TimelineModel};
+
+fn synth() -> (
+    memograph_snapshot::Snapshot,
+    memograph_snapshot::synth::Written,
+) {
+    let written = memograph_snapshot::synth::pickle(120);
+    (
+        memograph_snapshot::read_bytes(&written.bytes).unwrap(),
+        written,
+    )
+}
+
+/// The whole timeline on `surface`.
+fn full(surface: &Surface, t: &TimelineModel) -> Scale<'static> {
+    Scale::new(
+        t.full_view(),
+        Plot::of(surface.width, surface.height, 0),
+        None,
+    )
+}
 
 wasm_bindgen_test_configure!(run_in_browser);
-
-const ADAM: &[u8] = include_bytes!("../../../shared/fixtures/a0kuma_adam.pickle");
 
 fn canvas(width: u32, height: u32) -> web_sys::HtmlCanvasElement {
     let document = web_sys::window().unwrap().document().unwrap();
@@ -47,10 +65,10 @@ fn pixel(s: &Surface, x: f64, y: f64) -> [u8; 3] {
 }
 
 #[wasm_bindgen_test]
-fn the_engine_reads_a_real_snapshot_in_the_browser() {
-    let s = memograph_snapshot::read_bytes(ADAM).unwrap();
+fn the_engine_reads_a_snapshot_in_the_browser_with_its_known_figures() {
+    let (s, written) = synth();
     let summary = memograph_snapshot::analysis::summary::summarize(&s);
-    assert_eq!(summary[0].timeline_peak_bytes, 217_763_364);
+    assert_eq!(summary[0].timeline_peak_bytes, written.peak_bytes);
     let back = memograph_snapshot::codec::decode(&memograph_snapshot::codec::encode(&s)).unwrap();
     assert_eq!(
         memograph_snapshot::analysis::summary::summarize(&back),
@@ -60,13 +78,12 @@ fn the_engine_reads_a_real_snapshot_in_the_browser() {
 
 #[wasm_bindgen_test]
 fn bands_have_their_allocation_colour_at_known_points_and_the_sky_is_empty() {
-    let s = memograph_snapshot::read_bytes(ADAM).unwrap();
+    let (s, _) = synth();
     let model = DeviceModel::new(&s, 0);
     let t = &model.blocks;
     let el = canvas(600, 400);
     let surface = Surface::of(&el).unwrap();
-    let view = Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64);
-    let f = frame(&surface, view, None, 0);
+    let f = full(&surface, t);
     let theme = colors::theme(false);
     let overlay = Overlay::plain(false);
     draw(&surface, &f, t, &overlay, &theme);
@@ -95,26 +112,21 @@ fn bands_have_their_allocation_colour_at_known_points_and_the_sky_is_empty() {
     assert!(checked >= 3, "only {checked} bands were tall enough");
     // Above the peak there is only background.
     assert_eq!(
-        pixel(&surface, f.px(1.0), f.top + 2.0),
+        pixel(&surface, f.px(1.0), f.plot.top + 2.0),
         rgb(theme.background)
     );
 }
 
 #[wasm_bindgen_test]
 fn detail_zero_draws_one_summarized_band() {
-    let s = memograph_snapshot::read_bytes(ADAM).unwrap();
+    let (s, _) = synth();
     let mut model = DeviceModel::new(&s, 0);
     model.blocks.set_detail(0.0);
     let t = &model.blocks;
     assert!(t.layout.bands.is_empty());
     let el = canvas(600, 400);
     let surface = Surface::of(&el).unwrap();
-    let f = frame(
-        &surface,
-        Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64),
-        None,
-        0,
-    );
+    let f = full(&surface, t);
     let theme = colors::theme(true);
     let overlay = Overlay::plain(true);
     draw(&surface, &f, t, &overlay, &theme);
@@ -143,7 +155,7 @@ fn backing_pixel(canvas: &web_sys::HtmlCanvasElement, x: i32, y: i32) -> [u8; 3]
 #[wasm_bindgen_test]
 fn component_bars_are_drawn_in_their_colours_where_the_chart_says_they_are() {
     console_error_panic_hook::set_once();
-    let s = memograph_snapshot::read_bytes(ADAM).unwrap();
+    let (s, _) = synth();
     let mut model = DeviceModel::new(&s, 0);
     let report = model.report(&s, (None, true)).clone();
     let el = canvas(640, 320);
@@ -179,7 +191,7 @@ fn component_bars_are_drawn_in_their_colours_where_the_chart_says_they_are() {
 
 #[wasm_bindgen_test]
 fn a_highlighted_allocation_is_drawn_even_when_thinner_than_a_pixel() {
-    let s = memograph_snapshot::read_bytes(ADAM).unwrap();
+    let (s, _) = synth();
     let model = DeviceModel::new(&s, 0);
     let t = &model.blocks;
     // The smallest allocation live at the end is far thinner than a pixel on a 120 px canvas.
@@ -193,12 +205,7 @@ fn a_highlighted_allocation_is_drawn_even_when_thinner_than_a_pixel() {
         .unwrap();
     let el = canvas(600, 120);
     let surface = Surface::of(&el).unwrap();
-    let f = frame(
-        &surface,
-        Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64),
-        None,
-        0,
-    );
+    let f = full(&surface, t);
     assert!(f.py(0.0) - f.py(band.size as f64) < 0.25);
     let theme = colors::theme(false);
     let lit = [band.allocation];
@@ -215,5 +222,38 @@ fn a_highlighted_allocation_is_drawn_even_when_thinner_than_a_pixel() {
     assert!(
         near.iter().any(|p| p.iter().all(|&c| c < 90)),
         "no outline near y={y}: {near:?}"
+    );
+}
+
+#[wasm_bindgen_test]
+fn a_hovered_band_from_an_older_layout_is_ignored_not_a_crash() {
+    let (s, _) = synth();
+    let mut model = DeviceModel::new(&s, 0);
+    let el = canvas(600, 300);
+    let surface = Surface::of(&el).unwrap();
+    let theme = colors::theme(false);
+    // Hover the last band at full detail, then lower the detail with the pointer still there.
+    let last = model.blocks.layout.bands.len() - 1;
+    let hovered = Some((last, model.blocks.layout.bands[last].allocation));
+    model.blocks.set_detail(0.1);
+    let t = &model.blocks;
+    assert!(t.layout.bands.len() <= last);
+    let f = full(&surface, t);
+    let overlay = Overlay {
+        hovered,
+        ..Overlay::plain(false)
+    };
+    draw(&surface, &f, t, &overlay, &theme);
+    // The same index in a layout where it is another allocation's band: drawn plain, no outline.
+    let other = Some((0, u32::MAX));
+    draw(
+        &surface,
+        &f,
+        t,
+        &Overlay {
+            hovered: other,
+            ..Overlay::plain(false)
+        },
+        &theme,
     );
 }

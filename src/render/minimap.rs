@@ -2,6 +2,7 @@
 
 use super::colors::Theme;
 use super::Surface;
+use crate::scale::Plot;
 use crate::view_model::TimelineModel;
 use crate::viewport::Viewport;
 
@@ -13,10 +14,8 @@ pub fn draw(
     theme: &Theme,
 ) {
     let ctx = &s.ctx;
-    let (left, width) = (
-        super::timeline::LEFT,
-        s.width - super::timeline::LEFT - super::timeline::RIGHT,
-    );
+    let plot = Plot::minimap(s.width, s.height);
+    let (left, width) = (plot.left, plot.width);
     ctx.set_fill_style_str(theme.background);
     ctx.fill_rect(0.0, 0.0, s.width, s.height);
     let n = model.layout.x_len as f64;
@@ -53,11 +52,7 @@ pub fn draw(
     );
 }
 
-/// The entry under pixel `px` of the minimap.
-pub fn x_at(s_width: f64, px: f64, x_len: f64) -> f64 {
-    let (left, width) = (
-        super::timeline::LEFT,
-        s_width - super::timeline::LEFT - super::timeline::RIGHT,
-    );
-    ((px - left) / width.max(1.0)).clamp(0.0, 1.0) * x_len
+/// The entry under pixel `px` of a minimap `width` wide showing `x_len` entries.
+pub fn x_at(width: f64, px: f64, x_len: f64) -> f64 {
+    Plot::minimap(width, 0.0).fraction_at(px) * x_len
 }

@@ -8,80 +8,16 @@ use memograph_snapshot::format::bytes;
 
 use super::colors::{self, Theme};
 use super::Surface;
+use crate::scale::{Scale, ANNOTATION_ROW};
 use crate::view_model::{AnnotationSpan, TimelineModel};
-use crate::viewport::{byte_ticks, nice_ticks, Viewport};
-
-pub const LEFT: f64 = 72.0;
-pub const BOTTOM: f64 = 26.0;
-pub const RIGHT: f64 = 12.0;
-const ANNOTATION_ROW: f64 = 15.0;
-
-/// Maps entries and bytes to pixels for one frame.
-pub struct Frame<'a> {
-    pub view: Viewport,
-    pub left: f64,
-    pub top: f64,
-    pub width: f64,
-    pub height: f64,
-    /// Wall-clock x axis: `time_us` per entry.
-    pub times: Option<&'a [i64]>,
-}
-
-impl Frame<'_> {
-    fn time_at(&self, x: f64) -> f64 {
-        let t = self.times.expect("time mode");
-        let n = t.len();
-        if n == 0 {
-            return 0.0;
-        }
-        let i = x.floor().clamp(0.0, (n - 1) as f64) as usize;
-        let j = (i + 1).min(n - 1);
-        let f = (x - i as f64).clamp(0.0, 1.0);
-        t[i] as f64 + (t[j] - t[i]) as f64 * f
-    }
-
-    pub fn px(&self, x: f64) -> f64 {
-        let frac = match self.times {
-            Some(_) => {
-                let (a, b) = (self.time_at(self.view.x0), self.time_at(self.view.x1));
-                if b > a {
-                    (self.time_at(x) - a) / (b - a)
-                } else {
-                    0.0
-                }
-            }
-            None => (x - self.view.x0) / self.view.span(),
-        };
-        self.left + frac * self.width
-    }
-
-    /// The entry (fractional) at pixel `px`.
-    pub fn x_at(&self, px: f64) -> f64 {
-        let frac = ((px - self.left) / self.width).clamp(0.0, 1.0);
-        match self.times {
-            Some(t) if !t.is_empty() => {
-                let (a, b) = (self.time_at(self.view.x0), self.time_at(self.view.x1));
-                let target = a + (b - a) * frac;
-                let k = t.partition_point(|&v| (v as f64) < target);
-                (k as f64).clamp(self.view.x0, self.view.x1)
-            }
-            _ => self.view.x0 + frac * self.view.span(),
-        }
-    }
-
-    pub fn py(&self, bytes: f64) -> f64 {
-        self.top + self.height - bytes / self.view.y_max * self.height
-    }
-
-    pub fn bytes_at(&self, py: f64) -> f64 {
-        (self.top + self.height - py) / self.height * self.view.y_max
-    }
-}
+use crate::viewport::{byte_ticks, nice_ticks};
 
 /// What to draw besides the bands.
 pub struct Overlay<'a> {
     pub annotations: &'a [AnnotationSpan],
-    pub hovered: Option<usize>,
+    /// The band under the pointer and its allocation: drawn only while that band still is that
+    /// allocation's (a layout made since, at another detail, has other bands).
+    pub hovered: Option<(usize, u32)>,
     pub pinned: Option<u32>,
     pub show_peak: bool,
     /// Allocations to show at full strength (sorted); the others are dimmed. Empty: all.
@@ -108,32 +44,15 @@ impl Overlay<'static> {
     }
 }
 
-/// The plot area for a surface: leaves room for axes and annotation rows.
-pub fn frame<'a>(
-    s: &Surface,
-    view: Viewport,
-    times: Option<&'a [i64]>,
-    annotation_rows: usize,
-) -> Frame<'a> {
-    let top = 8.0 + annotation_rows.min(4) as f64 * ANNOTATION_ROW;
-    Frame {
-        view,
-        left: LEFT,
-        top,
-        width: (s.width - LEFT - RIGHT).max(10.0),
-        height: (s.height - top - BOTTOM).max(10.0),
-        times,
-    }
-}
-
-pub fn draw(s: &Surface, f: &Frame, model: &TimelineModel, overlay: &Overlay, theme: &Theme) {
+/// Draws `model` on `s` as `f` maps it.
+pub fn draw(s: &Surface, f: &Scale, model: &TimelineModel, overlay: &Overlay, theme: &Theme) {
     let ctx = &s.ctx;
     ctx.set_fill_style_str(theme.background);
     ctx.fill_rect(0.0, 0.0, s.width, s.height);
     draw_grid(s, f, theme);
     ctx.save();
     ctx.begin_path();
-    ctx.rect(f.left, f.top, f.width, f.height);
+    ctx.rect(f.plot.left, f.plot.top, f.plot.width, f.plot.height);
     ctx.clip();
     match overlay.stacked {
         Some(series) => draw_category_area(s, f, series),
@@ -149,7 +68,7 @@ pub fn draw(s: &Surface, f: &Frame, model: &TimelineModel, overlay: &Overlay, th
     draw_x_axis(s, f, theme);
 }
 
-fn draw_grid(s: &Surface, f: &Frame, theme: &Theme) {
+fn draw_grid(s: &Surface, f: &Scale, theme: &Theme) {
     let ctx = &s.ctx;
     ctx.set_font("11px system-ui, sans-serif");
     ctx.set_text_align("right");
@@ -159,31 +78,24 @@ fn draw_grid(s: &Surface, f: &Frame, theme: &Theme) {
         let y = f.py(t).round() + 0.5;
         ctx.set_stroke_style_str(theme.grid);
         ctx.begin_path();
-        ctx.move_to(f.left, y);
-        ctx.line_to(f.left + f.width, y);
+        ctx.move_to(f.plot.left, y);
+        ctx.line_to(f.plot.left + f.plot.width, y);
         ctx.stroke();
         ctx.set_fill_style_str(theme.muted);
-        let _ = ctx.fill_text(&bytes(t as u64), f.left - 6.0, y);
+        let _ = ctx.fill_text(&bytes(t as u64), f.plot.left - 6.0, y);
     }
 }
 
-fn draw_x_axis(s: &Surface, f: &Frame, theme: &Theme) {
+fn draw_x_axis(s: &Surface, f: &Scale, theme: &Theme) {
     let ctx = &s.ctx;
     ctx.set_fill_style_str(theme.muted);
     ctx.set_text_align("center");
     ctx.set_text_baseline("top");
-    let y = f.top + f.height + 6.0;
-    match f.times {
-        Some(_) => {
-            let (a, b) = (f.time_at(f.view.x0), f.time_at(f.view.x1));
-            let t0 = f.time_at(0.0);
+    let y = f.plot.top + f.plot.height + 6.0;
+    match f.time_range() {
+        Some((t0, a, b)) => {
             for t in nice_ticks((a - t0) / 1e6, (b - t0) / 1e6, 8) {
-                let target = t0 + t * 1e6;
-                let k = f
-                    .times
-                    .map(|ts| ts.partition_point(|&v| (v as f64) < target))
-                    .unwrap_or(0) as f64;
-                let px = f.px(k);
+                let px = f.px_at_time(t0 + t * 1e6);
                 let _ = ctx.fill_text(&format!("{t:.3} s"), px, y);
             }
         }
@@ -198,19 +110,19 @@ fn draw_x_axis(s: &Surface, f: &Frame, theme: &Theme) {
 /// The area under the live-bytes total, per pixel column, in a neutral shade. Bands are drawn on top;
 /// where many bands are too thin to draw (they are skipped below a quarter pixel) the stack still reads
 /// as full instead of showing a hole.
-fn draw_live_area(s: &Surface, f: &Frame, model: &TimelineModel, theme: &Theme) {
+fn draw_live_area(s: &Surface, f: &Scale, model: &TimelineModel, theme: &Theme) {
     let ctx = &s.ctx;
     let bottom = f.py(0.0);
     ctx.begin_path();
-    ctx.move_to(f.left, bottom);
-    for c in 0..f.width.ceil() as usize {
-        let px = f.left + c as f64;
+    ctx.move_to(f.plot.left, bottom);
+    for c in 0..f.plot.width.ceil() as usize {
+        let px = f.plot.left + c as f64;
         let (a, b) = (f.x_at(px), f.x_at(px + 1.0));
         let y = f.py(model.max_in(a, b.max(a + 1.0)) as f64);
         ctx.line_to(px, y);
         ctx.line_to(px + 1.0, y);
     }
-    ctx.line_to(f.left + f.width.ceil(), bottom);
+    ctx.line_to(f.plot.left + f.plot.width.ceil(), bottom);
     ctx.close_path();
     ctx.set_global_alpha(0.45);
     ctx.set_fill_style_str(theme.summarized);
@@ -220,7 +132,7 @@ fn draw_live_area(s: &Surface, f: &Frame, model: &TimelineModel, theme: &Theme) 
 
 /// The area under the total split by category, one column per sample of `series` (each sample holds
 /// its run's highest total).
-fn draw_category_area(s: &Surface, f: &Frame, series: &CategorySeries) {
+fn draw_category_area(s: &Surface, f: &Scale, series: &CategorySeries) {
     let ctx = &s.ctx;
     let n = series.entries.len();
     let count = series.categories.len();
@@ -251,9 +163,11 @@ fn draw_category_area(s: &Surface, f: &Frame, series: &CategorySeries) {
 /// Reusable scratch for band outlines: (left px, right px, bottom offset).
 struct Steps(Vec<(f64, f64, f64)>);
 
-fn band_steps(f: &Frame, layout: &TimelineLayout, band: usize, steps: &mut Steps) {
+fn band_steps(f: &Scale, layout: &TimelineLayout, band: usize, steps: &mut Steps) {
     steps.0.clear();
-    let b = &layout.bands[band];
+    let Some(b) = layout.bands.get(band) else {
+        return;
+    };
     let pts = layout.band_points(b);
     let end = if b.end > b.start { b.end } else { b.start + 1 } as f64;
     let (lo, hi) = (f.view.x0 - 1.0, f.view.x1 + 1.0);
@@ -275,7 +189,7 @@ fn band_steps(f: &Frame, layout: &TimelineLayout, band: usize, steps: &mut Steps
     }
 }
 
-fn trace_band(s: &Surface, f: &Frame, steps: &Steps, size: f64) {
+fn trace_band(s: &Surface, f: &Scale, steps: &Steps, size: f64) {
     let ctx = &s.ctx;
     ctx.begin_path();
     let first = steps.0[0];
@@ -293,9 +207,9 @@ fn trace_band(s: &Surface, f: &Frame, steps: &Steps, size: f64) {
     ctx.close_path();
 }
 
-fn draw_bands(s: &Surface, f: &Frame, layout: &TimelineLayout, overlay: &Overlay, theme: &Theme) {
+fn draw_bands(s: &Surface, f: &Scale, layout: &TimelineLayout, overlay: &Overlay, theme: &Theme) {
     let ctx = &s.ctx;
-    let min_bytes = 0.25 * f.view.y_max / f.height;
+    let min_bytes = 0.25 * f.view.y_max / f.plot.height;
     let mut steps = Steps(Vec::with_capacity(256));
     let dim = !overlay.highlighted.is_empty();
     for (i, b) in layout.bands.iter().enumerate() {
@@ -305,7 +219,10 @@ fn draw_bands(s: &Surface, f: &Frame, layout: &TimelineLayout, overlay: &Overlay
         let pinned = overlay.pinned == Some(b.allocation);
         let lit = dim && overlay.highlighted.binary_search(&b.allocation).is_ok();
         let thin = (b.size as f64) < min_bytes;
-        if thin && !pinned && !lit && overlay.hovered != Some(i) {
+        let hovered = overlay
+            .hovered
+            .is_some_and(|(h, a)| h == i && a == b.allocation);
+        if thin && !pinned && !lit && !hovered {
             continue;
         }
         band_steps(f, layout, i, &mut steps);
@@ -327,8 +244,12 @@ fn draw_bands(s: &Surface, f: &Frame, layout: &TimelineLayout, overlay: &Overlay
         }
     }
     ctx.set_global_alpha(1.0);
+    let hovered = overlay
+        .hovered
+        .filter(|&(i, a)| layout.bands.get(i).is_some_and(|b| b.allocation == a))
+        .map(|(i, _)| i);
     for (i, width) in [
-        (overlay.hovered, 1.5),
+        (hovered, 1.5),
         (overlay.pinned.and_then(|a| layout.band_of(a)), 2.5),
     ] {
         let Some(i) = i else { continue };
@@ -343,7 +264,7 @@ fn draw_bands(s: &Surface, f: &Frame, layout: &TimelineLayout, overlay: &Overlay
     }
 }
 
-fn draw_summary(s: &Surface, f: &Frame, layout: &TimelineLayout, theme: &Theme) {
+fn draw_summary(s: &Surface, f: &Scale, layout: &TimelineLayout, theme: &Theme) {
     let pts = &layout.summary;
     if pts.iter().all(|p| p.height <= 0.0) {
         return;
@@ -352,7 +273,7 @@ fn draw_summary(s: &Surface, f: &Frame, layout: &TimelineLayout, theme: &Theme) 
     let end = layout.x_len as f64;
     // One (left, right, bottom y, top y) step per pixel column at most: the band's outline at that
     // resolution (lowest bottom, highest top), so a frame costs the width, not the trace length.
-    let mut steps: Vec<(f64, f64, f64, f64)> = Vec::with_capacity(2 * f.width as usize + 2);
+    let mut steps: Vec<(f64, f64, f64, f64)> = Vec::with_capacity(2 * f.plot.width as usize + 2);
     for (k, p) in pts.iter().enumerate() {
         let a = p.x as f64;
         let z = pts.get(k + 1).map_or(end, |q| q.x as f64);
@@ -388,7 +309,7 @@ fn draw_summary(s: &Surface, f: &Frame, layout: &TimelineLayout, theme: &Theme) 
     ctx.fill();
 }
 
-fn draw_peak(s: &Surface, f: &Frame, model: &TimelineModel, theme: &Theme) {
+fn draw_peak(s: &Surface, f: &Scale, model: &TimelineModel, theme: &Theme) {
     let ctx = &s.ctx;
     let x = model.peak.event.max(0) as f64 + 0.5;
     if x < f.view.x0 || x > f.view.x1 {
@@ -399,20 +320,24 @@ fn draw_peak(s: &Surface, f: &Frame, model: &TimelineModel, theme: &Theme) {
     ctx.set_line_width(1.0);
     let _ = ctx.set_line_dash(&js_sys::Array::of2(&4.0.into(), &3.0.into()));
     ctx.begin_path();
-    ctx.move_to(px, f.top);
-    ctx.line_to(px, f.top + f.height);
+    ctx.move_to(px, f.plot.top);
+    ctx.line_to(px, f.plot.top + f.plot.height);
     ctx.stroke();
     let _ = ctx.set_line_dash(&js_sys::Array::new());
     ctx.set_fill_style_str(theme.peak);
     ctx.set_font("bold 11px system-ui, sans-serif");
     let label = format!("peak {}", bytes(model.peak.bytes));
-    let right = px + 4.0 + 90.0 > f.left + f.width;
+    let right = px + 4.0 + 90.0 > f.plot.left + f.plot.width;
     ctx.set_text_align(if right { "right" } else { "left" });
     ctx.set_text_baseline("top");
-    let _ = ctx.fill_text(&label, if right { px - 4.0 } else { px + 4.0 }, f.top + 2.0);
+    let _ = ctx.fill_text(
+        &label,
+        if right { px - 4.0 } else { px + 4.0 },
+        f.plot.top + 2.0,
+    );
 }
 
-fn draw_annotations(s: &Surface, f: &Frame, spans: &[AnnotationSpan], theme: &Theme) {
+fn draw_annotations(s: &Surface, f: &Scale, spans: &[AnnotationSpan], theme: &Theme) {
     let ctx = &s.ctx;
     ctx.set_font("10px system-ui, sans-serif");
     ctx.set_text_baseline("middle");
@@ -425,7 +350,7 @@ fn draw_annotations(s: &Surface, f: &Frame, spans: &[AnnotationSpan], theme: &Th
         let y = 6.0 + a.row as f64 * ANNOTATION_ROW;
         ctx.set_fill_style_str(theme.annotation);
         ctx.fill_rect(x0, y, (x1 - x0).max(1.0), ANNOTATION_ROW - 2.0);
-        ctx.fill_rect(x0, f.top, (x1 - x0).max(1.0), f.height);
+        ctx.fill_rect(x0, f.plot.top, (x1 - x0).max(1.0), f.plot.height);
         if x1 - x0 > 40.0 {
             ctx.set_fill_style_str(theme.text);
             ctx.save();
@@ -439,7 +364,7 @@ fn draw_annotations(s: &Surface, f: &Frame, spans: &[AnnotationSpan], theme: &Th
 }
 
 /// A vertical line at entry `x` across the plot: the entry the analysis panels describe.
-pub fn draw_marker(s: &Surface, f: &Frame, x: f64, theme: &Theme) {
+pub fn draw_marker(s: &Surface, f: &Scale, x: f64, theme: &Theme) {
     if x < f.view.x0 || x > f.view.x1 {
         return;
     }
@@ -448,14 +373,14 @@ pub fn draw_marker(s: &Surface, f: &Frame, x: f64, theme: &Theme) {
     ctx.set_stroke_style_str(theme.highlight);
     ctx.set_line_width(2.0);
     ctx.begin_path();
-    ctx.move_to(px, f.top);
-    ctx.line_to(px, f.top + f.height);
+    ctx.move_to(px, f.plot.top);
+    ctx.line_to(px, f.plot.top + f.plot.height);
     ctx.stroke();
     ctx.set_fill_style_str(theme.highlight);
     ctx.begin_path();
-    ctx.move_to(px - 5.0, f.top);
-    ctx.line_to(px + 5.0, f.top);
-    ctx.line_to(px, f.top + 7.0);
+    ctx.move_to(px - 5.0, f.plot.top);
+    ctx.line_to(px + 5.0, f.plot.top);
+    ctx.line_to(px, f.plot.top + 7.0);
     ctx.close_path();
     ctx.fill();
 }

@@ -11,18 +11,20 @@ use std::collections::HashSet;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use memograph_charts::{Bars, Theme};
-use memograph_snapshot::analysis::live_set::Node;
 use memograph_snapshot::analysis::report::{Component, DeviceReport};
 use memograph_snapshot::format::{bytes, grouped};
+use memograph_snapshot::Snapshot;
 use plotters::coord::Shift;
 use plotters::prelude::DrawingArea;
 use plotters_canvas::CanvasBackend;
 
 use super::timeline_view::HighlightChip;
-use super::{store, Highlight, Ui};
+use super::{Highlight, Ui};
+use crate::load::store;
 use crate::render::{self, colors, Surface};
+use crate::scale::{Plot, Scale};
+use crate::view_model::analysis::{percent, short_frame, tree_rows, TreeRow};
 use crate::view_model::DeviceModel;
-use crate::viewport::Viewport;
 
 /// Runs `f` on the report the panels show (tracks the file, device, entry and tree filter).
 fn with_report<R>(ui: Ui, f: impl FnOnce(&DeviceReport) -> R) -> Option<R> {
@@ -32,7 +34,7 @@ fn with_report<R>(ui: Ui, f: impl FnOnce(&DeviceReport) -> R) -> Option<R> {
 }
 
 /// Runs `f` on the current device's model with its report made (no tracking: for event handlers).
-fn with_model_untracked<R>(ui: Ui, f: impl FnOnce(&mut DeviceModel) -> R) -> Option<R> {
+fn with_model_untracked<R>(ui: Ui, f: impl FnOnce(&DeviceModel, &Snapshot) -> R) -> Option<R> {
     let (file, device) = (ui.file.get_untracked(), ui.device.get_untracked());
     let key = (
         ui.analysis_event.get_untracked(),
@@ -40,20 +42,8 @@ fn with_model_untracked<R>(ui: Ui, f: impl FnOnce(&mut DeviceModel) -> R) -> Opt
     );
     store::with_model(file, device, |m, s| {
         m.report(s, key);
-        f(m)
+        f(m, s)
     })
-}
-
-fn report_of(m: &DeviceModel) -> &DeviceReport {
-    &m.report.as_ref().expect("made by with_model_untracked").1
-}
-
-fn pct(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 * 100.0 / whole as f64
-    }
 }
 
 #[component]
@@ -149,7 +139,7 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
 
 type Area<'a> = DrawingArea<CanvasBackend, Shift>;
 type DrawFn = fn(&Area, &DeviceReport, &Theme) -> memograph_charts::Result<Bars>;
-type PickFn = fn(&DeviceModel, usize) -> Option<(Highlight, Option<u32>)>;
+type PickFn = fn(&DeviceModel, &Snapshot, usize) -> Option<(Highlight, Option<u32>)>;
 
 fn draw_donut(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::Result<Bars> {
     memograph_charts::category_donut(a, r, t).map(|_| Bars::default())
@@ -185,8 +175,8 @@ fn draw_free_sizes(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::R
 /// Rows of the largest-allocations chart.
 const TOP_ROWS: usize = 15;
 
-fn pick_consumer(m: &DeviceModel, k: usize) -> Option<(Highlight, Option<u32>)> {
-    let c = report_of(m).top_consumers.get(k)?;
+fn pick_consumer(m: &DeviceModel, _: &Snapshot, k: usize) -> Option<(Highlight, Option<u32>)> {
+    let c = m.last_report()?.top_consumers.get(k)?;
     let label = format!("{} {}", c.name, bytes(c.bytes));
     Some((
         Highlight::new(label, vec![c.allocation]),
@@ -194,9 +184,9 @@ fn pick_consumer(m: &DeviceModel, k: usize) -> Option<(Highlight, Option<u32>)> 
     ))
 }
 
-fn pick_component(m: &DeviceModel, k: usize) -> Option<(Highlight, Option<u32>)> {
-    let component = report_of(m).components.get(k)?.component;
-    let c = m.categories.as_ref()?;
+fn pick_component(m: &DeviceModel, s: &Snapshot, k: usize) -> Option<(Highlight, Option<u32>)> {
+    let component = m.last_report()?.components.get(k)?.component;
+    let c = m.categories(s);
     let wanted: Vec<bool> = c
         .names
         .iter()
@@ -245,7 +235,7 @@ fn Chart(
         let Some(k) = b.at(x as i32, y as i32) else {
             return;
         };
-        if let Some((h, pin)) = with_model_untracked(ui, |m| pick(m, k)).flatten() {
+        if let Some((h, pin)) = with_model_untracked(ui, |m, s| pick(m, s, k)).flatten() {
             ui.highlight.set(Some(h));
             if pin.is_some() {
                 ui.pinned.set(pin);
@@ -284,12 +274,16 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
         );
         store::with_model(file, device, |m, s| {
             m.report(s, key);
-            let series = &m.report.as_ref().expect("made above").1.over_time;
+            let (Some(report), cats) = (m.last_report(), m.categories(s)) else {
+                return;
+            };
             let t = &m.blocks;
-            let view = Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64);
-            let f = render::timeline::frame(&surface, view, None, 0);
+            let f = Scale::new(
+                t.full_view(),
+                Plot::of(surface.width, surface.height, 0),
+                None,
+            );
             let theme = colors::theme(dark);
-            let cats = m.categories.as_ref().expect("made above");
             let highlighted = picked
                 .as_ref()
                 .map_or(&[][..], |h| h.allocations.as_slice());
@@ -300,7 +294,7 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
                 show_peak: true,
                 highlighted,
                 categories: Some((cats.of.as_slice(), cats.names.len())),
-                stacked: Some(series),
+                stacked: Some(&report.over_time),
             };
             render::timeline::draw(&surface, &f, t, &overlay, &theme);
             render::timeline::draw_marker(&surface, &f, event as f64 + 0.5, &theme);
@@ -316,10 +310,12 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
         let (file, device) = (ui.file.get_untracked(), ui.device.get_untracked());
         let entry = store::with_model(file, device, |m, _| {
             let t = &m.blocks;
-            let view = Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64);
-            let f = render::timeline::frame(&surface, view, None, 0);
-            let x = f.x_at(f64::from(ev.offset_x())).floor() as i64;
-            x.clamp(0, t.layout.x_len as i64 - 1)
+            let f = Scale::new(
+                t.full_view(),
+                Plot::of(surface.width, surface.height, 0),
+                None,
+            );
+            f.entry_at(f64::from(ev.offset_x()), t.layout.x_len) as i64
         });
         if let Some(x) = entry {
             ui.analysis_event.set(Some(x));
@@ -347,7 +343,7 @@ fn CategoryLegend(ui: Ui) -> impl IntoView {
                         n,
                         c.category.clone(),
                         c.bytes,
-                        pct(c.bytes, r.live_bytes),
+                        percent(c.bytes, r.live_bytes),
                     )
                 })
                 .collect::<Vec<_>>()
@@ -359,8 +355,8 @@ fn CategoryLegend(ui: Ui) -> impl IntoView {
             {move || rows().into_iter().map(|(k, n, name, b, share)| {
                 let label = name.clone();
                 let pick = move |_| {
-                    let h = with_model_untracked(ui, |m| {
-                        let c = m.categories.as_ref()?;
+                    let h = with_model_untracked(ui, |m, s| {
+                        let c = m.categories(s);
                         let all = (0..c.of.len() as u32).filter(|&i| c.of[i as usize] as usize == k).collect();
                         Some(Highlight::new(label.clone(), all))
                     }).flatten();
@@ -375,62 +371,6 @@ fn CategoryLegend(ui: Ui) -> impl IntoView {
             }).collect_view()}
         </div>
     }
-}
-
-/// One visible row of the call-stack tree.
-#[derive(Clone)]
-struct TreeRow {
-    path: Vec<usize>,
-    frame: String,
-    bytes: u64,
-    count: u64,
-    share: f64,
-    open: bool,
-    leaf: bool,
-}
-
-/// Rows shown at most, so a huge tree cannot freeze the page.
-const MAX_TREE_ROWS: usize = 2000;
-
-/// Whether the node at `path` is open: the largest chain is open six levels deep by default, and a
-/// click toggles.
-fn is_open(path: &[usize], toggled: &HashSet<Vec<usize>>) -> bool {
-    let default = path.len() <= 6 && path.iter().all(|&k| k == 0);
-    default != toggled.contains(path)
-}
-
-fn tree_rows(root: &Node, toggled: &HashSet<Vec<usize>>) -> Vec<TreeRow> {
-    let mut rows = Vec::new();
-    let mut todo: Vec<(Vec<usize>, &Node)> = root
-        .children
-        .iter()
-        .enumerate()
-        .rev()
-        .map(|(k, c)| (vec![k], c))
-        .collect();
-    while let Some((path, n)) = todo.pop() {
-        if rows.len() >= MAX_TREE_ROWS {
-            break;
-        }
-        let open = is_open(&path, toggled);
-        if open {
-            for (k, c) in n.children.iter().enumerate().rev() {
-                let mut p = path.clone();
-                p.push(k);
-                todo.push((p, c));
-            }
-        }
-        rows.push(TreeRow {
-            frame: n.frame.clone().unwrap_or_default(),
-            bytes: n.bytes,
-            count: n.count,
-            share: pct(n.bytes, root.bytes),
-            open,
-            leaf: n.children.is_empty(),
-            path,
-        });
-    }
-    rows
 }
 
 #[component]
@@ -460,8 +400,8 @@ fn LiveSetTree(ui: Ui) -> impl IntoView {
                 });
                 let (label, title) = (frame.clone(), frame.clone());
                 let pick = move |_| {
-                    let h = with_model_untracked(ui, |m| {
-                        let node = report_of(m).live_set.at(&path)?;
+                    let h = with_model_untracked(ui, |m, _| {
+                        let node = m.last_report()?.live_set.at(&path)?;
                         Some(Highlight::new(short_frame(&label), node.all_allocations()))
                     }).flatten();
                     ui.highlight.set(h);
@@ -477,14 +417,6 @@ fn LiveSetTree(ui: Ui) -> impl IntoView {
                 }
             }).collect_view()}
         </div>
-    }
-}
-
-/// `file.py:12:fn` with the directories dropped, for labels.
-fn short_frame(frame: &str) -> String {
-    match frame.rsplit_once('/') {
-        Some((_, tail)) if !frame.starts_with('<') => tail.to_string(),
-        _ => frame.to_string(),
     }
 }
 

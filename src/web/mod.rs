@@ -1,19 +1,19 @@
-//! The page: state (signals), the shell (loading, file and device pickers, views) and its wiring.
-//! Components only wire signals; models come from `view_model`, pictures from `render`.
+//! The page: state (signals), the shell (file, device and view pickers, the views) and its wiring.
+//! Components only wire signals; files arrive through `load`, models come from `view_model`, pictures
+//! from `render`.
 
 mod analysis_view;
-mod loader;
-mod rehearsal;
 mod settings_view;
 mod stack_panel;
 mod state_view;
-mod store;
 mod timeline_view;
-mod worker;
+
+use std::rc::Rc;
 
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::load::{self, store, Listener, LoadProgress};
 use crate::viewport::Viewport;
 
 /// What `#app[data-state]` says.
@@ -93,33 +93,23 @@ impl Highlight {
 }
 
 /// All of the page's signals. Copy, so any closure can hold it.
-/// A load's progress: reading (the page's thread) runs ahead of parsing (the worker).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Progress {
-    /// What is loading.
-    pub name: String,
-    /// Bytes in all (0: not known yet, as while downloading).
-    pub total: f64,
-    pub read: f64,
-    pub parsed: f64,
-}
-
 #[derive(Clone, Copy)]
 pub struct Ui {
     pub phase: RwSignal<Phase>,
     pub error: RwSignal<Option<String>>,
     /// How far the current load is.
-    pub progress: RwSignal<Progress>,
+    pub progress: RwSignal<LoadProgress>,
     /// Bumped whenever a file is opened.
     pub files: RwSignal<u32>,
     pub file: RwSignal<usize>,
     pub device: RwSignal<i64>,
     pub view: RwSignal<View>,
-    /// Percent of allocations drawn as their own band.
+    /// Share of allocations drawn as their own band (0.0–1.0, as `TimelineModel::detail`).
     pub detail: RwSignal<f64>,
     pub viewport: RwSignal<Option<Viewport>>,
     pub time_axis: RwSignal<bool>,
-    pub hovered: RwSignal<Option<usize>>,
+    /// The band under the pointer and its allocation (see `render::timeline::Overlay::hovered`).
+    pub hovered: RwSignal<Option<(usize, u32)>>,
     pub pinned: RwSignal<Option<u32>>,
     pub full_stack: RwSignal<bool>,
     pub selected_event: RwSignal<i64>,
@@ -147,12 +137,12 @@ impl Ui {
         Ui {
             phase: RwSignal::new(Phase::Empty),
             error: RwSignal::new(None),
-            progress: RwSignal::new(Progress::default()),
+            progress: RwSignal::new(LoadProgress::default()),
             files: RwSignal::new(0),
             file: RwSignal::new(0),
             device: RwSignal::new(0),
             view: RwSignal::new(View::Timeline),
-            detail: RwSignal::new(100.0),
+            detail: RwSignal::new(1.0),
             viewport: RwSignal::new(None),
             time_axis: RwSignal::new(false),
             hovered: RwSignal::new(None),
@@ -172,8 +162,7 @@ impl Ui {
     /// Shows `device` of `file`: builds its model (if new) and resets the view to it, with the slider at the
     /// model's detail, before anything draws.
     pub fn select(&self, file: usize, device: i64) {
-        let detail =
-            store::with_model_as(file, device, false, |m, _| m.blocks.detail).unwrap_or(1.0);
+        let detail = store::with_model(file, device, |m, _| m.blocks.detail).unwrap_or(1.0);
         self.pinned.set(None);
         self.hovered.set(None);
         self.viewport.set(None);
@@ -181,7 +170,7 @@ impl Ui {
         self.highlight_category.set(None);
         self.highlight.set(None);
         self.analysis_event.set(None);
-        self.detail.set((detail * 100.0).round());
+        self.detail.set(detail);
         self.file.set(file);
         self.device.set(device);
     }
@@ -193,18 +182,50 @@ impl Ui {
         (file < store::count()).then_some((file, device))
     }
 
-    /// [`Self::current`] without tracking.
-    pub fn current_untracked(&self) -> Option<(usize, i64)> {
-        let (file, device) = (self.file.get_untracked(), self.device.get_untracked());
-        (file < store::count()).then_some((file, device))
+    /// The loading pipeline's view of this state.
+    fn listener(&self) -> Rc<dyn Listener> {
+        Rc::new(*self)
+    }
+
+    /// Closes the current file; the next one (or the previous, when it was the last) is shown.
+    fn close_current(&self) {
+        let file = self.file.get_untracked();
+        store::close(file);
+        self.files.update(|n| *n += 1);
+        match store::count() {
+            0 => {
+                self.pinned.set(None);
+                self.hovered.set(None);
+                self.phase.set(Phase::Empty);
+            }
+            n => {
+                let next = file.min(n - 1);
+                let device = store::with_file(next, |f| f.snapshot.default_device().unwrap_or(0))
+                    .unwrap_or(0);
+                self.select(next, device);
+            }
+        }
     }
 }
 
-/// Milliseconds since the page loaded (`performance.now()`).
-pub fn now() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
+impl Listener for Ui {
+    fn progress(&self, progress: LoadProgress) {
+        self.progress.set(progress);
+        self.phase.set(Phase::Loading);
+    }
+
+    fn opened(&self, index: usize, device: i64, started: f64) {
+        self.error.set(None);
+        self.load_started.set(started);
+        self.select(index, device);
+        self.files.update(|n| *n += 1);
+        self.phase.set(Phase::Ready);
+    }
+
+    fn failed(&self, name: &str, reason: &str) {
+        self.error.set(Some(format!("{name}: {reason}")));
+        self.phase.set(Phase::Error);
+    }
 }
 
 pub fn start() {
@@ -212,10 +233,39 @@ pub fn start() {
     if web_sys::window().is_none() {
         return;
     }
-    console_error_panic_hook::set_once();
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        show_fatal(&info.to_string());
+    }));
     leptos::mount::mount_to_body(App);
     // The parsing worker loads its module while the user picks a file.
-    loader::warm_up();
+    load::warm_up();
+}
+
+/// A panic is a bug, and the page's state may be half-changed: say so in plain DOM (not through the
+/// reactive graph, which may be what broke) and mark `#app` as failed. Traps without a panic (running
+/// out of memory) reach the same panel through index.html's error handler.
+fn show_fatal(message: &str) {
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    if let Some(app) = document.get_element_by_id("app") {
+        let _ = app.set_attribute("data-state", "error");
+    }
+    let panel = document.get_element_by_id("fatal").or_else(|| {
+        let p = document.create_element("div").ok()?;
+        p.set_id("fatal");
+        p.set_class_name("error-panel fatal");
+        p.set_attribute("role", "alert").ok()?;
+        document.body()?.prepend_with_node_1(&p).ok()?;
+        Some(p)
+    });
+    if let Some(p) = panel {
+        p.set_text_content(Some(&format!(
+            "Memograph stopped on an internal error ({message}). Reload the page to go on; \
+             the command line (`memograph summary`, `memograph report`) reads the same files."
+        )));
+    }
 }
 
 #[component]
@@ -228,7 +278,7 @@ fn App() -> impl IntoView {
         .and_then(|p| p.get("url"))
     {
         let name = url.rsplit('/').next().unwrap_or(&url).to_string();
-        loader::fetch(ui, url, name);
+        load::fetch(ui.listener(), url, name);
     }
     Effect::new(move |_| {
         if let Some(body) = web_sys::window()
@@ -281,7 +331,7 @@ fn open_files(ui: Ui, files: web_sys::FileList) {
     for i in 0..files.length() {
         if let Some(f) = files.item(i) {
             let name = f.name();
-            loader::load(ui, name, f.unchecked_into());
+            load::load(ui.listener(), name, f.unchecked_into());
         }
     }
 }
@@ -306,7 +356,7 @@ fn Header(ui: Ui) -> impl IntoView {
                 "Open snapshot…"
                 <input type="file" multiple accept=".pickle,.pkl,.gz,application/octet-stream" on:change=on_pick />
             </label>
-            <button class="button" on:click=move |_| loader::load_example(ui)>"Open example"</button>
+            <button class="button" on:click=move |_| load::load_example(ui.listener())>"Open example"</button>
             <Show when=move || !files().is_empty()>
                 <select class="select" title="Open files" on:change=move |ev| {
                     if let Ok(i) = event_target_value(&ev).parse::<usize>() {
@@ -321,6 +371,8 @@ fn Header(ui: Ui) -> impl IntoView {
                         </option>
                     }).collect_view()}
                 </select>
+                <button class="button small" data-testid="close-file" title="Close this file (its memory is reused by the next)"
+                    on:click=move |_| ui.close_current()>"Close"</button>
                 <select class="select" data-testid="device-select" title="Device" on:change=move |ev| {
                     if let Ok(d) = event_target_value(&ev).parse::<i64>() {
                         ui.select(ui.file.get_untracked(), d);
@@ -336,6 +388,8 @@ fn Header(ui: Ui) -> impl IntoView {
                 <select class="select" data-testid="view-select" title="View" on:change=move |ev| {
                     let key = event_target_value(&ev);
                     if let Some(v) = View::ALL.into_iter().find(|v| v.key() == key) {
+                        // Another view draws other bands: nothing hovered survives it.
+                        ui.hovered.set(None);
                         ui.view.set(v);
                     }
                 }>
@@ -358,7 +412,7 @@ fn Loading(ui: Ui) -> impl IntoView {
         <Show when=move || ui.phase.get() == Phase::Loading>
             <div class="loading" role="progressbar">
                 {move || {
-                    let Progress { name, total, read, parsed } = ui.progress.get();
+                    let LoadProgress { name, total, read, parsed } = ui.progress.get();
                     let percent = |bytes: f64| if total > 0.0 { (bytes / total * 100.0).min(100.0) } else { 0.0 };
                     let label = if total > 0.0 && parsed >= total {
                         format!("{name}: building the model…")
@@ -411,7 +465,7 @@ fn Welcome(ui: Ui) -> impl IntoView {
                 "Memograph reads PyTorch CUDA memory snapshots entirely in your browser: nothing is uploaded, "
                 "no pickle code is ever run, and files of any size open. Drop a snapshot anywhere on this page, "
                 "pick one with the button above, or "
-                <a href="#" on:click=move |ev| { ev.prevent_default(); loader::load_example(ui); }>"open the example"</a>"."
+                <a href="#" on:click=move |ev| { ev.prevent_default(); load::load_example(ui.listener()); }>"open the example"</a>"."
             </p>
             <h2>"Make a snapshot"</h2>
             <pre class="code">"import torch\n\n"

@@ -3,7 +3,8 @@
 use leptos::prelude::*;
 use memograph_snapshot::PyValue;
 
-use super::{store, Ui};
+use super::Ui;
+use crate::load::store;
 
 #[component]
 pub fn SettingsView(ui: Ui) -> impl IntoView {

@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 use memograph_snapshot::analysis::stacks::display_lines;
 
-use super::timeline_view::describe;
-use super::{store, Ui};
+use super::Ui;
+use crate::load::store;
 use crate::render::colors;
 
 /// What the panel shows for the pinned allocation.
@@ -24,8 +24,8 @@ pub fn StackPanel(ui: Ui, segments: bool) -> impl IntoView {
         let full = ui.full_stack.get();
         let (file, device) = ui.current()?;
         store::with_model(file, device, |m, s| {
-            let times = m.times(s, device);
-            let t = if segments { m.segments() } else { &m.blocks };
+            let times = m.times(s);
+            let t = if segments { m.segments(s) } else { &m.blocks };
             let a = t.lifetimes.allocations.get(allocation as usize)?;
             let mut extra = Vec::new();
             if let Some(e) = a.alloc_event.or(a.free_event) {
@@ -43,7 +43,7 @@ pub fn StackPanel(ui: Ui, segments: bool) -> impl IntoView {
             extra.push(("stream".to_string(), a.stream.to_string()));
             Some(Pinned {
                 allocation,
-                head: describe(t, allocation, times),
+                head: t.describe(allocation, times),
                 lines: display_lines(s, a.stack, full),
                 extra,
             })

@@ -3,13 +3,12 @@
 
 use leptos::html::{Canvas, Div};
 use leptos::prelude::*;
-use memograph_snapshot::analysis::lifetimes::event_name;
-use memograph_snapshot::analysis::stacks::display_lines;
-use memograph_snapshot::format::{bytes, grouped};
+use memograph_snapshot::format::bytes;
 
-use super::{store, Ui};
+use super::Ui;
+use crate::load::store;
 use crate::render::{self, colors, Surface};
-use crate::view_model::allocator_state_at;
+use crate::view_model::{allocator_state_at, describe_block, event_rows, EventRow};
 
 const ROW: f64 = 20.0;
 
@@ -29,26 +28,7 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         let (file, device) = ui.current()?;
         let first = (scroll.get() / ROW).floor().max(0.0) as usize;
         let count = (height.get() / ROW).ceil() as usize + 2;
-        store::with_model(file, device, |m, s| {
-            let t = s.trace(device);
-            let t0 = m.times(s, device).and_then(|ts| ts.first().copied());
-            (first..(first + count).min(t.len()))
-                .map(|i| {
-                    let e = t.get(i);
-                    let time = match (e.time_us, t0) {
-                        (Some(t), Some(t0)) => format!("+{:.3}s", (t - t0) as f64 / 1e6),
-                        _ => String::new(),
-                    };
-                    (
-                        i,
-                        e.action.name(&s.interner).to_string(),
-                        event_name(e.action, e.addr, m.versions()[i]),
-                        bytes(e.size),
-                        time,
-                    )
-                })
-                .collect::<Vec<_>>()
-        })
+        store::with_model(file, device, |m, s| event_rows(m, s, first..first + count))
     };
     let select = move |i: i64| {
         let n = len().unwrap_or(0) as i64;
@@ -87,7 +67,7 @@ pub fn StateView(ui: Ui) -> impl IntoView {
     let state = Memo::new(move |_| {
         let event = ui.selected_event.get();
         let (file, device) = ui.current()?;
-        store::with_model(file, device, |m, _| allocator_state_at(m, event))
+        store::with_model(file, device, |m, s| allocator_state_at(m, s, event))
     });
     Effect::new(move |_| {
         let rows = state.get().unwrap_or_default();
@@ -115,42 +95,10 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         };
         let (x, y) = (ev.offset_x() as f64, ev.offset_y() as f64);
         let text = hit.and_then(|(r, b)| {
-            let row = &rows[r];
-            let seg = format!(
-                "segment {:x}: {} ({} bytes), {} blocks",
-                row.address,
-                bytes(row.size),
-                grouped(row.size),
-                row.blocks.len()
-            );
-            let Some(b) = b else { return Some(seg) };
-            let block = &row.blocks[b];
+            let row = rows.get(r)?;
+            let block = b.and_then(|b| row.blocks.get(b));
             let (file, device) = ui.current()?;
-            store::with_model(file, device, |m, s| {
-                let a = &m.blocks.lifetimes.allocations[block.allocation as usize];
-                let stack = display_lines(s, a.stack, false)
-                    .into_iter()
-                    .take(8)
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                format!(
-                    "{}  {} ({} bytes){}\n{seg}\n{stack}",
-                    a.name(),
-                    bytes(block.size),
-                    grouped(block.size),
-                    if block.pending_free {
-                        "  pending free".to_string()
-                    } else if block.rounding_waste > 0 {
-                        format!(
-                            "  rounding waste {} ({} bytes)",
-                            bytes(block.rounding_waste),
-                            grouped(block.rounding_waste)
-                        )
-                    } else {
-                        String::new()
-                    }
-                )
-            })
+            store::with_model(file, device, |m, s| describe_block(m, s, row, block))
         });
         hover.set(text.map(|t| (x, y, t)));
     };
@@ -159,12 +107,15 @@ pub fn StateView(ui: Ui) -> impl IntoView {
             return;
         };
         ui.pinned
-            .set(hit.and_then(|(r, b)| Some(rows[r].blocks.get(b?)?.allocation)));
+            .set(hit.and_then(|(r, b)| Some(rows.get(r)?.blocks.get(b?)?.allocation)));
     };
     let summary = move || {
         let rows = state.get().unwrap_or_default();
-        let reserved: u64 = rows.iter().map(|r| r.size).sum();
-        let used: u64 = rows.iter().flat_map(|r| &r.blocks).map(|b| b.size).sum();
+        let reserved = rows.iter().fold(0u64, |t, r| t.saturating_add(r.size));
+        let used = rows
+            .iter()
+            .flat_map(|r| &r.blocks)
+            .fold(0u64, |t, b| t.saturating_add(b.size));
         format!(
             "after entry {}: {} segments, {} reserved, {} in blocks, {} free",
             ui.selected_event.get(),
@@ -183,7 +134,7 @@ pub fn StateView(ui: Ui) -> impl IntoView {
                     height.set(el.client_height() as f64);
                 }>
                 <div class="event-spacer" style=move || format!("height:{}px", len().unwrap_or(0) as f64 * ROW)>
-                    {move || rows().unwrap_or_default().into_iter().map(|(i, action, name, size, time)| {
+                    {move || rows().unwrap_or_default().into_iter().map(|EventRow { index: i, action, name, size, time }| {
                         let selected = move || ui.selected_event.get() == i as i64;
                         view! {
                             <div class="event-row" class:selected=selected style=format!("top:{}px", i as f64 * ROW)

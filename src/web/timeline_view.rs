@@ -1,14 +1,16 @@
 //! The Active Memory Timeline and the Active Cached Segment Timeline: toolbar, canvas, minimap and the
 //! pinned allocation's stack. Wires pointer, wheel and keyboard input to the viewport and selection
-//! signals; drawing is `render::timeline`'s.
+//! signals; drawing is `render::timeline`'s, and drawing and input share one mapping (`scale`).
 
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use memograph_snapshot::format::{bytes, grouped};
 
 use super::stack_panel::StackPanel;
-use super::{now, store, Ui};
+use super::Ui;
+use crate::load::{now, store};
 use crate::render::{self, colors, Surface};
+use crate::scale::{Plot, Scale};
 use crate::view_model::{AnnotationSpan, Categories, TimelineModel};
 use crate::viewport::Viewport;
 
@@ -31,7 +33,7 @@ impl Context<'_> {
     }
 }
 
-/// Runs `f` on the timeline model this view shows.
+/// Runs `f` on the timeline model this view shows, laid out at the detail the slider says.
 fn with_timeline<R>(
     ui: Ui,
     segments: bool,
@@ -39,19 +41,19 @@ fn with_timeline<R>(
 ) -> Option<R> {
     let (file, device) = ui.current()?;
     let by_category = !segments && ui.by_category.get_untracked();
-    // The block timeline draws from a model that may not be complete yet (see `store`).
-    store::with_model_as(file, device, segments, |m, s| {
-        if by_category {
-            m.categories(s);
+    let detail = ui.detail.get_untracked();
+    store::with_model(file, device, |m, s| {
+        let times = m.times(s);
+        let (t, annotations, categories) = m.timeline_parts(s, segments, by_category);
+        if !segments {
+            t.set_detail(detail);
         }
-        let times = m.has_times.then(|| s.trace(device).time_us.as_slice());
-        let (t, annotations, categories) = m.timeline_parts(segments);
         f(
             t,
             Context {
                 times,
                 annotations,
-                categories: categories.filter(|_| by_category),
+                categories,
             },
         )
     })
@@ -74,22 +76,31 @@ fn record_frame(ms: f64) {
     }
 }
 
+/// What the last frame was drawn with: input maps pixels through the same [`Scale`].
+#[derive(Clone, Copy)]
+struct Drawn {
+    plot: Plot,
+    view: Viewport,
+    time_axis: bool,
+}
+
 #[component]
 pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
     let minimap = NodeRef::<Canvas>::new();
     let resized = RwSignal::new(0u32);
     let tooltip = RwSignal::new(None::<(f64, f64, String)>);
+    // Where a drag began: pixel, the view then, and whether it has moved yet.
     let drag = StoredValue::new(None::<(f64, Viewport, bool)>);
     let brush = RwSignal::new(None::<(f64, f64)>);
     let first_draw_done = StoredValue::new(false);
+    let drawn = StoredValue::new(None::<Drawn>);
 
     let has_times = move || with_timeline(ui, segments, |_, c| c.times.is_some()).unwrap_or(false);
 
     // Redraw whenever anything drawn changes.
     Effect::new(move |_| {
-        // These only trigger the redraw: the slider's handler already laid out, and `with_timeline`
-        // reads the colouring mode itself.
+        // These only trigger the redraw: `with_timeline` reads them itself.
         resized.track();
         ui.detail.track();
         ui.by_category.track();
@@ -107,11 +118,16 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             return;
         };
         let start = now();
-        let drawn = with_timeline(ui, segments, |t, c| {
-            let view =
-                view.unwrap_or_else(|| Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64));
+        let done = with_timeline(ui, segments, |t, c| {
+            let view = view.unwrap_or_else(|| t.full_view());
+            let plot = Plot::of(surface.width, surface.height, c.rows());
             let times = if time_axis { c.times } else { None };
-            let f = render::timeline::frame(&surface, view, times, c.rows());
+            let f = Scale::new(view, plot, times);
+            drawn.set_value(Some(Drawn {
+                plot,
+                view,
+                time_axis,
+            }));
             let theme = colors::theme(dark);
             // Borrowed when picked in the analysis panels: no copy of the set on every frame.
             let highlighted: std::borrow::Cow<[u32]> = match (&picked, c.categories, lit) {
@@ -136,7 +152,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                 render::minimap::draw(&m, t, view, brush_now, &theme);
             }
         });
-        if drawn.is_some() {
+        if done.is_some() {
             let ms = now() - start;
             record_frame(ms);
             if !first_draw_done.get_value() {
@@ -149,19 +165,10 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                     let _ = app.set_attribute("data-first-draw-ms", &format!("{total:.0}"));
                     let _ = app.set_attribute("data-first-frame-ms", &format!("{ms:.0}"));
                 }
-                // Once this frame is on screen, build what other views need.
-                if let Some((file, device)) = ui.current_untracked() {
-                    request_animation_frame(move || {
-                        set_timeout(
-                            move || store::complete_model(file, device),
-                            std::time::Duration::ZERO,
-                        )
-                    });
-                }
             }
         }
     });
-    // A new file or device draws its first frame again.
+    // A new file or device draws its first frame again; nothing hovered survives a new layout.
     Effect::new(move |_| {
         ui.files.get();
         ui.file.get();
@@ -174,57 +181,53 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
     });
     on_cleanup(move || on_resize.remove());
 
-    // Geometry of the last frame for input handling.
-    let frame_geometry = move || -> Option<(Surface, Viewport, f64)> {
-        let el = canvas.get()?;
-        let surface = Surface::of(&el)?;
-        let (view, x_len) = with_timeline(ui, segments, |t, _| {
-            (
-                ui.viewport
-                    .get_untracked()
-                    .unwrap_or_else(|| Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64)),
-                t.layout.x_len as f64,
-            )
-        })?;
-        Some((surface, view, x_len))
+    // Runs `f` with the last frame's mapping (over `view` instead of its own, when given).
+    let with_scale = move |view: Option<Viewport>, f: &mut dyn FnMut(&Scale, &TimelineModel)| {
+        let d = drawn.get_value()?;
+        with_timeline(ui, segments, |t, c| {
+            let times = if d.time_axis { c.times } else { None };
+            f(&Scale::new(view.unwrap_or(d.view), d.plot, times), t)
+        })
     };
-    let times_for_input = move || ui.time_axis.get_untracked();
 
     let on_wheel = move |ev: web_sys::WheelEvent| {
         ev.prevent_default();
-        let Some((s, view, x_len)) = frame_geometry() else {
-            return;
-        };
-        let f = render::timeline::frame(&s, view, None, 0);
-        let at = ((ev.offset_x() as f64 - f.left) / f.width).clamp(0.0, 1.0);
-        let next = if ev.shift_key() || ev.delta_x().abs() > ev.delta_y().abs() {
-            let d = if ev.delta_x().abs() > ev.delta_y().abs() {
-                ev.delta_x()
+        let px = ev.offset_x() as f64;
+        let sideways = ev.shift_key() || ev.delta_x().abs() > ev.delta_y().abs();
+        let mut next = None;
+        with_scale(None, &mut |f, t| {
+            let x_len = t.layout.x_len as f64;
+            next = Some(if sideways {
+                let d = if ev.delta_x().abs() > ev.delta_y().abs() {
+                    ev.delta_x()
+                } else {
+                    ev.delta_y()
+                };
+                f.pan_by_px(d / 1000.0 * f.plot.width, x_len)
             } else {
-                ev.delta_y()
-            };
-            view.pan(d / 1000.0, x_len)
-        } else {
-            view.zoom((ev.delta_y() / 300.0).exp(), at, x_len)
-        };
-        ui.viewport.set(Some(next));
+                f.zoom_at(px, (ev.delta_y() / 300.0).exp(), x_len)
+            });
+        });
+        if next.is_some() {
+            ui.viewport.set(next);
+        }
     };
 
+    // The band under the pointer: (band, allocation, px, py).
     let hit = move |ev: &web_sys::MouseEvent| -> Option<(usize, u32, f64, f64)> {
-        let (s, view, _) = frame_geometry()?;
-        with_timeline(ui, segments, |t, c| {
-            let times = if times_for_input() { c.times } else { None };
-            let f = render::timeline::frame(&s, view, times, c.rows());
-            let (px, py) = (ev.offset_x() as f64, ev.offset_y() as f64);
-            if px < f.left || px > f.left + f.width {
-                return None;
+        let (px, py) = (ev.offset_x() as f64, ev.offset_y() as f64);
+        let mut found = None;
+        with_scale(None, &mut |f, t| {
+            if !f.plot.contains_x(px) {
+                return;
             }
-            // The right edge maps to x_len, one past the last entry.
-            let x = (f.x_at(px).floor().max(0.0) as u32).min(t.layout.x_len.saturating_sub(1));
-            let b = t.layout.band_at(x, f.bytes_at(py))?;
-            Some((b, t.layout.bands[b].allocation, px, py))
-        })
-        .flatten()
+            let x = f.entry_at(px, t.layout.x_len);
+            found = t
+                .layout
+                .band_at(x, f.bytes_at(py))
+                .map(|b| (b, t.layout.bands[b].allocation, px, py));
+        });
+        found
     };
 
     let on_move = move |ev: web_sys::MouseEvent| {
@@ -232,10 +235,12 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             if ev.buttons() & 1 == 1 {
                 let dx = ev.offset_x() as f64 - x0;
                 if moved || dx.abs() > 3.0 {
-                    if let Some((s, _, x_len)) = frame_geometry() {
-                        let width =
-                            (s.width - render::timeline::LEFT - render::timeline::RIGHT).max(1.0);
-                        ui.viewport.set(Some(view.pan(-dx / width, x_len)));
+                    let mut next = None;
+                    with_scale(Some(view), &mut |f, t| {
+                        next = Some(f.pan_by_px(-dx, t.layout.x_len as f64));
+                    });
+                    if next.is_some() {
+                        ui.viewport.set(next);
                         drag.set_value(Some((x0, view, true)));
                     }
                     return;
@@ -244,8 +249,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         }
         match hit(&ev) {
             Some((band, allocation, px, py)) => {
-                ui.hovered.set(Some(band));
-                let text = with_timeline(ui, segments, |t, c| describe(t, allocation, c.times))
+                ui.hovered.set(Some((band, allocation)));
+                let text = with_timeline(ui, segments, |t, c| t.describe(allocation, c.times))
                     .unwrap_or_default();
                 tooltip.set(Some((px, py, text)));
             }
@@ -256,8 +261,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         }
     };
     let on_down = move |ev: web_sys::MouseEvent| {
-        if let Some((_, view, _)) = frame_geometry() {
-            drag.set_value(Some((ev.offset_x() as f64, view, false)));
+        if let Some(d) = drawn.get_value() {
+            drag.set_value(Some((ev.offset_x() as f64, d.view, false)));
         }
     };
     let on_up = move |ev: web_sys::MouseEvent| {
@@ -273,9 +278,11 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         drag.set_value(None);
     };
     let on_key = move |ev: web_sys::KeyboardEvent| {
-        let Some((_, view, x_len)) = frame_geometry() else {
+        let Some(d) = drawn.get_value() else { return };
+        let Some(x_len) = with_timeline(ui, segments, |t, _| t.layout.x_len as f64) else {
             return;
         };
+        let view = d.view;
         let next = match ev.key().as_str() {
             "+" | "=" => Some(view.zoom(0.5, 0.5, x_len)),
             "-" | "_" => Some(view.zoom(2.0, 0.5, x_len)),
@@ -321,27 +328,10 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         brush_start.set_value(None);
         brush.set(None);
         let Some(b) = minimap_x(&ev) else { return };
-        let (lo, hi) = (a.min(b), a.max(b));
-        with_timeline(ui, segments, |t, _| {
-            let x_len = t.layout.x_len as f64;
-            let (lo, hi) = if hi - lo < 2.0 {
-                // A click centres the current span there.
-                let span = ui
-                    .viewport
-                    .get_untracked()
-                    .map(|v| v.span())
-                    .unwrap_or(x_len);
-                ((lo - span / 2.0).max(0.0), (lo + span / 2.0).min(x_len))
-            } else {
-                (lo, hi)
-            };
-            let y = t.max_in(lo, hi) as f64 * 1.05;
-            ui.viewport.set(Some(Viewport {
-                x0: lo,
-                x1: hi.max(lo + 1.0),
-                y_max: y,
-            }));
-        });
+        let span = ui.viewport.get_untracked().map(|v| v.span());
+        if let Some(v) = with_timeline(ui, segments, |t, _| t.brushed(a, b, span)) {
+            ui.viewport.set(Some(v));
+        }
     };
 
     let stats = move || {
@@ -368,18 +358,18 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                     <label class="slider" title="Share of allocations drawn as their own band (largest first); the rest are summarized">
                         "Detail"
                         <input type="range" min="0" max="100" step="1" data-testid="detail-slider"
-                            prop:value=move || ui.detail.get().to_string()
+                            prop:value=move || (ui.detail.get() * 100.0).round().to_string()
                             on:input=move |ev| {
                                 if let Ok(v) = event_target_value(&ev).parse::<f64>() {
-                                    let v = v.clamp(0.0, 100.0);
-                                    // Lay out first, so everything that reads `detail` sees the new layout.
-                                    with_timeline(ui, false, |t, _| t.set_detail(v / 100.0));
-                                    ui.detail.set(v);
+                                    // The bands change: nothing hovered survives them.
+                                    ui.hovered.set(None);
+                                    tooltip.set(None);
+                                    ui.detail.set(v.clamp(0.0, 100.0) / 100.0);
                                 }
                             } />
                         <span class="muted">{move || {
                             let (drawn, total, _) = stats();
-                            format!("{} % · {} of {} allocations", ui.detail.get(), grouped(drawn as u64), grouped(total as u64))
+                            format!("{} % · {} of {} allocations", (ui.detail.get() * 100.0).round(), grouped(drawn as u64), grouped(total as u64))
                         }}</span>
                     </label>
                 </Show>
@@ -412,8 +402,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                         ui.files.get();
                         let (file, device) = ui.current()?;
                         let rows = store::with_model(file, device, |m, s| {
-                            let peak = m.blocks.peak.event;
-                            m.category_totals(s, peak)
+                            m.category_totals(s, m.blocks.peak.event)
                         })?;
                         let n = rows.len();
                         Some(rows.into_iter().enumerate().filter(|(_, (_, b))| *b > 0).map(|(k, (name, b))| {
@@ -446,34 +435,6 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             </div>
         </div>
     }
-}
-
-/// The tooltip text of an allocation: size, address name, when it was made and freed.
-pub fn describe(t: &TimelineModel, allocation: u32, times: Option<&[i64]>) -> String {
-    let a = &t.lifetimes.allocations[allocation as usize];
-    let name = match t.lifetimes.kind {
-        memograph_snapshot::analysis::lifetimes::Kind::Blocks => a.name(),
-        memograph_snapshot::analysis::lifetimes::Kind::Segments => {
-            memograph_snapshot::analysis::lifetimes::segment_name(a.addr, a.version)
-        }
-    };
-    let when = |e: Option<u32>, what: &str| match e {
-        None => format!("{what} before the trace"),
-        Some(e) => match times.and_then(|ts| Some((ts.get(e as usize)?, ts.first()?))) {
-            Some((t, t0)) => format!("{what} at entry {e} (+{:.3} s)", (t - t0) as f64 / 1e6),
-            None => format!("{what} at entry {e}"),
-        },
-    };
-    let freed = match (a.free_event, a.is_initial()) {
-        (None, _) => "live at the end".to_string(),
-        (f, _) => when(f, "freed"),
-    };
-    format!(
-        "{name}  {} ({} bytes)\n{}\n{freed}",
-        bytes(a.size),
-        grouped(a.size),
-        when(a.alloc_event, "allocated")
-    )
 }
 
 /// What is highlighted (from the analysis panels), with a button that clears it.

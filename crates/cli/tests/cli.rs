@@ -6,6 +6,9 @@ use common::{fixture_names, fixtures, memograph};
 
 #[test]
 fn summary_json_matches_every_reference_one_line_per_file() {
+    if !common::present("summary_json_matches_every_reference_one_line_per_file") {
+        return;
+    }
     let names = fixture_names();
     let paths: Vec<String> = names
         .iter()
@@ -31,6 +34,9 @@ fn summary_json_matches_every_reference_one_line_per_file() {
 
 #[test]
 fn summary_table_shows_exact_peak_bytes_per_device() {
+    if !common::present("summary_table_shows_exact_peak_bytes_per_device") {
+        return;
+    }
     let path = fixtures().join("cs_memory_snapshot.pickle");
     let (code, stdout, _) = memograph(&["summary", path.to_str().unwrap()]);
     assert_eq!(code, 0);
@@ -43,6 +49,9 @@ fn summary_table_shows_exact_peak_bytes_per_device() {
 
 #[test]
 fn trace_prints_one_line_per_event_with_versioned_addresses() {
+    if !common::present("trace_prints_one_line_per_event_with_versioned_addresses") {
+        return;
+    }
     let path = fixtures().join("a0kuma_adam.pickle");
     let (code, stdout, _) = memograph(&["trace", path.to_str().unwrap()]);
     assert_eq!(code, 0);
@@ -60,6 +69,9 @@ fn trace_prints_one_line_per_event_with_versioned_addresses() {
 
 #[test]
 fn stats_totals_add_up_to_the_reserved_bytes() {
+    if !common::present("stats_totals_add_up_to_the_reserved_bytes") {
+        return;
+    }
     let path = fixtures().join("kk_memory_ctx128_fullstep.pickle");
     let (code, stdout, _) = memograph(&["stats", "--json", path.to_str().unwrap()]);
     assert_eq!(code, 0);
@@ -75,6 +87,9 @@ fn stats_totals_add_up_to_the_reserved_bytes() {
 
 #[test]
 fn bad_input_is_one_line_naming_the_file_and_exit_1() {
+    if !common::present("bad_input_is_one_line_naming_the_file_and_exit_1") {
+        return;
+    }
     let dir = std::env::temp_dir().join(format!("memograph-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let truncated = dir.join("big.pickle");
@@ -121,4 +136,52 @@ fn usage_errors_exit_2() {
     assert_eq!(memograph(&["frobnicate"]).0, 2);
     assert_eq!(memograph(&["summary"]).0, 2);
     assert_eq!(memograph(&["--help"]).0, 0);
+}
+
+/// A scratch directory for one test (tier 1: files the test writes itself).
+fn scratch(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("memograph-cli-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_synthetic_snapshot_summarises_to_the_figures_it_was_written_with() {
+    let dir = scratch("synth");
+    let written = memograph_snapshot::synth::pickle(50);
+    let path = dir.join("synth.pickle");
+    std::fs::write(&path, &written.bytes).unwrap();
+    let (code, out, err) = memograph(&["summary", "--json", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let d = &json["devices"]["0"];
+    assert_eq!(d["timeline_peak_bytes"], written.peak_bytes);
+    assert_eq!(d["events"]["alloc"], written.allocations);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn files_that_are_no_snapshot_are_named_in_one_line_with_exit_1() {
+    let dir = scratch("named");
+    let cases: [(&str, &[u8], &str); 3] = [
+        ("model.pt", b"PK\x03\x04\x14\x00\x00\x00\x00\x00\x0a\x35\x77\x5d\x77\x8d\xea\x73\x8c\x00\x00\x00\x8c\x00\x00\x00\x10\x00\x00\x00archive/data.pkl\x80\x02}q\x00", "as torch.save writes"),
+        ("page.html", b"<!DOCTYPE html><html><head><title>404</title></head></html>", "an HTML page"),
+        ("snap.json", b"{\"segments\": [], \"device_traces\": []}", "a JSON file"),
+    ];
+    for (name, bytes, what) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let (code, out, err) = memograph(&["summary", path.to_str().unwrap()]);
+        assert_eq!(code, 1, "{name}: {out}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!(
+                "error: {}: not a memory snapshot: ",
+                path.display()
+            )),
+            "{err}"
+        );
+        assert!(err.contains(what), "{err}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -53,6 +53,9 @@ const CHARTS: [&str; 5] = [
 
 #[test]
 fn every_fixture_gets_a_report_directory_with_five_charts_two_texts_and_latest_pointing_at_it() {
+    if !common::present("every_fixture_gets_a_report_directory_with_five_charts_two_texts_and_latest_pointing_at_it") {
+        return;
+    }
     let out = scratch("each");
     for name in fixture_names() {
         let file = fixtures().join(&name);
@@ -122,6 +125,9 @@ fn every_fixture_gets_a_report_directory_with_five_charts_two_texts_and_latest_p
 
 #[test]
 fn report_json_is_one_parsable_line_per_file_whose_figures_add_up() {
+    if !common::present("report_json_is_one_parsable_line_per_file_whose_figures_add_up") {
+        return;
+    }
     let out = scratch("json");
     let files: Vec<String> = ["cs_memory_snapshot.pickle", "a0kuma_adam.pickle"]
         .iter()
@@ -163,6 +169,9 @@ fn report_json_is_one_parsable_line_per_file_whose_figures_add_up() {
 
 #[test]
 fn several_files_get_one_directory_each_and_a_combined_table() {
+    if !common::present("several_files_get_one_directory_each_and_a_combined_table") {
+        return;
+    }
     let out = scratch("many");
     let a = fixtures().join("a0kuma_adam.pickle");
     let b = fixtures().join("yiyi_oom_snapshot.pickle");
@@ -201,6 +210,9 @@ fn several_files_get_one_directory_each_and_a_combined_table() {
 
 #[test]
 fn a_bad_file_is_one_line_and_exit_1_while_good_ones_are_still_written() {
+    if !common::present("a_bad_file_is_one_line_and_exit_1_while_good_ones_are_still_written") {
+        return;
+    }
     let out = scratch("bad");
     std::fs::write(out.join("broken.pickle"), b"\x80\x04\x95\x10\x00").unwrap();
     let good = fixtures().join("a0kuma_adam.pickle");
@@ -217,6 +229,9 @@ fn a_bad_file_is_one_line_and_exit_1_while_good_ones_are_still_written() {
 
 #[test]
 fn user_category_rules_come_first_and_bad_ones_are_one_line() {
+    if !common::present("user_category_rules_come_first_and_bad_ones_are_one_line") {
+        return;
+    }
     let out = scratch("rules");
     std::fs::write(
         out.join("rules.json"),

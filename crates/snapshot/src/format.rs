@@ -33,9 +33,25 @@ pub fn bytes_exact(n: u64) -> String {
     format!("{} ({} bytes)", bytes(n), grouped(n))
 }
 
+/// Time of entry `i` since the first entry, as the page and the CLI show it: `+1.234 s`. `None` when
+/// `times` does not reach `i`.
+pub fn seconds_since(times: &[i64], i: usize) -> Option<String> {
+    let (t, t0) = (times.get(i)?, times.first()?);
+    Some(format!("+{:.3} s", t.saturating_sub(*t0) as f64 / 1e6))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_read_as_seconds_since_the_first_entry() {
+        assert_eq!(
+            seconds_since(&[1_000, 2_501_000], 1).as_deref(),
+            Some("+2.500 s")
+        );
+        assert_eq!(seconds_since(&[1_000], 3), None);
+    }
 
     #[test]
     fn bytes_use_binary_units() {

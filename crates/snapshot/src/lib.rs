@@ -37,6 +37,8 @@ mod pickle;
 mod push;
 mod schema;
 pub mod synth;
+#[doc(hidden)]
+pub mod testing;
 
 use std::cell::Cell;
 use std::io::Read;

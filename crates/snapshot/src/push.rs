@@ -65,6 +65,17 @@ impl PushReader {
         self.pushed
     }
 
+    /// Whether more bytes can change the outcome. A plain pickle is complete at its `STOP` (what follows
+    /// is ignored, as `pickle.load` does), so a caller may stop reading there; gzip is read to its end,
+    /// and after an error nothing more matters.
+    pub fn wants_more(&self) -> bool {
+        match &self.stage {
+            _ if self.failed.is_some() => false,
+            Stage::Plain(pickle) => !pickle.stopped(),
+            Stage::Start(_) | Stage::Gzip(_) => true,
+        }
+    }
+
     /// Reads what `bytes` (the next piece of the input) completes.
     pub fn push(&mut self, bytes: &[u8]) -> Result<(), ReadError> {
         if let Some(e) = &self.failed {

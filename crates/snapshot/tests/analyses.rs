@@ -168,7 +168,7 @@ fn the_live_set_tree_at_the_peak_rolls_up_to_the_timeline_peak() {
 #[test]
 fn hiding_framework_frames_puts_user_code_on_top() {
     use memograph_snapshot::analysis::live_set::live_set_tree;
-    let s = read_bytes(&common::fixture_bytes("kk_memory_ctx128_fullstep.pickle")).unwrap();
+    let s = read_bytes(&fixture_or_skip!("kk_memory_ctx128_fullstep.pickle")).unwrap();
     let l = Lifetimes::of(&s, 0);
     let tree = live_set_tree(&s, &l, l.peak().event, true);
     let mut node = &tree;
@@ -220,7 +220,7 @@ fn every_allocation_falls_in_exactly_one_category_and_totals_add_up() {
     });
     // A training step (its parameters were made before recording began, so they have no stack):
     // optimizer state and gradients are recognised, and what stays live at the end is mostly optimizer state.
-    let s = read_bytes(&common::fixture_bytes("kk_memory_ctx128_fullstep.pickle")).unwrap();
+    let s = read_bytes(&fixture_or_skip!("kk_memory_ctx128_fullstep.pickle")).unwrap();
     let l = Lifetimes::of(&s, 0);
     let cats = categorize(&s, &l, &rules);
     let count = |c: &str| cats.iter().filter(|&&k| names[k as usize] == c).count();
@@ -285,7 +285,7 @@ fn efficiency_figures_agree_with_the_reference_and_the_segments() {
 fn recommendations_cite_their_evidence() {
     use memograph_snapshot::analysis::efficiency::recommendations;
     // cs_memory_snapshot device 1 ran out of memory: the OOM is reported with its request and free memory.
-    let s = read_bytes(&common::fixture_bytes("cs_memory_snapshot.pickle")).unwrap();
+    let s = read_bytes(&fixture_or_skip!("cs_memory_snapshot.pickle")).unwrap();
     let l = Lifetimes::of(&s, 1);
     let recs = recommendations(&s, &l, 1);
     let oom = recs
@@ -306,7 +306,7 @@ fn recommendations_cite_their_evidence() {
         oom.evidence
     );
     // ftcourse reserves far more than it allocates at the end: cached free blocks are reported.
-    let s = read_bytes(&common::fixture_bytes("ftcourse_memory_snapshot.pickle")).unwrap();
+    let s = read_bytes(&fixture_or_skip!("ftcourse_memory_snapshot.pickle")).unwrap();
     let l = Lifetimes::of(&s, 0);
     let recs = recommendations(&s, &l, 0);
     assert!(recs
@@ -401,7 +401,7 @@ fn the_category_series_follows_the_live_bytes_and_keeps_the_peak() {
 fn on_a_training_step_the_components_find_parameters_gradients_and_optimizer_state() {
     use memograph_snapshot::analysis::categories::Rules;
     use memograph_snapshot::analysis::report::{device_report, Component, ReportOptions};
-    let s = read_bytes(&common::fixture_bytes("kk_memory_ctx128_fullstep.pickle")).unwrap();
+    let s = read_bytes(&fixture_or_skip!("kk_memory_ctx128_fullstep.pickle")).unwrap();
     let rep = device_report(&s, 0, &Rules::built_in(), &ReportOptions::default());
     let bytes = |c: Component| {
         rep.components

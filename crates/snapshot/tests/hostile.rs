@@ -41,7 +41,7 @@ fn must_fail(what: &str, bytes: &[u8]) -> ReadError {
 
 #[test]
 fn truncation_at_every_offset_of_a_small_fixture_is_an_error() {
-    let bytes = common::fixture_bytes("a0kuma_adam.pickle");
+    let bytes = common::small_input();
     for cut in 0..bytes.len() {
         let e = must_fail(&format!("cut at {cut}"), &bytes[..cut]);
         if cut > 0 {
@@ -58,7 +58,7 @@ fn truncation_at_every_offset_of_a_small_fixture_is_an_error() {
 
 #[test]
 fn truncation_reports_the_offset_where_the_file_ends() {
-    let bytes = common::fixture_bytes("a0kuma_adam.pickle");
+    let bytes = common::small_input();
     let e = must_fail("cut", &bytes[..18_446]);
     assert_eq!(
         e.to_string(),
@@ -68,7 +68,7 @@ fn truncation_reports_the_offset_where_the_file_ends() {
 
 #[test]
 fn truncation_at_many_offsets_of_a_large_fixture_is_an_error() {
-    let bytes = common::fixture_bytes("kk_memory_ctx128_fullstep.pickle");
+    let bytes = fixture_or_skip!("kk_memory_ctx128_fullstep.pickle");
     let step = bytes.len() / 157;
     for cut in (1..bytes.len()).step_by(step).chain([bytes.len() - 1]) {
         must_fail(&format!("cut at {cut}"), &bytes[..cut]);
@@ -77,7 +77,7 @@ fn truncation_at_many_offsets_of_a_large_fixture_is_an_error() {
 
 #[test]
 fn thousands_of_random_bit_flips_never_panic() {
-    let original = common::fixture_bytes("a0kuma_adam.pickle");
+    let original = common::small_input();
     let mut next = common::xorshift(0x9E37_79B9_7F4A_7C15u64);
     let (mut accepted, mut rejected) = (0, 0);
     for round in 0..4000 {
@@ -214,7 +214,7 @@ fn a_gzip_bomb_cannot_exhaust_memory() {
 
 #[test]
 fn corrupt_gzip_is_an_error() {
-    let mut gz = common::fixture_bytes("magma_memory_snapshot.pickle.gz");
+    let mut gz = fixture_or_skip!("magma_memory_snapshot.pickle.gz");
     let n = gz.len();
     gz[n / 2] ^= 0xff;
     must_fail("flipped", &gz);

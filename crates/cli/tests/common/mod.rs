@@ -5,31 +5,21 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub use memograph_snapshot::testing::fixture_names;
+
+/// The shared fixtures' folder (tier 2: call [`present`] first).
 pub fn fixtures() -> PathBuf {
-    std::env::var("MEMOGRAPH_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
-        })
+    memograph_snapshot::testing::fixtures_dir()
 }
 
-/// The fixtures that have reference figures, by file name, sorted.
-pub fn fixture_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(fixtures().join("reference"))
-        .unwrap()
-        .map(|e| {
-            let name = e.unwrap().file_name().to_string_lossy().into_owned();
-            name.trim_end_matches(".json").to_string()
-        })
-        .collect();
-    names.sort();
-    names
+/// Whether the shared fixtures are there (when not, the test says it is skipped and returns).
+pub fn present(test: &str) -> bool {
+    memograph_snapshot::testing::fixtures_present(test)
 }
 
 /// `reference/NAME.json` of a fixture.
 pub fn reference(name: &str) -> serde_json::Value {
-    let text = std::fs::read_to_string(fixtures().join("reference").join(format!("{name}.json")));
-    serde_json::from_str(&text.unwrap()).unwrap()
+    serde_json::from_str(&memograph_snapshot::testing::reference_text(name)).unwrap()
 }
 
 /// Runs `memograph ARGS` in `cwd`: (exit status, stdout, stderr).

@@ -218,6 +218,11 @@ impl Resumable {
         self.resume()
     }
 
+    /// Whether the machine has run to `STOP`: later bytes are ignored, so there is no need to send them.
+    pub(crate) fn stopped(&self) -> bool {
+        self.root.is_some()
+    }
+
     fn resume(&mut self) -> Result<(), ReadError> {
         loop {
             match self.machine.steps(&mut self.src, BATCH) {

@@ -1,40 +1,34 @@
-//! Where the shared real fixtures live: `../shared/fixtures` beside the project root
-//! (override with `MEMOGRAPH_FIXTURES`).
+//! Test helpers: the shared real fixtures (tier 2, through `memograph_snapshot::testing`), small
+//! synthetic inputs (tier 1), a fixed-seed generator and gzip.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+pub use memograph_snapshot::testing::{fixture, fixture_names, fixtures_dir};
 
-pub fn fixtures_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("MEMOGRAPH_FIXTURES") {
-        return PathBuf::from(dir);
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
-}
-
-/// Every fixture file name that has a reference, sorted.
-pub fn fixture_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(fixtures_dir().join("reference"))
-        .expect("../shared/fixtures/reference must exist")
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().to_str().map(|s| s.to_string()))
-        .filter_map(|n| n.strip_suffix(".json").map(|s| s.to_string()))
-        .collect();
-    names.sort();
-    names
-}
-
+/// A fixture's bytes (only for names [`fixture_names`] listed: they exist).
 pub fn fixture_bytes(name: &str) -> Vec<u8> {
-    std::fs::read(fixtures_dir().join(name)).unwrap_or_else(|e| panic!("fixture {name}: {e}"))
+    fixture(name).unwrap_or_else(|| panic!("fixture {name} is listed but absent"))
 }
 
 pub fn reference(name: &str) -> serde_json::Value {
-    let text = std::fs::read_to_string(
-        fixtures_dir()
-            .join("reference")
-            .join(format!("{name}.json")),
-    )
-    .unwrap();
-    serde_json::from_str(&text).unwrap()
+    serde_json::from_str(&memograph_snapshot::testing::reference_text(name)).unwrap()
+}
+
+/// The bytes of a real fixture, or an early return from the test (tier 2: the shared fixtures may be
+/// absent, and `fixture` says so).
+#[macro_export]
+macro_rules! fixture_or_skip {
+    ($name:expr) => {
+        match common::fixture($name) {
+            Some(bytes) => bytes,
+            None => return,
+        }
+    };
+}
+
+/// A small snapshot to damage: the real `a0kuma_adam.pickle` (48 KB) when the shared fixtures are
+/// there, else a synthetic one of about the same size, so these tests run in both tiers.
+pub fn small_input() -> Vec<u8> {
+    fixture("a0kuma_adam.pickle").unwrap_or_else(|| memograph_snapshot::synth::pickle(4).bytes)
 }
 
 /// A fixed-seed xorshift generator: the same "random" corpus on every run.

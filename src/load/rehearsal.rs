@@ -1,31 +1,31 @@
-//! The page's part of the rehearsal load (see `worker.rs` for the worker's part and why): decode the
-//! synthetic snapshot the spare worker parsed, build its model whole and draw its timeline on a canvas
-//! that is never shown, then drop it all. Each hot path of a real load, on the page's thread, has run
-//! once by the time the user has picked a file, and the browser runs the real load on optimised code.
+//! The page's part of the rehearsal load (see the module's header): decode the synthetic snapshot the
+//! spare worker parsed, build its model and the parts other views use, draw its timeline on a canvas
+//! that is never shown, then drop it all.
 
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsCast;
 
+use super::js::now;
 use crate::render::{colors, minimap, timeline, Surface};
-use crate::view_model::DeviceModel;
-use crate::viewport::Viewport;
+use crate::scale::{Plot, Scale};
+use crate::view_model::{allocator_state_at, event_rows, DeviceModel};
 
-use super::now;
-
-/// Runs the page's rehearsal on the worker's `{type: "rehearsed", model}` message.
-pub fn rehearse(data: &JsValue) {
+/// Runs the page's rehearsal on the model the worker sent.
+pub fn rehearse(model: &js_sys::ArrayBuffer) {
     let started = now();
-    let Ok(snapshot) = super::loader::decode(data) else {
+    let Ok(snapshot) = super::page::decode(model) else {
         return;
     };
     let device = snapshot.default_device().unwrap_or(0);
-    let mut model = DeviceModel::new(&snapshot, device);
-    model.complete(&snapshot);
+    let model = DeviceModel::new(&snapshot, device);
+    let end = model.blocks.layout.x_len as i64 - 1;
+    let _ = allocator_state_at(&model, &snapshot, end);
+    let _ = event_rows(&model, &snapshot, 0..64);
     if let (Some(plot), Some(map)) = (hidden_surface(1400, 560), hidden_surface(1400, 60)) {
         let t = &model.blocks;
-        let view = Viewport::full(t.layout.x_len as f64, t.peak.bytes as f64);
-        let f = timeline::frame(&plot, view, None, 0);
+        let view = t.full_view();
+        let scale = Scale::new(view, Plot::of(plot.width, plot.height, 0), None);
         let theme = colors::theme(false);
-        timeline::draw(&plot, &f, t, &timeline::Overlay::plain(true), &theme);
+        timeline::draw(&plot, &scale, t, &timeline::Overlay::plain(true), &theme);
         minimap::draw(&map, t, view, None, &theme);
     }
     web_sys::console::debug_1(

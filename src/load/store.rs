@@ -28,6 +28,17 @@ pub fn add(file: OpenFile) -> usize {
     })
 }
 
+/// Closes file `index`: its snapshot and models are freed, and the memory goes back to the allocator for
+/// the next file (wasm memory never shrinks, but it is reused). Later files move down by one.
+pub fn close(index: usize) {
+    let closed = FILES.with(|f| {
+        let mut f = f.borrow_mut();
+        (index < f.len()).then(|| f.remove(index))
+    });
+    // Dropped outside the borrow: dropping a big snapshot takes a moment and touches nothing else.
+    drop(closed);
+}
+
 pub fn count() -> usize {
     FILES.with(|f| f.borrow().len())
 }
@@ -46,33 +57,11 @@ pub fn with_file<R>(file: usize, f: impl FnOnce(&OpenFile) -> R) -> Option<R> {
     FILES.with(|files| files.borrow().get(file).map(f))
 }
 
-/// Runs `f` on a device's model, building it (whole) on first use.
+/// Runs `f` on a device's model, building it on first use (each of its parts is built when first
+/// asked for: see `view_model`).
 pub fn with_model<R>(
     file: usize,
     device: i64,
-    f: impl FnOnce(&mut DeviceModel, &Snapshot) -> R,
-) -> Option<R> {
-    with_model_as(file, device, true, f)
-}
-
-/// Completes the model of `device` if it exists and is not complete yet.
-pub fn complete_model(file: usize, device: i64) {
-    FILES.with(|files| {
-        let mut files = files.borrow_mut();
-        if let Some(open) = files.get_mut(file) {
-            if let Some(model) = open.models.get_mut(&device) {
-                model.complete(&open.snapshot);
-            }
-        }
-    })
-}
-
-/// [`with_model`] that completes the model only if `complete`: drawing the block timeline needs none of
-/// what [`DeviceModel::complete`] adds, so a new file's timeline shows sooner.
-pub fn with_model_as<R>(
-    file: usize,
-    device: i64,
-    complete: bool,
     f: impl FnOnce(&mut DeviceModel, &Snapshot) -> R,
 ) -> Option<R> {
     FILES.with(|files| {
@@ -86,9 +75,6 @@ pub fn with_model_as<R>(
             .models
             .entry(device)
             .or_insert_with(|| DeviceModel::new(snapshot, device));
-        if complete {
-            model.complete(snapshot);
-        }
         Some(f(model, &open.snapshot))
     })
 }

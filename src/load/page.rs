@@ -1,35 +1,57 @@
-//! Loading: files (picker or drop), the bundled example and `?url=` all become a `Blob`. The page reads
-//! it with the browser's stream and hands each piece to a Web Worker that parses as the pieces arrive
-//! (see `worker.rs`), so reading and parsing overlap; the page then decodes the model the worker sends
-//! back. Nothing is uploaded: the only network requests are the example and a `?url=` the user gave.
+//! The page's side of loading: files (picker or drop), the bundled example and `?url=` all become a
+//! `Blob`, read with the browser's stream and handed piece by piece to a worker (see the module's header
+//! for the whole path and why it is shaped so). Nothing is uploaded: the only network requests are the
+//! example and a `?url=` the user gave.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
 use js_sys::{Promise, Reflect, Uint8Array};
-use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, MessageEvent, ReadableStreamDefaultReader, Worker, WorkerOptions, WorkerType};
 
+use super::js::{clock, grow_heap, now};
+use super::protocol::{FromWorker, LoadTimings, ToWorker};
 use super::store::{self, OpenFile};
-use super::worker::{message, number_field, text_field};
-use super::{now, Phase, Progress, Ui};
 use crate::view_model::DeviceModel;
 
 /// Bytes handed to the worker and not parsed yet, at most. The browser reads faster than the worker
 /// parses: without a bound, a big file would pile up in the worker's queue.
 const IN_FLIGHT: f64 = 64.0 * 1024.0 * 1024.0;
 
+/// How far a load is: reading (the page's thread) runs ahead of parsing (the worker).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LoadProgress {
+    /// What is loading.
+    pub name: String,
+    /// Bytes in all (0: not known yet, as while downloading).
+    pub total: f64,
+    pub read: f64,
+    pub parsed: f64,
+}
+
+/// What loading tells the page. The page implements it on its state; loading never sees that state.
+pub trait Listener {
+    /// A load began or moved on (whole percents only: one redraw each).
+    fn progress(&self, progress: LoadProgress);
+    /// File `index` of the store is open; `started` is when its load began (`now()`).
+    fn opened(&self, index: usize, device: i64, started: f64);
+    /// `name` could not be opened.
+    fn failed(&self, name: &str, reason: &str);
+}
+
+type Sink = Rc<dyn Listener>;
+
 thread_local! {
     static QUEUE: RefCell<VecDeque<(String, Blob)>> = const { RefCell::new(VecDeque::new()) };
-    static BUSY: RefCell<bool> = const { RefCell::new(false) };
-    /// A worker started ahead of time, with the module already loaded, for the next file; and whether it
-    /// failed (its script did not load) before it was used.
+    static BUSY: Cell<bool> = const { Cell::new(false) };
+    /// A worker started ahead of time for the next file, and whether it failed (its script did not load)
+    /// before it was used.
     static SPARE: RefCell<Option<(Worker, Rc<Cell<bool>>)>> = const { RefCell::new(None) };
-    /// Whether this page has asked for its rehearsal (see [`warm_up`]).
+    /// Whether this page has asked for its rehearsal.
     static REHEARSED: Cell<bool> = const { Cell::new(false) };
 }
 
@@ -39,50 +61,48 @@ fn spawn_worker() -> Option<Worker> {
     Worker::new_with_options("./worker.js", &options).ok()
 }
 
-/// Starts a worker for the next file now, so that file does not wait for the module to load.
-///
-/// The first time, the worker also rehearses a load (see `worker.rs` and `rehearsal.rs`): every hot path
-/// of a load has run by the time the user has picked a file, so the browser runs the real load on
-/// optimised code. The compiled module is shared by the page and its workers, so one rehearsal serves
-/// every later worker too.
+fn post(worker: &Worker, message: ToWorker) {
+    let (m, transfer) = message.to_js();
+    let _ = worker.post_message_with_transfer(&m, &transfer);
+}
+
+/// Starts a spare worker for the next file now; the first one also rehearses (see the module's header).
 pub fn warm_up() {
     SPARE.with(|spare| {
         let mut spare = spare.borrow_mut();
-        if spare.is_none() {
-            *spare = spawn_worker().map(|worker| {
-                let failed = Rc::new(Cell::new(false));
-                let flag = failed.clone();
-                let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| flag.set(true));
-                worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-                on_error.forget();
-                if !REHEARSED.replace(true) {
-                    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|ev: MessageEvent| {
-                        let data = ev.data();
-                        if text_field(&data, "type").as_deref() == Some("rehearsed") {
-                            super::rehearsal::rehearse(&data);
-                        }
-                    });
-                    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-                    on_message.forget();
-                    let _ = worker.post_message(&message("rehearse"));
-                }
-                (worker, failed)
-            });
+        if spare.is_some() {
+            return;
         }
+        *spare = spawn_worker().map(|worker| {
+            let failed = Rc::new(Cell::new(false));
+            let flag = failed.clone();
+            let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| flag.set(true));
+            worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+            on_error.forget();
+            if !REHEARSED.replace(true) {
+                let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|ev: MessageEvent| {
+                    if let Some(FromWorker::Rehearsed { model }) = FromWorker::from_js(&ev.data()) {
+                        super::rehearsal::rehearse(&model);
+                    }
+                });
+                worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+                on_message.forget();
+                post(&worker, ToWorker::Rehearse);
+            }
+            (worker, failed)
+        });
     });
 }
 
-/// Decodes the snapshot in a worker's `{model}` message.
-pub fn decode(
-    data: &JsValue,
+/// Decodes a snapshot the worker encoded.
+pub(super) fn decode(
+    buffer: &js_sys::ArrayBuffer,
 ) -> Result<memograph_snapshot::Snapshot, memograph_snapshot::codec::DecodeError> {
-    let buffer = Reflect::get(data, &"model".into()).unwrap_or(JsValue::NULL);
-    let array = Uint8Array::new(&buffer);
+    let array = Uint8Array::new(buffer);
     let total = array.length() as usize;
     // The snapshot takes about 1.5 times the encoding's size and the first device's model about as much
-    // again; staying under what is needed, this does not raise the page's memory (measured: 152 MB
-    // after loading the 193 MB benchmark file either way).
-    super::worker::grow_heap(total.saturating_mul(3));
+    // again; staying under what is needed, this does not raise the page's memory.
+    grow_heap(total.saturating_mul(3));
     let input = std::io::BufReader::with_capacity(1 << 20, JsBytes { array, at: 0 });
     memograph_snapshot::codec::decode_from(input, total)
 }
@@ -101,21 +121,25 @@ fn take_worker() -> Option<Worker> {
 }
 
 /// Queues `blob` for parsing; files load one after another, and open files stay usable meanwhile.
-pub fn load(ui: Ui, name: String, blob: Blob) {
+pub fn load(sink: Sink, name: String, blob: Blob) {
     QUEUE.with(|q| q.borrow_mut().push_back((name, blob)));
-    next(ui);
+    next(sink);
 }
 
 /// One file on its way from the blob to the store; shared by the reading task and the worker's replies.
 struct Load {
-    ui: Ui,
+    sink: Sink,
     name: String,
     size: f64,
     worker: Worker,
-    /// `performance.now()` when the load began.
+    /// `now()` when the load began.
     started: f64,
     /// Bytes the worker has parsed.
     parsed: Cell<f64>,
+    /// Bytes read and handed over.
+    read: Cell<f64>,
+    /// The worker needs no more bytes (a plain pickle's `STOP`).
+    complete: Cell<bool>,
     /// Set once the load ended (model, error, or the stream broke): stops the reading task.
     over: Cell<bool>,
     /// Wakes the reading task when it waits for the worker to catch up.
@@ -139,14 +163,14 @@ impl Load {
 
     /// The next queued file starts, with a worker already up.
     fn next_file(&self) {
-        BUSY.with(|b| *b.borrow_mut() = false);
+        BUSY.with(|b| b.set(false));
         warm_up();
-        next(self.ui);
+        next(self.sink.clone());
     }
 
     fn fail(&self, reason: &str) {
         if self.end() {
-            fail(self.ui, &self.name, reason);
+            self.sink.failed(&self.name, reason);
             self.next_file();
         }
     }
@@ -154,6 +178,15 @@ impl Load {
     /// Whole percents of the file: the bar moves by them, one redraw each, not one per piece.
     fn percent(&self, bytes: f64) -> f64 {
         (bytes * 100.0 / self.size.max(1.0)).floor()
+    }
+
+    fn report(&self) {
+        self.sink.progress(LoadProgress {
+            name: self.name.clone(),
+            total: self.size,
+            read: self.read.get(),
+            parsed: self.parsed.get(),
+        });
     }
 
     fn wake_reader(&self) {
@@ -169,27 +202,28 @@ impl Load {
         }))
     }
 
-    fn on_message(self: &Rc<Self>, data: JsValue) {
-        match text_field(&data, "type").unwrap_or_default().as_str() {
-            "progress" => {
-                let done = number_field(&data, "done").unwrap_or(0.0);
-                if self.percent(done) != self.percent(self.parsed.get()) {
-                    self.ui.progress.update(|p| p.parsed = done);
-                }
+    fn on_message(&self, data: JsValue) {
+        match FromWorker::from_js(&data) {
+            Some(FromWorker::Progress { done, complete }) => {
+                let moved = self.percent(done) != self.percent(self.parsed.get());
                 self.parsed.set(done);
+                self.complete.set(complete);
+                if moved {
+                    self.report();
+                }
                 self.wake_reader();
             }
-            "done" => self.done(&data),
-            "error" => self.fail(&text_field(&data, "message").unwrap_or_default()),
-            _ => {}
+            Some(FromWorker::Done { model, timings }) => self.done(&model, timings),
+            Some(FromWorker::Error { message }) => self.fail(&message),
+            Some(FromWorker::Rehearsed { .. }) | None => {}
         }
     }
 
     /// Decodes the worker's model and opens it.
-    fn done(&self, data: &JsValue) {
-        let received = super::worker::clock();
-        let decoded = decode(data);
-        let decode_ms = super::worker::clock() - received;
+    fn done(&self, model: &js_sys::ArrayBuffer, worker: super::protocol::WorkerTimings) {
+        let received = clock();
+        let decoded = decode(model);
+        let decode_ms = clock() - received;
         let snapshot = match decoded {
             Ok(s) => s,
             Err(e) => return self.fail(&e.to_string()),
@@ -199,44 +233,49 @@ impl Load {
         }
         let device = snapshot.default_device().unwrap_or(0);
         let model = DeviceModel::new(&snapshot, device);
-        let model_ms = super::worker::clock() - received - decode_ms;
-        opened(
-            self.ui,
-            self.name.clone(),
-            self.size as u64,
+        let model_ms = clock() - received - decode_ms;
+        let index = store::add(OpenFile {
+            name: self.name.clone(),
+            bytes: self.size as u64,
+            devices: snapshot.devices(),
             snapshot,
-            model,
-            self.started,
-        );
+            models: [(device, model)].into(),
+        });
+        self.sink.opened(index, device, self.started);
         self.next_file();
-        let worker = Reflect::get(data, &"timings".into()).unwrap_or_default();
-        let at = |key: &str| number_field(&worker, key).unwrap_or(0.0);
-        let origin = super::worker::clock() - now();
-        record_timings(&[
-            ("worker_start", at("received") - (origin + self.started)),
-            ("read", self.read_ms.get()),
-            ("parse", at("parse")),
-            ("worker_waited", at("waited")),
-            ("encode", at("encode")),
-            ("transfer", received - at("posted")),
-            ("decode", decode_ms),
-            ("model", model_ms),
-            ("opened_at", now() - self.started),
-        ]);
+        let origin = clock() - now();
+        record_timings(&LoadTimings {
+            worker_start: worker.received - (origin + self.started),
+            read: self.read_ms.get(),
+            parse: worker.parse,
+            worker_waited: worker.waited,
+            encode: worker.encode,
+            transfer: received - worker.posted,
+            decode: decode_ms,
+            model: model_ms,
+            opened_at: now() - self.started,
+        });
     }
 
     /// Reads the blob with the browser's stream and hands each piece to the worker, never more than
-    /// [`IN_FLIGHT`] bytes ahead of it.
+    /// [`IN_FLIGHT`] bytes ahead of it, until the blob ends or the worker wants no more.
     async fn stream(self: Rc<Self>, blob: Blob) {
         let reader: ReadableStreamDefaultReader = blob.stream().get_reader().unchecked_into();
-        let mut sent = 0.0;
         loop {
-            while sent - self.parsed.get() > IN_FLIGHT && !self.over.get() {
+            while self.read.get() - self.parsed.get() > IN_FLIGHT
+                && !self.over.get()
+                && !self.complete.get()
+            {
                 let _ = self.caught_up().await;
             }
             if self.over.get() {
                 let _ = reader.cancel();
                 return;
+            }
+            if self.complete.get() {
+                // What follows the pickle's STOP is never read (as pickle.load).
+                let _ = reader.cancel();
+                return self.finish_reading();
             }
             let Ok(chunk) = JsFuture::from(reader.read()).await else {
                 return self.fail("the browser could not read the file");
@@ -250,55 +289,67 @@ impl Load {
                 .and_then(|d| d.as_bool())
                 .unwrap_or(true);
             if finished {
-                self.read_ms.set(now() - self.started);
-                let _ = self.worker.post_message(&message("end"));
-                return;
+                return self.finish_reading();
             }
             let Ok(bytes) =
                 Reflect::get(&chunk, &"value".into()).and_then(|v| v.dyn_into::<Uint8Array>())
             else {
                 return self.fail("the browser could not read the file");
             };
-            let before = sent;
-            sent += bytes.length() as f64;
-            if self.percent(sent) != self.percent(before) {
-                self.ui.progress.update(|p| p.read = sent);
+            let before = self.read.get();
+            self.read.set(before + bytes.length() as f64);
+            if self.percent(self.read.get()) != self.percent(before) {
+                self.report();
             }
-            let m = message("piece");
-            let _ = Reflect::set(&m, &"bytes".into(), &bytes);
-            let _ = self
-                .worker
-                .post_message_with_transfer(&m, &js_sys::Array::of1(&bytes.buffer()));
+            post(&self.worker, ToWorker::Piece { bytes });
         }
+    }
+
+    fn finish_reading(&self) {
+        self.read_ms.set(now() - self.started);
+        post(&self.worker, ToWorker::End);
     }
 }
 
-fn next(ui: Ui) {
-    if BUSY.with(|b| *b.borrow()) {
+fn next(sink: Sink) {
+    if BUSY.with(|b| b.get()) {
         return;
     }
     let Some((name, blob)) = QUEUE.with(|q| q.borrow_mut().pop_front()) else {
         return;
     };
+    if blob.size() > super::MAX_FILE_BYTES {
+        sink.failed(
+            &name,
+            &format!(
+                "{} is more than a browser tab can hold (its memory ends at 4 GiB); \
+                 `memograph summary` and `memograph report` read it on the command line, or record \
+                 fewer entries (a smaller max_entries)",
+                memograph_snapshot::format::bytes(blob.size() as u64)
+            ),
+        );
+        return next(sink);
+    }
     let started = now();
-    ui.progress.set(Progress {
+    sink.progress(LoadProgress {
         name: name.clone(),
         total: blob.size(),
-        ..Progress::default()
+        ..LoadProgress::default()
     });
-    ui.phase.set(Phase::Loading);
     let Some(worker) = take_worker() else {
-        fail(ui, &name, "this browser cannot start the parsing worker");
-        return next(ui);
+        sink.failed(&name, "this browser cannot start the parsing worker");
+        return next(sink);
     };
-    BUSY.with(|b| *b.borrow_mut() = true);
+    BUSY.with(|b| b.set(true));
     let load = Rc::new(Load {
-        ui,
+        sink,
         name,
         size: blob.size(),
         worker: worker.clone(),
         started,
         parsed: Cell::new(0.0),
+        read: Cell::new(0.0),
+        complete: Cell::new(false),
         over: Cell::new(false),
         wake: RefCell::new(None),
         read_ms: Cell::new(0.0),
@@ -323,9 +374,12 @@ fn next(ui: Ui) {
     });
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     on_error.forget();
-    let start = message("start");
-    let _ = Reflect::set(&start, &"size".into(), &blob.size().into());
-    let _ = worker.post_message(&start);
+    post(
+        &worker,
+        ToWorker::Start {
+            size: Some(blob.size()),
+        },
+    );
     leptos::task::spawn_local(load.stream(blob));
 }
 
@@ -346,73 +400,37 @@ impl std::io::Read for JsBytes {
     }
 }
 
-/// Puts where a load's time went on `#app` as `data-load-timings` (JSON, milliseconds), for the page
-/// benchmark and for anyone curious in the console.
-fn record_timings(parts: &[(&str, f64)]) {
-    let json = parts
-        .iter()
-        .map(|(k, v)| format!("\"{k}\":{v:.0}"))
-        .collect::<Vec<_>>()
-        .join(",");
-    web_sys::console::debug_1(&format!("memograph load timings (ms): {{{json}}}").into());
+/// Puts where a load's time went on `#app` as `data-load-timings`, and in the console.
+fn record_timings(timings: &LoadTimings) {
+    let json = timings.to_json();
+    web_sys::console::debug_1(&format!("memograph load timings (ms): {json}").into());
     if let Some(app) = web_sys::window()
         .and_then(|w| w.document())
         .and_then(|d| d.get_element_by_id("app"))
     {
-        let _ = app.set_attribute("data-load-timings", &format!("{{{json}}}"));
+        let _ = app.set_attribute("data-load-timings", &json);
     }
 }
 
-fn opened(
-    ui: Ui,
-    name: String,
-    bytes: u64,
-    snapshot: memograph_snapshot::Snapshot,
-    model: DeviceModel,
-    started: f64,
-) {
-    let devices = snapshot.devices();
-    let device = snapshot.default_device().unwrap_or(0);
-    let index = store::add(OpenFile {
-        name,
-        bytes,
-        snapshot,
-        devices,
-        models: [(device, model)].into(),
-    });
-    ui.error.set(None);
-    ui.load_started.set(started);
-    ui.select(index, device);
-    ui.files.update(|n| *n += 1);
-    ui.phase.set(Phase::Ready);
-}
-
-/// Shows `reason` for `name` in the error panel.
-pub fn fail(ui: Ui, name: &str, reason: &str) {
-    ui.error.set(Some(format!("{name}: {reason}")));
-    ui.phase.set(Phase::Error);
-}
-
 /// Loads the example bundled in `assets/` (a real snapshot).
-pub fn load_example(ui: Ui) {
+pub fn load_example(sink: Sink) {
     fetch(
-        ui,
+        sink,
         "./example.pickle.gz".to_string(),
         "example: kk_memory_ctx128_fullstep.pickle.gz".to_string(),
     );
 }
 
 /// Fetches `url` (from `?url=` or the example button) and loads it.
-pub fn fetch(ui: Ui, url: String, name: String) {
-    ui.progress.set(Progress {
+pub fn fetch(sink: Sink, url: String, name: String) {
+    sink.progress(LoadProgress {
         name: format!("downloading {name}"),
-        ..Progress::default()
+        ..LoadProgress::default()
     });
-    ui.phase.set(Phase::Loading);
     leptos::task::spawn_local(async move {
         let result: Result<Blob, String> = async {
             let window = web_sys::window().ok_or("no window")?;
-            let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(&url))
+            let response = JsFuture::from(window.fetch_with_str(&url))
                 .await
                 .map_err(|_| {
                     "the download failed (network error or blocked by CORS)".to_string()
@@ -425,16 +443,15 @@ pub fn fetch(ui: Ui, url: String, name: String) {
                     response.status_text()
                 ));
             }
-            let blob =
-                wasm_bindgen_futures::JsFuture::from(response.blob().map_err(|_| "no body")?)
-                    .await
-                    .map_err(|_| "the download broke off".to_string())?;
+            let blob = JsFuture::from(response.blob().map_err(|_| "no body")?)
+                .await
+                .map_err(|_| "the download broke off".to_string())?;
             blob.dyn_into::<Blob>().map_err(|_| "bad body".to_string())
         }
         .await;
         match result {
-            Ok(blob) => load(ui, name, blob),
-            Err(e) => fail(ui, &name, &e),
+            Ok(blob) => load(sink, name, blob),
+            Err(e) => sink.failed(&name, &e),
         }
     });
 }

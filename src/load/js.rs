@@ -1,0 +1,30 @@
+//! The few browser helpers both the page and its workers use.
+
+use js_sys::Reflect;
+use wasm_bindgen::JsCast;
+
+/// Milliseconds since this thread's time origin (`performance.now()`): for durations on one thread.
+pub fn now() -> f64 {
+    performance().map_or(0.0, |p| p.now())
+}
+
+/// Milliseconds on a clock the page and its workers share (`timeOrigin + now()`): for times compared
+/// across threads.
+pub fn clock() -> f64 {
+    performance().map_or(0.0, |p| p.time_origin() + p.now())
+}
+
+fn performance() -> Option<web_sys::Performance> {
+    Reflect::get(&js_sys::global(), &"performance".into())
+        .ok()?
+        .dyn_into()
+        .ok()
+}
+
+/// Grows the wasm heap by about `bytes` in one step, for what is about to be built (see "Heap growth"
+/// in the module's header). Reserved and released at once, the space stays with the allocator. Best
+/// effort: a failed reservation changes nothing.
+pub fn grow_heap(bytes: usize) {
+    let mut room: Vec<u8> = Vec::new();
+    let _ = room.try_reserve_exact(bytes);
+}

@@ -1,0 +1,48 @@
+//! Loading: how a file gets from the disk (a picked or dropped file, the bundled example, a `?url=`) to
+//! an open snapshot with its first model, and the performance work that makes that fast in a browser.
+//!
+//! ```text
+//! page.rs (page thread)                      worker.rs (a Web Worker per file)
+//!   Blob.stream() ── Piece ─────────────────►  PushReader.push(piece)
+//!      ▲  at most IN_FLIGHT ahead             │
+//!      └──────────────────────── Progress ────┤  (complete: the pickle reached STOP)
+//!   End ──────────────────────────────────────►  finish → codec::encode
+//!   codec::decode ◄──────────────── Done ─────┘  (a transferred buffer), or Error
+//!   DeviceModel::new → store → Listener::opened
+//! ```
+//!
+//! The messages are [`protocol`]'s enums; `store` keeps the open files outside the reactive graph. This
+//! module knows nothing of the page's signals: it reports through a [`Listener`], which the page wires
+//! to its state (the arrow runs one way, `web` → `load`).
+//!
+//! ## Performance on wasm (explained here once; comments elsewhere point here)
+//! - **Tier-up.** Browsers run a wasm function on a baseline compiler and switch to optimised code only
+//!   when it is next *called* after it has been busy a while: a loop that runs once over a whole file
+//!   stays on baseline code throughout. Long loops in the engine therefore run as batches of calls
+//!   (`memograph_snapshot::batch`: the pickle machine's opcodes, the codec's columns, lifetimes).
+//! - **Rehearsal.** While the user picks a file, the spare worker loads `synth`'s snapshot and the page
+//!   decodes it, builds its model and draws it on a hidden canvas (`rehearsal.rs`), so the real load
+//!   runs on optimised code: a cold load of the 193 MB benchmark file was about a fifth slower. The
+//!   compiled module is shared by the page and every worker, so one rehearsal serves them all.
+//! - **Spare worker.** A worker is started ahead of time with the module loaded, so a file never waits
+//!   for one (6–27 ms instead of 100–180).
+//! - **Heap growth.** Before building something of known size (the worker's snapshot, the page's
+//!   decoded model), the heap is grown in one step ([`js::grow_heap`]): thousands of small
+//!   `memory.grow` calls cost time and can set off garbage collections.
+//! - **Streaming.** Reading (the page's thread, asynchronous) overlaps parsing (the worker); the bytes
+//!   in flight are bounded, each piece is freed as soon as it is copied, and reading stops at a plain
+//!   pickle's `STOP`.
+
+mod js;
+mod page;
+pub mod protocol;
+mod rehearsal;
+pub mod store;
+pub mod worker;
+
+pub use js::now;
+pub use page::{fetch, load, load_example, warm_up, Listener, LoadProgress};
+
+/// Where the largest file a tab can hold ends: the page's wasm memory tops out at 4 GiB and a loaded
+/// file takes about 0.8× its size there (the worker needs about 1× in its own).
+pub const MAX_FILE_BYTES: f64 = 3.0 * 1024.0 * 1024.0 * 1024.0;

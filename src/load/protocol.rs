@@ -1,0 +1,233 @@
+//! The page ↔ worker protocol: one enum of messages each way and one timings struct, each with a single
+//! conversion to and from the JS objects `postMessage` carries. Nothing else in the code spells a
+//! message's type or field names.
+
+use js_sys::{ArrayBuffer, Object, Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+
+/// What the page asks of a worker.
+pub enum ToWorker {
+    /// A file of `size` bytes (when known) begins.
+    Start { size: Option<f64> },
+    /// Its next piece (the buffer is transferred).
+    Piece { bytes: Uint8Array },
+    /// The file ended (or the page stopped reading because the worker wanted no more).
+    End,
+    /// Load the synthetic snapshot, to warm the code up (see the module's header in `load`).
+    Rehearse,
+}
+
+/// What a worker answers.
+pub enum FromWorker {
+    /// Bytes pushed so far, after each piece (the page's flow control counts on it); `complete` once
+    /// no more bytes can change the outcome (a plain pickle's `STOP`).
+    Progress { done: f64, complete: bool },
+    /// The snapshot, encoded by the engine's codec (the buffer is transferred).
+    Done {
+        model: ArrayBuffer,
+        timings: WorkerTimings,
+    },
+    /// The engine's one-line error.
+    Error { message: String },
+    /// The rehearsal's snapshot, encoded.
+    Rehearsed { model: ArrayBuffer },
+}
+
+/// Where a worker's time went, in milliseconds; `received` and `posted` are on the shared clock
+/// ([`super::js::clock`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WorkerTimings {
+    /// When the `Start` message came.
+    pub received: f64,
+    /// Pushing pieces and finishing the snapshot.
+    pub parse: f64,
+    /// Waiting for pieces.
+    pub waited: f64,
+    pub encode: f64,
+    /// When the answer was posted.
+    pub posted: f64,
+}
+
+fn set(m: &Object, key: &str, value: &JsValue) {
+    let _ = Reflect::set(m, &key.into(), value);
+}
+
+fn get(data: &JsValue, key: &str) -> JsValue {
+    Reflect::get(data, &key.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn number(data: &JsValue, key: &str) -> Option<f64> {
+    get(data, key).as_f64()
+}
+
+fn message(kind: &str) -> Object {
+    let m = Object::new();
+    set(&m, "type", &kind.into());
+    m
+}
+
+impl ToWorker {
+    /// The message and the buffers to transfer with it.
+    pub fn to_js(&self) -> (Object, js_sys::Array) {
+        let transfer = js_sys::Array::new();
+        let m = match self {
+            ToWorker::Start { size } => {
+                let m = message("start");
+                if let Some(size) = size {
+                    set(&m, "size", &(*size).into());
+                }
+                m
+            }
+            ToWorker::Piece { bytes } => {
+                let m = message("piece");
+                set(&m, "bytes", bytes);
+                transfer.push(&bytes.buffer());
+                m
+            }
+            ToWorker::End => message("end"),
+            ToWorker::Rehearse => message("rehearse"),
+        };
+        (m, transfer)
+    }
+
+    pub fn from_js(data: &JsValue) -> Option<ToWorker> {
+        Some(match get(data, "type").as_string()?.as_str() {
+            "start" => ToWorker::Start {
+                size: number(data, "size"),
+            },
+            "piece" => ToWorker::Piece {
+                bytes: get(data, "bytes").dyn_into().ok()?,
+            },
+            "end" => ToWorker::End,
+            "rehearse" => ToWorker::Rehearse,
+            _ => return None,
+        })
+    }
+}
+
+impl FromWorker {
+    /// The message and the buffers to transfer with it.
+    pub fn to_js(&self) -> (Object, js_sys::Array) {
+        let transfer = js_sys::Array::new();
+        let m = match self {
+            FromWorker::Progress { done, complete } => {
+                let m = message("progress");
+                set(&m, "done", &(*done).into());
+                set(&m, "complete", &(*complete).into());
+                m
+            }
+            FromWorker::Done { model, timings } => {
+                let m = message("done");
+                set(&m, "model", model);
+                set(&m, "timings", &timings.to_js());
+                transfer.push(model);
+                m
+            }
+            FromWorker::Error { message: text } => {
+                let m = message("error");
+                set(&m, "message", &text.into());
+                m
+            }
+            FromWorker::Rehearsed { model } => {
+                let m = message("rehearsed");
+                set(&m, "model", model);
+                transfer.push(model);
+                m
+            }
+        };
+        (m, transfer)
+    }
+
+    pub fn from_js(data: &JsValue) -> Option<FromWorker> {
+        Some(match get(data, "type").as_string()?.as_str() {
+            "progress" => FromWorker::Progress {
+                done: number(data, "done")?,
+                complete: get(data, "complete").as_bool().unwrap_or(false),
+            },
+            "done" => FromWorker::Done {
+                model: get(data, "model").dyn_into().ok()?,
+                timings: WorkerTimings::from_js(&get(data, "timings")),
+            },
+            "error" => FromWorker::Error {
+                message: get(data, "message").as_string().unwrap_or_default(),
+            },
+            "rehearsed" => FromWorker::Rehearsed {
+                model: get(data, "model").dyn_into().ok()?,
+            },
+            _ => return None,
+        })
+    }
+}
+
+impl WorkerTimings {
+    const FIELDS: [&'static str; 5] = ["received", "parse", "waited", "encode", "posted"];
+
+    fn values(&self) -> [f64; 5] {
+        [
+            self.received,
+            self.parse,
+            self.waited,
+            self.encode,
+            self.posted,
+        ]
+    }
+
+    fn to_js(self) -> Object {
+        let t = Object::new();
+        for (key, value) in Self::FIELDS.iter().zip(self.values()) {
+            set(&t, key, &value.into());
+        }
+        t
+    }
+
+    fn from_js(t: &JsValue) -> WorkerTimings {
+        let at = |key: &str| number(t, key).unwrap_or(0.0);
+        WorkerTimings {
+            received: at("received"),
+            parse: at("parse"),
+            waited: at("waited"),
+            encode: at("encode"),
+            posted: at("posted"),
+        }
+    }
+}
+
+/// Where one load's time went, in milliseconds: what `#app[data-load-timings]` says (JSON) and the
+/// console logs, for the page benchmark and anyone curious.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoadTimings {
+    /// From the load's start to the worker's receiving the `Start` message.
+    pub worker_start: f64,
+    /// Until the last piece was handed over.
+    pub read: f64,
+    pub parse: f64,
+    pub worker_waited: f64,
+    pub encode: f64,
+    pub transfer: f64,
+    pub decode: f64,
+    pub model: f64,
+    /// From the load's start until the file was open.
+    pub opened_at: f64,
+}
+
+impl LoadTimings {
+    pub fn to_json(self) -> String {
+        let parts = [
+            ("worker_start", self.worker_start),
+            ("read", self.read),
+            ("parse", self.parse),
+            ("worker_waited", self.worker_waited),
+            ("encode", self.encode),
+            ("transfer", self.transfer),
+            ("decode", self.decode),
+            ("model", self.model),
+            ("opened_at", self.opened_at),
+        ];
+        let body = parts
+            .iter()
+            .map(|(k, v)| format!("\"{k}\":{v:.0}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        format!("{{{body}}}")
+    }
+}

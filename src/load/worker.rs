@@ -1,0 +1,167 @@
+//! The worker's side of loading: runs in a dedicated Web Worker, so parsing a 1 GB file never blocks the
+//! page. Each piece the page streams is pushed into the engine's [`PushReader`] as it arrives; at the
+//! end the snapshot goes back encoded by the engine's codec (a transferred buffer), or the engine's
+//! one-line error. Messages are [`super::protocol`]'s; the rehearsal is explained in the module's header.
+
+use std::cell::RefCell;
+
+use js_sys::Uint8Array;
+use memograph_snapshot::PushReader;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+
+use super::js::{clock, grow_heap};
+use super::protocol::{FromWorker, ToWorker, WorkerTimings};
+
+/// One file being read.
+struct Job {
+    reader: PushReader,
+    /// Where each piece is copied into wasm memory before it is pushed (reused).
+    scratch: Vec<u8>,
+    /// When the first message came, and the milliseconds spent reading pieces (not waiting for them).
+    received: f64,
+    busy: f64,
+}
+
+thread_local! {
+    /// `None` before `Start` and after an error or the end: later pieces are ignored.
+    static JOB: RefCell<Option<Job>> = const { RefCell::new(None) };
+}
+
+fn post(message: FromWorker) {
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let (m, transfer) = message.to_js();
+    let _ = scope.post_message_with_transfer(&m, &transfer);
+}
+
+fn post_error(reason: &str) {
+    post(FromWorker::Error {
+        message: reason.to_string(),
+    });
+}
+
+/// Entry point of the worker (called by assets/worker.js).
+#[wasm_bindgen]
+pub fn worker_main() {
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let handler = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+        match ToWorker::from_js(&ev.data()) {
+            Some(ToWorker::Start { size }) => start(size),
+            Some(ToWorker::Piece { bytes }) => piece(&bytes),
+            Some(ToWorker::End) => end(),
+            Some(ToWorker::Rehearse) => rehearse(),
+            None => {}
+        }
+    });
+    scope.set_onmessage(Some(handler.as_ref().unchecked_ref()));
+    handler.forget();
+}
+
+fn start(size: Option<f64>) {
+    // Parsing needs about the file's size (see "Heap growth" in the module's header).
+    grow_heap(size.unwrap_or(0.0).clamp(0.0, (1u64 << 30) as f64) as usize);
+    JOB.with(|job| {
+        *job.borrow_mut() = Some(Job {
+            reader: PushReader::new(size.map(|s| s as u64)),
+            scratch: Vec::new(),
+            received: clock(),
+            busy: 0.0,
+        })
+    });
+}
+
+/// Pushes one piece and acknowledges it.
+fn piece(bytes: &Uint8Array) {
+    let outcome = JOB.with(|job| {
+        let mut job = job.borrow_mut();
+        let j = job.as_mut()?;
+        let started = clock();
+        j.scratch.resize(bytes.length() as usize, 0);
+        bytes.copy_to(&mut j.scratch);
+        free(bytes);
+        let result = j.reader.push(&j.scratch);
+        j.busy += clock() - started;
+        let done = j.reader.pushed();
+        let complete = !j.reader.wants_more();
+        if result.is_err() {
+            *job = None;
+        }
+        Some(result.map(|()| (done, complete)))
+    });
+    match outcome {
+        Some(Ok((done, complete))) => post(FromWorker::Progress {
+            done: done as f64,
+            complete,
+        }),
+        Some(Err(e)) => post_error(&e.to_string()),
+        None => {}
+    }
+}
+
+/// Frees the piece's memory now (`ArrayBuffer.prototype.transfer(0)` detaches it), instead of leaving
+/// hundreds of megabytes of pieces to the worker's garbage collector. Best effort: older browsers lack it.
+fn free(bytes: &Uint8Array) {
+    let buffer = bytes.buffer();
+    if let Ok(transfer) = js_sys::Reflect::get(&buffer, &"transfer".into()) {
+        if let Some(transfer) = transfer.dyn_ref::<js_sys::Function>() {
+            let _ = transfer.call1(&buffer, &0.into());
+        }
+    }
+}
+
+/// Finishes the snapshot and posts the encoded model with where the time went.
+fn end() {
+    let Some(job) = JOB.with(|job| job.borrow_mut().take()) else {
+        return;
+    };
+    let started = clock();
+    let snapshot = match job.reader.finish() {
+        Ok(s) => s,
+        Err(e) => return post_error(&e.to_string()),
+    };
+    let encode_started = clock();
+    let bytes = memograph_snapshot::codec::encode(&snapshot);
+    // Freed before the copy for the page is made: the worker holds at most two of the three.
+    drop(snapshot);
+    let model = buffer_of(&bytes);
+    drop(bytes);
+    post(FromWorker::Done {
+        model,
+        timings: WorkerTimings {
+            received: job.received,
+            parse: job.busy + encode_started - started,
+            waited: started - job.received - job.busy,
+            encode: clock() - encode_started,
+            posted: clock(),
+        },
+    });
+}
+
+/// A new `ArrayBuffer` holding `bytes`.
+fn buffer_of(bytes: &[u8]) -> js_sys::ArrayBuffer {
+    let array = Uint8Array::new_with_length(bytes.len() as u32);
+    array.copy_from(bytes);
+    array.buffer()
+}
+
+/// Steps of [`memograph_snapshot::synth::pickle`] a rehearsal loads: 2.7 MB, 25 000 entries, about as
+/// much as it takes the browser to optimise the hot functions (a real 3 MB snapshot does it).
+const REHEARSAL_STEPS: usize = 400;
+
+/// Loads a synthetic snapshot as a file is loaded (pushed in pieces, finished, encoded) and posts it.
+fn rehearse() {
+    let written = memograph_snapshot::synth::pickle(REHEARSAL_STEPS);
+    let mut reader = PushReader::new(Some(written.bytes.len() as u64));
+    for piece in written.bytes.chunks(1 << 20) {
+        if reader.push(piece).is_err() {
+            return;
+        }
+    }
+    let Ok(snapshot) = reader.finish() else {
+        return;
+    };
+    post(FromWorker::Rehearsed {
+        model: buffer_of(&memograph_snapshot::codec::encode(&snapshot)),
+    });
+}

@@ -1,0 +1,133 @@
+//! "Where the memory goes" as the view shows it: the visible rows of the live-set tree and the labels
+//! around it.
+
+use std::collections::HashSet;
+
+use memograph_snapshot::analysis::live_set::Node;
+
+/// One visible row of the call-stack tree.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TreeRow {
+    /// Child indices from the root to this node.
+    pub path: Vec<usize>,
+    pub frame: String,
+    pub bytes: u64,
+    pub count: u64,
+    /// Percent of the root's bytes.
+    pub share: f64,
+    pub open: bool,
+    pub leaf: bool,
+}
+
+/// Rows shown at most, so a huge tree cannot freeze the page.
+pub const MAX_TREE_ROWS: usize = 2000;
+
+/// Whether the node at `path` is open: the largest chain is open six levels deep by default, and a
+/// click toggles.
+pub fn is_open(path: &[usize], toggled: &HashSet<Vec<usize>>) -> bool {
+    let default = path.len() <= 6 && path.iter().all(|&k| k == 0);
+    default != toggled.contains(path)
+}
+
+/// The rows of `root`'s tree that are visible with `toggled` nodes toggled, depth first, at most
+/// [`MAX_TREE_ROWS`].
+pub fn tree_rows(root: &Node, toggled: &HashSet<Vec<usize>>) -> Vec<TreeRow> {
+    let mut rows = Vec::new();
+    let mut todo: Vec<(Vec<usize>, &Node)> = root
+        .children
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(k, c)| (vec![k], c))
+        .collect();
+    while let Some((path, n)) = todo.pop() {
+        if rows.len() >= MAX_TREE_ROWS {
+            break;
+        }
+        let open = is_open(&path, toggled);
+        if open {
+            for (k, c) in n.children.iter().enumerate().rev() {
+                let mut p = path.clone();
+                p.push(k);
+                todo.push((p, c));
+            }
+        }
+        rows.push(TreeRow {
+            frame: n.frame.clone().unwrap_or_default(),
+            bytes: n.bytes,
+            count: n.count,
+            share: percent(n.bytes, root.bytes),
+            open,
+            leaf: n.children.is_empty(),
+            path,
+        });
+    }
+    rows
+}
+
+/// `part` as a percentage of `whole` (0 when `whole` is 0).
+pub fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+/// `file.py:12:fn` with the directories dropped, for labels.
+pub fn short_frame(frame: &str) -> String {
+    match frame.rsplit_once('/') {
+        Some((_, tail)) if !frame.starts_with('<') => tail.to_string(),
+        _ => frame.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memograph_snapshot::{read_bytes, synth};
+
+    fn tree() -> Node {
+        let s = read_bytes(&synth::pickle(60).bytes).unwrap();
+        let mut m = crate::view_model::DeviceModel::new(&s, 0);
+        m.report(&s, (None, true)).live_set.clone()
+    }
+
+    #[test]
+    fn the_largest_chain_is_open_and_every_row_sums_its_children() {
+        let root = tree();
+        let rows = tree_rows(&root, &HashSet::new());
+        assert!(!rows.is_empty());
+        assert!(rows[0].open && rows[0].path == vec![0]);
+        let top: u64 = rows
+            .iter()
+            .filter(|r| r.path.len() == 1)
+            .map(|r| r.bytes)
+            .sum();
+        assert_eq!(top, root.bytes);
+        assert!(rows.iter().all(|r| r.share <= 100.0));
+    }
+
+    #[test]
+    fn toggling_a_node_closes_it_and_hides_its_children() {
+        let root = tree();
+        let open = tree_rows(&root, &HashSet::new());
+        let closed = tree_rows(&root, &HashSet::from([vec![0]]));
+        assert!(!closed[0].open);
+        assert!(closed.len() < open.len());
+        assert!(closed.iter().all(|r| r.path.len() == 1));
+    }
+
+    #[test]
+    fn labels_drop_directories_but_not_bracketed_names() {
+        assert_eq!(
+            short_frame("/a/b/models.py:174:update"),
+            "models.py:174:update"
+        );
+        assert_eq!(
+            short_frame("<3 smaller call paths>"),
+            "<3 smaller call paths>"
+        );
+        assert_eq!(percent(1, 0), 0.0);
+    }
+}

@@ -1,0 +1,414 @@
+//! View models: what the views draw, computed from the engine's analyses. Plain data, no web types, so
+//! they are tested natively; the components only wire signals to them and the renderers only draw them.
+
+//!
+//! A device's model is built part by part on first use (a cell per part): the block timeline's first
+//! frame needs only the block lifetimes and their layout, and nothing can be asked for too early.
+
+pub mod analysis;
+mod state;
+mod timeline;
+
+use std::cell::OnceCell;
+use std::collections::HashMap;
+
+use memograph_snapshot::analysis::lifetimes::Lifetimes;
+use memograph_snapshot::analysis::report::{report_of, DeviceReport, ReportOptions};
+use memograph_snapshot::Snapshot;
+
+pub use state::{allocator_state_at, describe_block, event_rows, EventRow, SegmentRow};
+pub use timeline::TimelineModel;
+
+/// A device's models: the Active Memory Timeline, and what the other views need, each part built on
+/// first use.
+pub struct DeviceModel {
+    pub device: i64,
+    pub blocks: TimelineModel,
+    /// Whether every entry has a `time_us` (the times stay in the snapshot's trace: see [`Self::times`]).
+    pub has_times: bool,
+    /// Profiler annotations as spans of entries (needs `time_us`).
+    pub annotations: Vec<AnnotationSpan>,
+    /// The Active Cached Segment Timeline.
+    segments: OnceCell<TimelineModel>,
+    /// Each entry's address version (`b…_N`), for the event list.
+    versions: OnceCell<Vec<u32>>,
+    /// Rounding waste (block size − requested size) of allocations still live at the snapshot, by
+    /// allocation: the trace records only block sizes, the snapshot's blocks also what was requested.
+    rounding_waste: OnceCell<HashMap<u32, u64>>,
+    /// Category names and each block allocation's category.
+    categories: OnceCell<Categories>,
+    /// The analysis panels' report and what it was made for (entry, framework frames hidden).
+    report: Option<(AnalysisKey, DeviceReport)>,
+}
+
+/// What a report was made for: the entry analysed (`None`: the peak) and whether framework frames are
+/// hidden in its call-stack tree.
+pub type AnalysisKey = (Option<i64>, bool);
+
+/// The built-in categories of a device's block allocations.
+pub struct Categories {
+    pub names: Vec<String>,
+    /// Per allocation (index into the block lifetimes): index into `names`.
+    pub of: Vec<u16>,
+}
+
+fn categorise(snapshot: &Snapshot, lifetimes: &Lifetimes) -> Categories {
+    use memograph_snapshot::analysis::categories::{categorize, Rules};
+    let rules = Rules::built_in();
+    Categories {
+        names: rules.names(),
+        of: categorize(snapshot, lifetimes, &rules),
+    }
+}
+
+/// Detail level a fresh view starts at: everything for small traces, the largest allocations for huge
+/// ones (the slider still goes to 100 %).
+pub fn default_detail(allocations: usize) -> f64 {
+    if allocations <= 50_000 {
+        1.0
+    } else {
+        (50_000.0 / allocations as f64).max(0.01)
+    }
+}
+
+impl DeviceModel {
+    /// The block timeline of `device`; every other part waits until it is asked for.
+    pub fn new(snapshot: &Snapshot, device: i64) -> DeviceModel {
+        let blocks = Lifetimes::of(snapshot, device);
+        let detail = default_detail(blocks.allocations.len());
+        let trace = snapshot.trace(device);
+        let has_times = trace.has_time();
+        DeviceModel {
+            device,
+            blocks: TimelineModel::new(blocks, detail),
+            has_times,
+            annotations: if has_times {
+                annotation_spans(snapshot, device, &trace.time_us)
+            } else {
+                Vec::new()
+            },
+            segments: OnceCell::new(),
+            versions: OnceCell::new(),
+            rounding_waste: OnceCell::new(),
+            categories: OnceCell::new(),
+            report: None,
+        }
+    }
+
+    /// `time_us` of each entry, when all have one.
+    pub fn times<'a>(&self, snapshot: &'a Snapshot) -> Option<&'a [i64]> {
+        self.has_times
+            .then(|| snapshot.trace(self.device).time_us.as_slice())
+    }
+
+    /// The Active Cached Segment Timeline (every segment drawn).
+    pub fn segments(&self, snapshot: &Snapshot) -> &TimelineModel {
+        self.segments
+            .get_or_init(|| TimelineModel::new(Lifetimes::of_segments(snapshot, self.device), 1.0))
+    }
+
+    /// Each entry's address version.
+    pub fn versions(&self, snapshot: &Snapshot) -> &[u32] {
+        self.versions.get_or_init(|| {
+            memograph_snapshot::analysis::lifetimes::event_versions(snapshot.trace(self.device))
+        })
+    }
+
+    /// Rounding waste of block allocation `allocation` (0 unless live at the snapshot).
+    pub fn rounding_waste(&self, snapshot: &Snapshot, allocation: u32) -> u64 {
+        let waste = self
+            .rounding_waste
+            .get_or_init(|| rounding_waste(snapshot, &self.blocks.lifetimes));
+        waste.get(&allocation).copied().unwrap_or(0)
+    }
+
+    /// The block allocations' categories.
+    pub fn categories(&self, snapshot: &Snapshot) -> &Categories {
+        self.categories
+            .get_or_init(|| categorise(snapshot, &self.blocks.lifetimes))
+    }
+
+    /// One timeline (segments or blocks) to change, with the annotations, and the categories when
+    /// `by_category`, to draw it with.
+    pub fn timeline_parts(
+        &mut self,
+        snapshot: &Snapshot,
+        segments: bool,
+        by_category: bool,
+    ) -> (&mut TimelineModel, &[AnnotationSpan], Option<&Categories>) {
+        if segments {
+            self.segments(snapshot);
+        }
+        if by_category && !segments {
+            self.categories(snapshot);
+        }
+        let timeline = match segments {
+            true => self.segments.get_mut().expect("initialised above"),
+            false => &mut self.blocks,
+        };
+        let categories = self.categories.get().filter(|_| by_category && !segments);
+        (timeline, &self.annotations, categories)
+    }
+
+    /// The report for `key`, made on first use and kept until another entry or filter is asked for.
+    pub fn report(&mut self, snapshot: &Snapshot, key: AnalysisKey) -> &DeviceReport {
+        if self.report.as_ref().is_none_or(|(k, _)| *k != key) {
+            self.report = None;
+            let c = self.categories(snapshot);
+            let options = ReportOptions {
+                event: key.0,
+                hide_framework: key.1,
+                ..ReportOptions::default()
+            };
+            let report = report_of(snapshot, &self.blocks.lifetimes, &c.of, &c.names, &options);
+            self.report = Some((key, report));
+        }
+        &self.report.as_ref().expect("made above").1
+    }
+
+    /// The last report made, if any (for event handlers that follow a report already on screen).
+    pub fn last_report(&self) -> Option<&DeviceReport> {
+        self.report.as_ref().map(|(_, r)| r)
+    }
+
+    /// Bytes per category live at `event`, in category order.
+    pub fn category_totals(&self, snapshot: &Snapshot, event: i64) -> Vec<(String, u64)> {
+        let c = self.categories(snapshot);
+        memograph_snapshot::analysis::categories::category_totals(
+            &self.blocks.lifetimes,
+            &c.of,
+            &c.names,
+            event,
+        )
+        .into_iter()
+        .map(|t| (t.category, t.bytes))
+        .collect()
+    }
+}
+
+/// Block size − requested size of every allocation still live at the snapshot whose block the snapshot
+/// holds (`active_allocated` at the same address).
+fn rounding_waste(snapshot: &Snapshot, lifetimes: &Lifetimes) -> HashMap<u32, u64> {
+    use memograph_snapshot::BlockState;
+    let by_addr: HashMap<u64, u64> = snapshot
+        .segments_of(lifetimes.device)
+        .flat_map(|s| &s.blocks)
+        .filter(|b| b.state == BlockState::ActiveAllocated && b.size > b.requested_size)
+        .map(|b| (b.address, b.size - b.requested_size))
+        .collect();
+    lifetimes
+        .allocations
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.free_event.is_none())
+        .filter_map(|(i, a)| Some((i as u32, *by_addr.get(&a.addr)?)))
+        .collect()
+}
+
+/// External annotations as spans of entries on one device's timeline (START/END matched by name).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnnotationSpan {
+    pub name: String,
+    pub start: f64,
+    pub end: f64,
+    /// Nesting row, so overlapping spans do not hide each other.
+    pub row: usize,
+}
+
+/// Maps each START/END annotation of `device` to entry positions via `time_us` (needs times).
+pub fn annotation_spans(snapshot: &Snapshot, device: i64, times: &[i64]) -> Vec<AnnotationSpan> {
+    if times.is_empty() {
+        return Vec::new();
+    }
+    let at = |t: i64| times.partition_point(|&x| x < t) as f64;
+    let mut open: Vec<(String, f64)> = Vec::new();
+    let mut spans = Vec::new();
+    for a in snapshot
+        .external_annotations
+        .iter()
+        .filter(|a| a.device == device)
+    {
+        let Some(t) = a.time_us else { continue };
+        let name = snapshot.str(a.name).to_string();
+        match snapshot.str(a.stage) {
+            "START" => open.push((name, at(t))),
+            "END" => {
+                if let Some(k) = open.iter().rposition(|(n, _)| *n == name) {
+                    let (name, start) = open.remove(k);
+                    spans.push(AnnotationSpan {
+                        name,
+                        start,
+                        end: at(t),
+                        row: 0,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    let end = times.len() as f64;
+    spans.extend(open.into_iter().map(|(name, start)| AnnotationSpan {
+        name,
+        start,
+        end,
+        row: 0,
+    }));
+    spans.sort_by(|a, b| a.start.total_cmp(&b.start));
+    // Greedy rows: each span goes to the first row whose last span ended before it starts.
+    let mut row_ends: Vec<f64> = Vec::new();
+    for s in &mut spans {
+        let row = row_ends
+            .iter()
+            .position(|&e| e <= s.start)
+            .unwrap_or(row_ends.len());
+        if row == row_ends.len() {
+            row_ends.push(s.end);
+        } else {
+            row_ends[row] = s.end;
+        }
+        s.row = row;
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A real fixture (tier 2), or `None` with a note when the shared fixtures are absent.
+    fn fixture(name: &str) -> Option<Snapshot> {
+        let bytes = memograph_snapshot::testing::fixture(name)?;
+        Some(memograph_snapshot::read_bytes(&bytes).unwrap())
+    }
+
+    #[test]
+    fn the_fitted_range_max_covers_the_peak() {
+        let Some(s) = fixture("kk_memory_ctx128_fullstep.pickle") else {
+            return;
+        };
+        let m = DeviceModel::new(&s, 0);
+        let peak = m.blocks.peak;
+        assert_eq!(
+            m.blocks.max_in(0.0, m.blocks.layout.x_len as f64),
+            peak.bytes
+        );
+        assert_eq!(
+            m.blocks.max_in(peak.event as f64, peak.event as f64 + 1.0),
+            peak.bytes
+        );
+        assert_eq!(m.blocks.detail, 1.0);
+    }
+
+    #[test]
+    fn annotations_become_nested_spans() {
+        let Some(s) = fixture("cs_memory_snapshot.pickle") else {
+            return;
+        };
+        let m = DeviceModel::new(&s, 0);
+        let spans = &m.annotations;
+        assert!(!spans.is_empty());
+        assert!(spans.iter().all(|a| a.start <= a.end));
+        assert_eq!(spans.len(), 2);
+        assert!(spans
+            .iter()
+            .any(|a| a.name == "Optimizer.zero_grad#AdamW.zero_grad"));
+    }
+
+    #[test]
+    fn the_allocator_state_at_the_end_holds_every_live_block_inside_a_segment() {
+        let Some(s) = fixture("a0kuma_adam.pickle") else {
+            return;
+        };
+        let m = DeviceModel::new(&s, 0);
+        let end = m.blocks.layout.x_len as i64 - 1;
+        let rows = allocator_state_at(&m, &s, end);
+        assert_eq!(rows.len(), 7);
+        let in_blocks: u64 = rows.iter().flat_map(|r| &r.blocks).map(|b| b.size).sum();
+        assert_eq!(in_blocks, m.blocks.lifetimes.live_bytes_at(end));
+        for r in &rows {
+            for b in &r.blocks {
+                assert!(b.address >= r.address && b.address + b.size <= r.address + r.size);
+            }
+        }
+    }
+
+    #[test]
+    fn category_totals_at_the_peak_add_up_to_the_peak() {
+        let Some(s) = fixture("kk_memory_ctx128_fullstep.pickle") else {
+            return;
+        };
+        let m = DeviceModel::new(&s, 0);
+        let peak = m.blocks.peak;
+        let totals = m.category_totals(&s, peak.event);
+        assert_eq!(totals.iter().map(|t| t.1).sum::<u64>(), peak.bytes);
+        assert_eq!(
+            m.categories(&s).of.len(),
+            m.blocks.lifetimes.allocations.len()
+        );
+    }
+
+    #[test]
+    fn the_report_follows_the_chosen_entry_and_adds_up_there() {
+        let Some(s) = fixture("kk_memory_ctx128_fullstep.pickle") else {
+            return;
+        };
+        let mut m = DeviceModel::new(&s, 0);
+        let peak = m.blocks.peak;
+        assert_eq!(m.report(&s, (None, true)).live_bytes, peak.bytes);
+        let live = m.blocks.lifetimes.live_bytes_at(5000);
+        let at = m.report(&s, (Some(5000), true));
+        assert_eq!(at.event, 5000);
+        assert_eq!(at.live_bytes, live);
+        assert_eq!(
+            at.categories.iter().map(|c| c.bytes).sum::<u64>(),
+            at.live_bytes
+        );
+        assert_eq!(at.live_set.all_allocations().len(), at.live_allocations);
+    }
+
+    #[test]
+    fn blocks_live_at_the_snapshot_carry_their_rounding_waste() {
+        let Some(s) = fixture("kk_memory_ctx128_fullstep.pickle") else {
+            return;
+        };
+        let m = DeviceModel::new(&s, 0);
+        let end = m.blocks.layout.x_len as i64 - 1;
+        let waste: u64 = allocator_state_at(&m, &s, end)
+            .iter()
+            .flat_map(|r| &r.blocks)
+            .map(|b| b.rounding_waste)
+            .sum();
+        let (_, totals) = memograph_snapshot::analysis::stats::segment_stats(&s, 0);
+        // Every allocated block of the snapshot is live at the end of the trace: the map shows all waste.
+        assert_eq!(waste, totals.rounding_waste);
+        assert!(waste > 0);
+    }
+
+    #[test]
+    fn every_part_is_built_on_first_use_in_any_order() {
+        let s =
+            memograph_snapshot::read_bytes(&memograph_snapshot::synth::pickle(40).bytes).unwrap();
+        let mut m = DeviceModel::new(&s, 0);
+        // The state history before the segment timeline, the report before the categories: no order.
+        let end = m.blocks.layout.x_len as i64 - 1;
+        let rows = allocator_state_at(&m, &s, end);
+        let live: u64 = rows.iter().flat_map(|r| &r.blocks).map(|b| b.size).sum();
+        assert_eq!(live, m.blocks.lifetimes.live_bytes_at(end));
+        let peak = m.blocks.peak.bytes;
+        assert_eq!(m.report(&s, (None, true)).live_bytes, peak);
+        assert_eq!(m.versions(&s).len(), s.trace(0).len());
+        let rows = event_rows(&m, &s, 0..3);
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0].index, 0);
+        assert!(rows.iter().all(|r| !r.action.is_empty()));
+        let (t, _, cats) = m.timeline_parts(&s, true, true);
+        assert!(cats.is_none(), "segments are never coloured by category");
+        assert_eq!(t.peak.bytes, t.lifetimes.peak().bytes);
+    }
+
+    #[test]
+    fn huge_traces_start_at_a_detail_that_draws_fifty_thousand_bands() {
+        assert_eq!(default_detail(7_095), 1.0);
+        assert!((default_detail(500_000) - 0.1).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,158 @@
+//! The Allocator State History as the view shows it: the allocator's segments and blocks right after an
+//! entry, the rows of the event list, and the text of a block's tooltip.
+
+use memograph_snapshot::analysis::lifetimes::event_name;
+use memograph_snapshot::analysis::stacks::display_lines;
+use memograph_snapshot::format::{bytes, grouped, seconds_since};
+use memograph_snapshot::Snapshot;
+
+use super::DeviceModel;
+
+/// One row of the Allocator State History's segment map.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentRow {
+    pub address: u64,
+    pub size: u64,
+    pub blocks: Vec<BlockBox>,
+}
+
+/// A block inside a segment at the selected entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockBox {
+    pub address: u64,
+    pub size: u64,
+    /// Index into the device's block lifetimes.
+    pub allocation: u32,
+    /// Freed by the program, waiting for its stream (between `free_requested` and `free_completed`).
+    pub pending_free: bool,
+    /// Bytes of the block beyond what was requested (known for blocks the snapshot still holds).
+    pub rounding_waste: u64,
+}
+
+/// The allocator's segments and blocks right after entry `event`, by address.
+pub fn allocator_state_at(model: &DeviceModel, snapshot: &Snapshot, event: i64) -> Vec<SegmentRow> {
+    let mut rows: Vec<SegmentRow> = model
+        .segments(snapshot)
+        .lifetimes
+        .allocations
+        .iter()
+        .filter(|s| s.is_live_at(event))
+        .map(|s| SegmentRow {
+            address: s.addr,
+            size: s.size,
+            blocks: Vec::new(),
+        })
+        .collect();
+    rows.sort_by_key(|r| r.address);
+    for (i, a) in model.blocks.lifetimes.allocations.iter().enumerate() {
+        if !a.is_live_at(event) {
+            continue;
+        }
+        let k = rows.partition_point(|r| r.address <= a.addr);
+        if k == 0 {
+            continue;
+        }
+        let row = &mut rows[k - 1];
+        if a.addr >= row.address.saturating_add(row.size) {
+            continue;
+        }
+        let pending_free = a
+            .free_requested_event
+            .is_some_and(|r| i64::from(r) <= event);
+        row.blocks.push(BlockBox {
+            address: a.addr,
+            size: a.size,
+            allocation: i as u32,
+            pending_free,
+            rounding_waste: model.rounding_waste(snapshot, i as u32),
+        });
+    }
+    for r in &mut rows {
+        r.blocks.sort_by_key(|b| b.address);
+    }
+    rows
+}
+
+/// One row of the event list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventRow {
+    pub index: usize,
+    pub action: String,
+    /// MemoryViz's name for what the entry is about (`b7f3a…_2`, `s7f3a…_0`).
+    pub name: String,
+    pub size: String,
+    /// `+1.234 s` since the first entry, when times were recorded.
+    pub time: String,
+}
+
+/// The event list's rows `range` (clamped to the trace).
+pub fn event_rows(
+    model: &DeviceModel,
+    snapshot: &Snapshot,
+    range: std::ops::Range<usize>,
+) -> Vec<EventRow> {
+    let trace = snapshot.trace(model.device);
+    let versions = model.versions(snapshot);
+    let times = model.times(snapshot);
+    (range.start.min(trace.len())..range.end.min(trace.len()))
+        .map(|i| {
+            let e = trace.get(i);
+            EventRow {
+                index: i,
+                action: e.action.name(&snapshot.interner).to_string(),
+                name: event_name(e.action, e.addr, versions.get(i).copied().unwrap_or(0)),
+                size: bytes(e.size),
+                time: times
+                    .and_then(|ts| seconds_since(ts, i))
+                    .unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+/// The tooltip of the segment map at row `row` (and block `block` in it).
+pub fn describe_block(
+    model: &DeviceModel,
+    snapshot: &Snapshot,
+    row: &SegmentRow,
+    block: Option<&BlockBox>,
+) -> String {
+    let seg = format!(
+        "segment {:x}: {} ({} bytes), {} blocks",
+        row.address,
+        bytes(row.size),
+        grouped(row.size),
+        row.blocks.len()
+    );
+    let Some(block) = block else { return seg };
+    let Some(a) = model
+        .blocks
+        .lifetimes
+        .allocations
+        .get(block.allocation as usize)
+    else {
+        return seg;
+    };
+    let stack = display_lines(snapshot, a.stack, false)
+        .into_iter()
+        .take(8)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let note = if block.pending_free {
+        "  pending free".to_string()
+    } else if block.rounding_waste > 0 {
+        format!(
+            "  rounding waste {} ({} bytes)",
+            bytes(block.rounding_waste),
+            grouped(block.rounding_waste)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{}  {} ({} bytes){note}\n{seg}\n{stack}",
+        a.name(),
+        bytes(block.size),
+        grouped(block.size),
+    )
+}

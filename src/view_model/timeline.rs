@@ -1,0 +1,167 @@
+//! One timeline (blocks or segments) as the views draw it, and the view logic around it: the tooltip
+//! text of an allocation and the minimap brush's viewport.
+
+use memograph_snapshot::analysis::lifetimes::{segment_name, Kind, Lifetimes, Peak};
+use memograph_snapshot::analysis::timeline::{timeline_layout, RangeMax, TimelineLayout};
+use memograph_snapshot::format::{bytes, grouped, seconds_since};
+
+use crate::viewport::Viewport;
+
+/// One timeline (blocks or segments) of one device at one detail level.
+pub struct TimelineModel {
+    pub lifetimes: Lifetimes,
+    pub layout: TimelineLayout,
+    /// Live bytes after each entry, for the minimap and for fitting y to a range.
+    pub totals: RangeMax,
+    pub peak: Peak,
+    /// Share of allocations drawn as their own band (0.0–1.0): the one unit of detail everywhere.
+    pub detail: f64,
+}
+
+impl TimelineModel {
+    pub fn new(lifetimes: Lifetimes, detail: f64) -> TimelineModel {
+        let layout = timeline_layout(&lifetimes, detail);
+        let totals = RangeMax::new(&lifetimes.live_after);
+        let peak = lifetimes.peak();
+        TimelineModel {
+            lifetimes,
+            layout,
+            totals,
+            peak,
+            detail,
+        }
+    }
+
+    /// Lays the timeline out at `detail` (0.0–1.0) unless it already is.
+    pub fn set_detail(&mut self, detail: f64) {
+        let detail = detail.clamp(0.0, 1.0);
+        if (detail - self.detail).abs() > f64::EPSILON {
+            // Free the old layout first: wasm memory never shrinks, so its high-water mark is what counts.
+            self.layout = TimelineLayout::default();
+            self.layout = timeline_layout(&self.lifetimes, detail);
+            self.detail = detail;
+        }
+    }
+
+    /// Highest live bytes over entries `[x0, x1)`, including what was live before `x0`.
+    pub fn max_in(&self, x0: f64, x1: f64) -> u64 {
+        let lo = x0.floor().max(0.0) as usize;
+        let hi = (x1.ceil().max(0.0) as usize).max(lo + 1);
+        let live = &self.lifetimes.live_after;
+        let before = match lo {
+            0 => self.lifetimes.initial_bytes,
+            _ => live.get(lo - 1).copied().unwrap_or(0),
+        };
+        self.totals.max(live, lo, hi).max(before).max(1)
+    }
+
+    /// The whole trace, with room above the peak.
+    pub fn full_view(&self) -> Viewport {
+        Viewport::full(self.layout.x_len as f64, self.peak.bytes as f64)
+    }
+
+    /// The view a minimap brush from entry `a` to `b` asks for: that range with y fitted to its highest
+    /// point; a click (a range under two entries) centres the current span `span` there instead.
+    pub fn brushed(&self, a: f64, b: f64, span: Option<f64>) -> Viewport {
+        let x_len = self.layout.x_len as f64;
+        let (lo, hi) = (a.min(b), a.max(b));
+        let (lo, hi) = if hi - lo < 2.0 {
+            let span = span.unwrap_or(x_len);
+            ((lo - span / 2.0).max(0.0), (lo + span / 2.0).min(x_len))
+        } else {
+            (lo, hi)
+        };
+        Viewport {
+            x0: lo,
+            x1: hi.max(lo + 1.0),
+            y_max: self.max_in(lo, hi) as f64 * 1.05,
+        }
+    }
+
+    /// The tooltip text of an allocation: its name, size, when it was made and freed.
+    pub fn describe(&self, allocation: u32, times: Option<&[i64]>) -> String {
+        let Some(a) = self.lifetimes.allocations.get(allocation as usize) else {
+            return String::new();
+        };
+        let name = match self.lifetimes.kind {
+            Kind::Blocks => a.name(),
+            Kind::Segments => segment_name(a.addr, a.version),
+        };
+        let when = |e: Option<u32>, what: &str| match e {
+            None => format!("{what} before the trace"),
+            Some(e) => match times.and_then(|ts| seconds_since(ts, e as usize)) {
+                Some(s) => format!("{what} at entry {e} ({s})"),
+                None => format!("{what} at entry {e}"),
+            },
+        };
+        let freed = match a.free_event {
+            None => "live at the end".to_string(),
+            f => when(f, "freed"),
+        };
+        let mut text = format!(
+            "{name}  {} ({} bytes)\n{}\n{freed}",
+            bytes(a.size),
+            grouped(a.size),
+            when(a.alloc_event, "allocated")
+        );
+        if self.layout.tolerance > 0 {
+            text.push_str(&format!(
+                "\n(bands drawn within {} of their place)",
+                bytes(self.layout.tolerance)
+            ));
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memograph_snapshot::{read_bytes, synth};
+
+    fn synth_model() -> TimelineModel {
+        let s = read_bytes(&synth::pickle(60).bytes).unwrap();
+        TimelineModel::new(Lifetimes::of(&s, 0), 1.0)
+    }
+
+    #[test]
+    fn a_brush_fits_y_to_the_highest_point_of_its_range() {
+        let t = synth_model();
+        let peak = t.peak;
+        let v = t.brushed(peak.event as f64 + 1.0, 0.0, None);
+        assert_eq!(v.x0, 0.0);
+        assert_eq!(v.y_max, peak.bytes as f64 * 1.05);
+        // A click centres the current span on the entry clicked.
+        let v = t.brushed(500.0, 500.5, Some(100.0));
+        assert_eq!((v.x0, v.x1), (450.0, 550.0));
+    }
+
+    #[test]
+    fn the_tooltip_names_the_allocation_and_when_it_lived() {
+        let t = synth_model();
+        let (i, a) = t
+            .lifetimes
+            .allocations
+            .iter()
+            .enumerate()
+            .find(|(_, a)| a.free_event.is_some() && a.alloc_event.is_some())
+            .unwrap();
+        let text = t.describe(i as u32, None);
+        assert!(text.starts_with(&a.name()), "{text}");
+        assert!(text.contains(&format!("allocated at entry {}", a.alloc_event.unwrap())));
+        assert!(text.contains(&format!("freed at entry {}", a.free_event.unwrap())));
+        assert_eq!(t.describe(u32::MAX, None), "");
+    }
+
+    #[test]
+    fn detail_is_one_unit_and_setting_it_twice_does_nothing_twice() {
+        let mut t = synth_model();
+        t.set_detail(0.5);
+        let drawn = t.layout.drawn;
+        assert_eq!(drawn, t.layout.total.div_ceil(2));
+        t.set_detail(0.5);
+        assert_eq!(t.layout.drawn, drawn);
+        t.set_detail(7.0);
+        assert_eq!(t.detail, 1.0);
+    }
+}
