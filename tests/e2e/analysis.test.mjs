@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, open, loadFile, shot, FIXTURES } from './harness.mjs';
+import { serve, browser, open, loadFile, shot, FIXTURES, TIER2, HAVE_FIXTURES } from './harness.mjs';
 
 let server, b;
 before(async () => { server = await serve(); b = await browser(); });
@@ -23,7 +23,7 @@ async function canvasColours(page, testid) {
   });
 }
 
-test('the analysis view shows the peak by category, component and call stack, with drawn charts', async () => {
+test('the analysis view shows the peak by category, component and call stack, with drawn charts', TIER2, async () => {
   const { page, errors } = await open(b, server.url);
   const ref = reference('kk_memory_ctx128_fullstep.pickle').devices['0'];
   await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
@@ -50,7 +50,7 @@ test('the analysis view shows the peak by category, component and call stack, wi
   await page.close();
 });
 
-test('clicking a call path, a bar or a category highlights its allocations on the timelines', async () => {
+test('clicking a call path, a bar or a category highlights its allocations on the timelines', TIER2, async () => {
   const { page, errors } = await open(b, server.url);
   await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
   await page.selectOption('[data-testid=view-select]', 'analysis');
@@ -82,7 +82,7 @@ test('clicking a call path, a bar or a category highlights its allocations on th
   await page.close();
 });
 
-test('clicking the compact timeline recomputes the live set at that entry', async () => {
+test('clicking the compact timeline recomputes the live set at that entry', TIER2, async () => {
   const { page, errors } = await open(b, server.url);
   await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
   await page.selectOption('[data-testid=view-select]', 'analysis');
@@ -109,7 +109,7 @@ test('clicking the compact timeline recomputes the live set at that entry', asyn
   await page.close();
 });
 
-test('an OOM snapshot leads with its OOM recommendation (cs_memory_snapshot, device 1)', async () => {
+test('an OOM snapshot leads with its OOM recommendation (cs_memory_snapshot, device 1)', TIER2, async () => {
   const { page, errors } = await open(b, server.url);
   await loadFile(page, path.join(FIXTURES, 'cs_memory_snapshot.pickle'));
   await page.selectOption('[data-testid=device-select]', '1');

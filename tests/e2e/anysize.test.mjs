@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, open, loadFile, shot, FIXTURES, ROOT } from './harness.mjs';
+import { serve, browser, open, loadFile, shot, FIXTURES, ROOT, TIER2, HAVE_FIXTURES } from './harness.mjs';
 
 const REPRO = process.env.MEMOGRAPH_REPRO || path.join(ROOT, '..', 'shared', 'repro');
 let server, b;
@@ -34,7 +34,7 @@ test('30 000 allocations freed oldest first open, draw at 100 % detail and show 
   await page.close();
 });
 
-test('lowering the detail or switching views with a band hovered keeps the page alive', async () => {
+test('lowering the detail or switching views with a band hovered keeps the page alive', TIER2, async () => {
   const { page, errors } = await open(b, server.url);
   await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
   const canvas = page.locator('[data-testid=timeline]');
@@ -63,7 +63,7 @@ test('lowering the detail or switching views with a band hovered keeps the page 
   await page.close();
 });
 
-test('bytes after the pickle\'s STOP are never read: a small snapshot with 1 GiB behind it opens at once', async () => {
+test('bytes after the pickle\'s STOP are never read: a small snapshot with 1 GiB behind it opens at once', TIER2, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-stop-'));
   const file = path.join(dir, 'with-tail.pickle');
   fs.copyFileSync(path.join(FIXTURES, 'a0kuma_adam.pickle'), file);
@@ -107,7 +107,7 @@ test('a torch.save archive and an HTML page are named in the error panel', async
   fs.rmSync(dir, { recursive: true });
 });
 
-test('closing files gives their memory back: ten opens and closes leave it where one open left it', async () => {
+test('closing files gives their memory back: ten opens and closes leave it where one open left it', TIER2, async () => {
   const page = await b.newPage({ viewport: { width: 1400, height: 860 } });
   const errors = [];
   page.on('pageerror', e => errors.push(String(e)));

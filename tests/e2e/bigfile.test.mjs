@@ -7,15 +7,21 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { serve, browser, open, shot, ROOT } from './harness.mjs';
+import { serve, browser, open, shot, ROOT, TIER2, HAVE_FIXTURES } from './harness.mjs';
 
 let server, b, big;
 before(async () => {
   const dir = path.join(os.tmpdir(), 'memograph-e2e-big');
   fs.mkdirSync(dir, { recursive: true });
-  big = path.join(dir, 'tiled_80mb.pickle');
+  // A real snapshot tiled to 80 MB (tier 2), or the engine's synthetic one of that size (tier 1).
+  big = path.join(dir, HAVE_FIXTURES ? 'tiled_80mb.pickle' : 'synth_80mb.pickle');
   if (!fs.existsSync(big)) {
-    execFileSync('python3', [path.join(ROOT, 'scripts', 'tile_snapshot.py'), '--size', '80', '--out', big], { stdio: 'ignore' });
+    if (HAVE_FIXTURES) {
+      execFileSync('python3', [path.join(ROOT, 'scripts', 'tile_snapshot.py'), '--size', '80', '--out', big], { stdio: 'ignore' });
+    } else {
+      execFileSync('cargo', ['run', '-q', '--release', '-p', 'memograph-snapshot', '--example', 'synth', '--', '11500', big],
+        { cwd: ROOT, stdio: 'ignore' });
+    }
   }
   server = await serve();
   b = await browser();

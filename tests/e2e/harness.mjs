@@ -9,6 +9,15 @@ export const DIST = path.join(ROOT, 'dist');
 export const FIXTURES = process.env.MEMOGRAPH_FIXTURES || path.join(ROOT, '..', 'shared', 'fixtures');
 export const SHOTS = path.join(ROOT, 'target', 'e2e-screenshots');
 
+/** Options for a second-tier test (it reads the real fixtures in ../shared): skipped, with the reason,
+ *  when they are absent, unless MEMOGRAPH_REQUIRE_FIXTURES=1 (the test script sets it when they are
+ *  there). */
+export const HAVE_FIXTURES = fs.existsSync(path.join(FIXTURES, 'reference'));
+if (!HAVE_FIXTURES && process.env.MEMOGRAPH_REQUIRE_FIXTURES === '1') {
+  throw new Error(`MEMOGRAPH_REQUIRE_FIXTURES=1 but ${FIXTURES} has no fixtures`);
+}
+export const TIER2 = HAVE_FIXTURES ? {} : { skip: `needs the shared fixtures in ${FIXTURES} (tier 2)` };
+
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
 
 /** Serves `dir` under `prefix` (a sub-path, like a GitHub Pages project page) on 127.0.0.1. */

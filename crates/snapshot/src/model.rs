@@ -224,16 +224,22 @@ pub struct DeviceTrace {
 }
 
 impl DeviceTrace {
+    /// Room for `n` entries when the memory is there (it is only a hint: columns grow as usual).
     pub fn with_capacity(n: usize) -> DeviceTrace {
+        fn room<T>(n: usize) -> Vec<T> {
+            let mut v = Vec::new();
+            let _ = v.try_reserve_exact(n);
+            v
+        }
         DeviceTrace {
-            action: Vec::with_capacity(n),
-            addr: Vec::with_capacity(n),
-            size: Vec::with_capacity(n),
-            stream: Vec::with_capacity(n),
-            time_us: Vec::with_capacity(n),
-            stack: Vec::with_capacity(n),
-            compile_context: Vec::with_capacity(n),
-            user_metadata: Vec::with_capacity(n),
+            action: room(n),
+            addr: room(n),
+            size: room(n),
+            stream: room(n),
+            time_us: room(n),
+            stack: room(n),
+            compile_context: room(n),
+            user_metadata: room(n),
             device_free: Vec::new(),
         }
     }

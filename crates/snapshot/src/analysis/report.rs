@@ -119,11 +119,10 @@ pub fn category_series(
         entries.push(-1);
     } else {
         let samples = samples.clamp(1, n);
+        // In u64: `k * n` passes usize::MAX on wasm32 past 7 M entries at 600 samples.
+        let at = |k: usize| (k as u64 * n as u64 / samples as u64) as usize;
         for k in 0..samples {
-            let (lo, hi) = (
-                k * n / samples,
-                ((k + 1) * n / samples).max(k * n / samples + 1),
-            );
+            let (lo, hi) = (at(k), at(k + 1).max(at(k) + 1));
             let run = &lifetimes.live_after[lo..hi];
             // First maximum of the run (`max_by_key` keeps the last).
             let (mut best, mut best_bytes) = (lo, run[0]);
@@ -138,7 +137,8 @@ pub fn category_series(
     let mut running = vec![0u64; names.len()];
     for (i, a) in lifetimes.allocations.iter().enumerate() {
         if a.is_initial() {
-            running[categories[i] as usize] += a.size;
+            let c = &mut running[categories[i] as usize];
+            *c = c.saturating_add(a.size);
         }
     }
     let mut bytes = vec![Vec::with_capacity(entries.len()); names.len()];
@@ -151,7 +151,7 @@ pub fn category_series(
             let a = &lifetimes.allocations[id as usize];
             let c = &mut running[categories[id as usize] as usize];
             if a.alloc_event == Some(x) {
-                *c += a.size;
+                *c = c.saturating_add(a.size);
             } else {
                 *c = c.saturating_sub(a.size);
             }

@@ -266,7 +266,14 @@ impl Machine {
     fn new(size_hint: Option<u64>) -> Machine {
         let mut interner = Interner::new();
         let keys = Keys::new(&mut interner);
-        let hint = size_hint.unwrap_or(0).min(1 << 40) as usize;
+        // Bounded by what the platform could hold, never wrapped (a size past 4 GiB on wasm32), and only
+        // a hint: the tables are reserved when the memory is there and grow as usual when it is not.
+        let cap: u64 = if cfg!(target_pointer_width = "32") {
+            1 << 32
+        } else {
+            1 << 40
+        };
+        let hint = usize::try_from(size_hint.unwrap_or(0).min(cap - 1)).unwrap_or(usize::MAX);
         // Real snapshots hold at most one container per 40 bytes and one trace entry per 200: natively the
         // tables get room for that many (capacity never touched costs address space, not memory). On
         // wasm32 address space is memory, so they get room for the usual counts (one memo entry per
@@ -278,8 +285,8 @@ impl Machine {
         };
         Machine {
             interner,
-            slots: Vec::with_capacity(containers),
-            slot_memo: Vec::with_capacity(containers),
+            slots: presized(containers),
+            slot_memo: presized(containers),
             bytes: Vec::new(),
             wide: Vec::new(),
             entries: DeviceTrace::with_capacity(entries),
@@ -287,7 +294,7 @@ impl Machine {
             keys,
             stack: Vec::with_capacity(4096),
             marks: Vec::new(),
-            memo: Vec::with_capacity(containers),
+            memo: presized(containers),
             scratch: Vec::new(),
             invalid_entry: None,
         }
@@ -1301,6 +1308,13 @@ pub(crate) fn as_u64(v: Value) -> Option<u64> {
         Value::Bool(b) => Some(b as u64),
         _ => None,
     }
+}
+
+/// A vector with room for `n` items when the memory is there (a size hint never aborts a read).
+fn presized<T>(n: usize) -> Vec<T> {
+    let mut v = Vec::new();
+    let _ = v.try_reserve_exact(n);
+    v
 }
 
 /// The most bytes one allocation, block or segment can hold: far beyond any device (1 PiB), far below

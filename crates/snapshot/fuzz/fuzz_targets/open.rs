@@ -1,0 +1,66 @@
+//! The whole path of an opened file: read, every analysis on every device, the codec's round trip, and
+//! the timeline geometry at several detail levels and budgets with hit-tests over a viewport grid.
+//! Nothing panics, the codec gives back what it was given, and geometry stays within its budget.
+#![no_main]
+
+use memograph_snapshot::analysis::categories::{categorize, category_totals, Rules};
+use memograph_snapshot::analysis::lifetimes::{event_versions, reserved_series, Lifetimes};
+use memograph_snapshot::analysis::report::{report_of, ReportOptions};
+use memograph_snapshot::analysis::timeline::{timeline_layout_within, RangeMax};
+use memograph_snapshot::analysis::{efficiency, stats, summary};
+use memograph_snapshot::{codec, read_bytes};
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let Ok(s) = read_bytes(data) else {
+        return;
+    };
+    let encoded = codec::encode(&s);
+    let back = codec::decode(&encoded).expect("the codec reads what it wrote");
+    assert_eq!(codec::encode(&back), encoded);
+    let _ = summary::summarize(&s);
+    let rules = Rules::built_in();
+    let names = rules.names();
+    for d in s.devices() {
+        let _ = stats::segment_stats(&s, d);
+        let _ = reserved_series(&s, d);
+        let _ = event_versions(s.trace(d));
+        let blocks = Lifetimes::of(&s, d);
+        let of = categorize(&s, &blocks, &rules);
+        let _ = efficiency::efficiency(&s, &blocks, d);
+        let peak = blocks.peak();
+        let _ = category_totals(&blocks, &of, &names, peak.event);
+        for event in [None, Some(-1), Some(0), Some(peak.event)] {
+            let options = ReportOptions {
+                event,
+                ..ReportOptions::default()
+            };
+            let r = report_of(&s, &blocks, &of, &names, &options);
+            let by_category = r
+                .categories
+                .iter()
+                .fold(0u64, |t, c| t.saturating_add(c.bytes));
+            assert_eq!(
+                by_category, r.live_bytes,
+                "categories add up to what is live"
+            );
+        }
+        for l in [&blocks, &Lifetimes::of_segments(&s, d)] {
+            let totals = RangeMax::new(&l.live_after);
+            let n = l.live_after.len();
+            let _ = totals.max(&l.live_after, 0, n);
+            for (detail, budget) in [(0.0, 64), (0.3, 16), (1.0, 1 << 12), (1.0, 4)] {
+                let layout = timeline_layout_within(l, detail, budget);
+                assert!(layout.points.len() as u64 <= layout.bands.len() as u64 + budget);
+                for k in 0..8u32 {
+                    let x = (layout.x_len as u64 * u64::from(k) / 8) as u32;
+                    for j in 0..4 {
+                        let bytes = layout.max_bytes as f64 * f64::from(j) / 3.0;
+                        if let Some(b) = layout.band_at(x, bytes) {
+                            let _ = layout.offset_at(&layout.bands[b], x);
+                        }
+                    }
+                }
+            }
+        }
+    }
+});
