@@ -1,6 +1,6 @@
 //! Test helpers: the shared real fixtures (tier 2, through `memograph_snapshot::testing`), small
 //! synthetic inputs (tier 1), a fixed-seed generator and gzip.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 pub use memograph_snapshot::testing::{fixture, fixture_names, fixtures_dir};
 
