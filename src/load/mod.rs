@@ -22,10 +22,10 @@
 //!   (`memograph_snapshot::batch`: the pickle machine's opcodes, the codec's columns, lifetimes).
 //! - **Rehearsal.** While the user picks a file, the spare worker loads `synth`'s snapshot and the page
 //!   decodes it, builds its model and draws it on a hidden canvas (`rehearsal.rs`), so the real load
-//!   runs on optimised code: a cold load of the 193 MB benchmark file was about a fifth slower. The
+//!   runs on optimised code (a cold load is markedly slower: `scripts/bench_web.mjs` measures both). The
 //!   compiled module is shared by the page and every worker, so one rehearsal serves them all.
 //! - **Spare worker.** A worker is started ahead of time with the module loaded, so a file never waits
-//!   for one (6–27 ms instead of 100–180).
+//!   for one to load.
 //! - **Heap growth.** Before building something of known size (the worker's snapshot, the page's
 //!   decoded model), the heap is grown in one step ([`js::grow_heap`]): thousands of small
 //!   `memory.grow` calls cost time and can set off garbage collections.

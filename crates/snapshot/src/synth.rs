@@ -2,10 +2,9 @@
 //! protocol 4 in 64 KiB frames, every string and container memoized, repeated keys, action names and
 //! frames referenced by `BINGET`/`LONG_BINGET`, integers in the smallest opcode that holds them.
 //!
-//! The page parses one when it starts, so that the browser compiles the hot paths (pickle machine,
-//! codec, lifetimes, layout) to optimised code before the user's file arrives: a browser runs a wasm
-//! function on its baseline compiler until the function has run for a while, and a load that begins on
-//! cold code is about a fifth slower. Tests use it as input of any size whose figures are known.
+//! The page parses one when it starts, so the browser has optimised the hot paths before the user's
+//! file arrives (the rehearsal: ARCHITECTURE.md, "Performance on wasm"). Tests use it as input of any
+//! size whose figures are known.
 
 use std::collections::HashMap;
 

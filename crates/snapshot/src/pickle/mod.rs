@@ -364,11 +364,8 @@ fn le_int(bytes: &[u8]) -> LeInt {
 }
 
 impl Machine {
-    /// Runs opcodes to `STOP`, in batches: each batch is a fresh call of [`Self::steps`], so a wasm engine
-    /// that compiles a quick baseline first and optimises hot functions later (V8, SpiderMonkey) switches
-    /// to the optimised loop after the first batches instead of running the whole file in the baseline
-    /// (they replace a function's code on its next call, never inside a running loop). Natively the
-    /// extra call per batch costs nothing measurable.
+    /// Runs opcodes to `STOP`, in batches: each batch is a fresh call of [`Self::steps`], so a browser
+    /// switches to its optimised code after the first batches (why: [`crate::batch`]).
     fn execute<R: Read>(&mut self, src: &mut Source<R>) -> Result<Value, ReadError> {
         loop {
             match self.steps(src, BATCH)? {
