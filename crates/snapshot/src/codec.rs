@@ -8,6 +8,60 @@ use crate::model::*;
 const MAGIC: &[u8; 8] = b"MGSNAP02";
 const MAX_DEPTH: usize = 64;
 
+/// The layout of the fixed-width records, by byte offset: the writer fills and the reader reads them by
+/// these names (everything else is a length followed by its items). Integers are little-endian.
+mod layout {
+    /// A segment: a head, the pool's two `i64` when `HAS_POOL` is set, a tail, then its blocks.
+    pub mod segment {
+        /// `i64`.
+        pub const DEVICE: usize = 0;
+        /// Six `u64`: address, total, allocated, active and requested size, stream.
+        pub const FIGURES: usize = 8;
+        /// `u32` string id of the segment type, or `NONE_ID`.
+        pub const TYPE: usize = 56;
+        /// `u8`: 1 when a pool record follows.
+        pub const HAS_POOL: usize = 60;
+        pub const HEAD: usize = 61;
+        /// Two `i64`.
+        pub const POOL: usize = 16;
+        /// In the tail: `u8` is-expandable, then the `u32` stack id.
+        pub const EXPANDABLE: usize = 0;
+        pub const STACK: usize = 1;
+        pub const TAIL: usize = 5;
+        /// The least a segment takes: head, tail and its block count.
+        pub const MIN: usize = HEAD + TAIL + 8;
+    }
+    /// A block of a segment.
+    pub mod block {
+        /// `u64` each.
+        pub const ADDRESS: usize = 0;
+        pub const SIZE: usize = 8;
+        pub const REQUESTED: usize = 16;
+        /// `u8` state code (see `block_state`), then the `u32` name of an unknown state.
+        pub const STATE: usize = 24;
+        pub const STATE_NAME: usize = 25;
+        /// `u32` stack id.
+        pub const STACK: usize = 29;
+        pub const LEN: usize = 33;
+    }
+    /// A trace entry's action: `u8` code ([`crate::Action::code`]), then the `u32` name of an unknown one.
+    pub const ACTION_LEN: usize = 5;
+}
+
+/// Block states by code; code 3 is an unknown state, named by its string id.
+fn block_state_code(state: BlockState) -> (u8, u32) {
+    match state {
+        BlockState::ActiveAllocated => (0, NONE_ID),
+        BlockState::ActivePendingFree => (1, NONE_ID),
+        BlockState::Inactive => (2, NONE_ID),
+        BlockState::Other(s) => (3, s.0),
+    }
+}
+
+fn put<const N: usize>(record: &mut [u8], at: usize, bytes: [u8; N]) {
+    record[at..at + N].copy_from_slice(&bytes);
+}
+
 /// Why a buffer could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodeError(pub String);
@@ -85,21 +139,12 @@ impl Writer {
             }
         });
     }
-    fn action(a: Action) -> [u8; 5] {
-        let (code, other): (u8, u32) = match a {
-            Action::Alloc => (0, NONE_ID),
-            Action::FreeRequested => (1, NONE_ID),
-            Action::FreeCompleted => (2, NONE_ID),
-            Action::SegmentAlloc => (3, NONE_ID),
-            Action::SegmentFree => (4, NONE_ID),
-            Action::SegmentMap => (5, NONE_ID),
-            Action::SegmentUnmap => (6, NONE_ID),
-            Action::Snapshot => (7, NONE_ID),
-            Action::Oom => (8, NONE_ID),
-            Action::Free => (9, NONE_ID),
-            Action::UserDefined => (10, NONE_ID),
-            Action::Other(s) => (11, s.0),
+    fn action(a: Action) -> [u8; layout::ACTION_LEN] {
+        let other = match a {
+            Action::Other(s) => s.0,
+            _ => NONE_ID,
         };
+        let code = a.code();
         let o = other.to_le_bytes();
         [code, o[0], o[1], o[2], o[3]]
     }
@@ -182,42 +227,49 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
     }
     w.len(s.segments.len());
     for seg in &s.segments {
-        w.i64(seg.device);
-        for v in [
+        use layout::{block, segment};
+        let mut head = [0u8; segment::HEAD];
+        put(&mut head, segment::DEVICE, seg.device.to_le_bytes());
+        let figures = [
             seg.address,
             seg.total_size,
             seg.allocated_size,
             seg.active_size,
             seg.requested_size,
             seg.stream,
-        ] {
-            w.u64(v);
+        ];
+        for (k, v) in figures.into_iter().enumerate() {
+            put(&mut head, segment::FIGURES + 8 * k, v.to_le_bytes());
         }
-        w.opt_str(seg.segment_type);
-        match seg.segment_pool_id {
-            None => w.u8(0),
-            Some((a, b)) => {
-                w.u8(1);
-                w.i64(a);
-                w.i64(b);
-            }
+        let segment_type = seg.segment_type.map_or(NONE_ID, |s| s.0);
+        put(&mut head, segment::TYPE, segment_type.to_le_bytes());
+        head[segment::HAS_POOL] = seg.segment_pool_id.is_some() as u8;
+        w.0.extend_from_slice(&head);
+        if let Some((a, b)) = seg.segment_pool_id {
+            let mut pool = [0u8; segment::POOL];
+            put(&mut pool, 0, a.to_le_bytes());
+            put(&mut pool, 8, b.to_le_bytes());
+            w.0.extend_from_slice(&pool);
         }
-        w.u8(seg.is_expandable as u8);
-        w.u32(seg.stack.0);
+        let mut tail = [0u8; segment::TAIL];
+        tail[segment::EXPANDABLE] = seg.is_expandable as u8;
+        put(&mut tail, segment::STACK, seg.stack.0.to_le_bytes());
+        w.0.extend_from_slice(&tail);
         w.len(seg.blocks.len());
         for b in &seg.blocks {
-            w.u64(b.address);
-            w.u64(b.size);
-            w.u64(b.requested_size);
-            let (code, other) = match b.state {
-                BlockState::ActiveAllocated => (0, NONE_ID),
-                BlockState::ActivePendingFree => (1, NONE_ID),
-                BlockState::Inactive => (2, NONE_ID),
-                BlockState::Other(s) => (3, s.0),
-            };
-            w.u8(code);
-            w.u32(other);
-            w.u32(b.stack.0);
+            let mut record = [0u8; block::LEN];
+            put(&mut record, block::ADDRESS, b.address.to_le_bytes());
+            put(&mut record, block::SIZE, b.size.to_le_bytes());
+            put(
+                &mut record,
+                block::REQUESTED,
+                b.requested_size.to_le_bytes(),
+            );
+            let (code, name) = block_state_code(b.state);
+            record[block::STATE] = code;
+            put(&mut record, block::STATE_NAME, name.to_le_bytes());
+            put(&mut record, block::STACK, b.stack.0.to_le_bytes());
+            w.0.extend_from_slice(&record);
         }
     }
     w.len(s.device_traces.len());
@@ -504,46 +556,46 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
             Err(DecodeError(format!("stack id {v} out of range")))
         }
     };
-    let n = r.len(70)?;
+    use layout::{block, segment};
+    let n = r.len(segment::MIN)?;
     let mut segments = Vec::with_capacity(n);
     // Fixed-width runs are read in one piece each: a big snapshot has tens of thousands of segments.
     let u64_at = |b: &[u8], k: usize| u64::from_le_bytes(b[k..k + 8].try_into().expect("8 bytes"));
     let u32_at = |b: &[u8], k: usize| u32::from_le_bytes(b[k..k + 4].try_into().expect("4 bytes"));
     for _ in 0..n {
-        let head = r.take(61)?;
-        let device = u64_at(head, 0) as i64;
-        let v: [u64; 6] = std::array::from_fn(|k| u64_at(head, 8 + 8 * k));
-        let segment_type = match u32_at(head, 56) {
+        let head = r.take(segment::HEAD)?;
+        let device = u64_at(head, segment::DEVICE) as i64;
+        let v: [u64; 6] = std::array::from_fn(|k| u64_at(head, segment::FIGURES + 8 * k));
+        let segment_type = match u32_at(head, segment::TYPE) {
             NONE_ID => None,
             id => Some(str_id(id)?),
         };
-        let segment_pool_id = match head[60] {
+        let segment_pool_id = match head[segment::HAS_POOL] {
             0 => None,
             _ => {
-                let pool = r.take(16)?;
+                let pool = r.take(segment::POOL)?;
                 Some((u64_at(pool, 0) as i64, u64_at(pool, 8) as i64))
             }
         };
-        let tail = r.take(5)?;
-        let is_expandable = tail[0] != 0;
-        let stack = stack_id(u32_at(tail, 1))?;
-        let nb = r.len(33)?;
-        let raw = r.take(nb * 33)?;
+        let tail = r.take(segment::TAIL)?;
+        let is_expandable = tail[segment::EXPANDABLE] != 0;
+        let stack = stack_id(u32_at(tail, segment::STACK))?;
+        let nb = r.len(block::LEN)?;
+        let raw = r.take(nb * block::LEN)?;
         let mut blocks = Vec::with_capacity(nb);
-        for b in raw.chunks_exact(33) {
-            let other = u32_at(b, 25);
-            let state = match b[24] {
+        for b in raw.chunks_exact(block::LEN) {
+            let state = match b[block::STATE] {
                 0 => BlockState::ActiveAllocated,
                 1 => BlockState::ActivePendingFree,
                 2 => BlockState::Inactive,
-                _ => BlockState::Other(str_id(other)?),
+                _ => BlockState::Other(str_id(u32_at(b, block::STATE_NAME))?),
             };
             blocks.push(Block {
-                address: u64_at(b, 0),
-                size: u64_at(b, 8),
-                requested_size: u64_at(b, 16),
+                address: u64_at(b, block::ADDRESS),
+                size: u64_at(b, block::SIZE),
+                requested_size: u64_at(b, block::REQUESTED),
                 state,
-                stack: stack_id(u32_at(b, 29))?,
+                stack: stack_id(u32_at(b, block::STACK))?,
             });
         }
         segments.push(Segment {
@@ -564,22 +616,12 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
     let n = r.len(8)?;
     let mut device_traces = Vec::with_capacity(n);
     for _ in 0..n {
-        let action = r.column(|x: [u8; 5]| {
+        let action = r.column(|x: [u8; layout::ACTION_LEN]| {
             let (code, other) = (x[0], u32::from_le_bytes([x[1], x[2], x[3], x[4]]));
-            Ok(match code {
-                0 => Action::Alloc,
-                1 => Action::FreeRequested,
-                2 => Action::FreeCompleted,
-                3 => Action::SegmentAlloc,
-                4 => Action::SegmentFree,
-                5 => Action::SegmentMap,
-                6 => Action::SegmentUnmap,
-                7 => Action::Snapshot,
-                8 => Action::Oom,
-                9 => Action::Free,
-                10 => Action::UserDefined,
-                _ => Action::Other(str_id(other)?),
-            })
+            match Action::of_code(code) {
+                Some(known) => Ok(known),
+                None => Ok(Action::Other(str_id(other)?)),
+            }
         })?;
         let len = action.len();
         let addr = r.trace_column(len, u64::from_le_bytes)?;

@@ -151,23 +151,50 @@ pub enum Action {
     Other(StrId),
 }
 
+/// Every action PyTorch names, with its name and its code in the model's encoding (`codec`): the one
+/// table the reader, the model and the codec share. [`Action::Other`] takes the next code.
+const ACTIONS: [(Action, &str); 11] = [
+    (Action::Alloc, "alloc"),
+    (Action::FreeRequested, "free_requested"),
+    (Action::FreeCompleted, "free_completed"),
+    (Action::SegmentAlloc, "segment_alloc"),
+    (Action::SegmentFree, "segment_free"),
+    (Action::SegmentMap, "segment_map"),
+    (Action::SegmentUnmap, "segment_unmap"),
+    (Action::Snapshot, "snapshot"),
+    (Action::Oom, "oom"),
+    (Action::Free, "free"),
+    (Action::UserDefined, "user_defined"),
+];
+
 impl Action {
+    /// The actions PyTorch names (every one but [`Action::Other`]), with their names.
+    pub fn known() -> impl Iterator<Item = (Action, &'static str)> {
+        ACTIONS.into_iter()
+    }
+
     /// The name PyTorch writes for this action.
     pub fn name<'a>(&self, strings: &'a Interner) -> &'a str {
         match self {
-            Action::Alloc => "alloc",
-            Action::FreeRequested => "free_requested",
-            Action::FreeCompleted => "free_completed",
-            Action::SegmentAlloc => "segment_alloc",
-            Action::SegmentFree => "segment_free",
-            Action::SegmentMap => "segment_map",
-            Action::SegmentUnmap => "segment_unmap",
-            Action::Snapshot => "snapshot",
-            Action::Oom => "oom",
-            Action::Free => "free",
-            Action::UserDefined => "user_defined",
             Action::Other(id) => strings.str(*id),
+            known => ACTIONS
+                .iter()
+                .find(|(a, _)| a == known)
+                .map_or("", |(_, name)| name),
         }
+    }
+
+    /// The action's code in the model's encoding: its place in the table, [`Action::Other`] last.
+    pub fn code(self) -> u8 {
+        match self {
+            Action::Other(_) => ACTIONS.len() as u8,
+            known => ACTIONS.iter().position(|(a, _)| *a == known).unwrap_or(0) as u8,
+        }
+    }
+
+    /// The known action of `code` (`None` for [`Action::Other`]'s code and beyond).
+    pub fn of_code(code: u8) -> Option<Action> {
+        ACTIONS.get(code as usize).map(|(a, _)| *a)
     }
 
     /// Opens a block lifetime on the Active Memory Timeline.

@@ -12,16 +12,28 @@
 //! an interned [`Frame`], a list of frames becomes an interned stack. The file is never held as a generic
 //! tree: only the snapshot's skeleton (segments, blocks, settings) stays generic until [`crate::schema`]
 //! turns it into the model.
+//!
+//! Here: the machine and its one `match` over the opcodes (every arm reads all its arguments before it
+//! changes anything, which the push reader's rewind relies on). Beside it: `opcodes` (their names),
+//! `fast_paths` (frame lists read ahead), `specialise` (trace entries and frames), `text` (protocol 0's
+//! literals) and `source` (the buffered input that knows its offset).
 
+mod fast_paths;
+mod opcodes;
 pub(crate) mod source;
+mod specialise;
+mod text;
 
 use std::io::Read;
 
 use crate::error::ReadError;
-use crate::model::{
-    Action, DeviceTrace, Frame, FrameId, FxFields, Interner, StackId, StrId, TraceEntry,
-};
+use crate::model::{DeviceTrace, FrameId, Interner, StackId, StrId};
+use fast_paths::intern_frames;
+use opcodes::*;
 use source::Source;
+use specialise::Keys;
+pub(crate) use specialise::{as_stack, as_str, as_u64, check_bytes};
+use text::{parse_text_int, parse_text_usize, python_string_literal, raw_unicode_unescape};
 
 /// Longest string or bytes value accepted (real snapshots hold names and paths).
 const MAX_STR: u64 = 64 << 20;
@@ -63,70 +75,6 @@ pub(crate) enum Slot {
     Dict(Vec<[Value; 2]>),
     /// The container was consumed and specialised into this value.
     Done(Value),
-}
-
-/// Well-known keys, interned up front so matching a key is one integer compare.
-struct Keys {
-    action: StrId,
-    addr: StrId,
-    size: StrId,
-    stream: StrId,
-    time_us: StrId,
-    frames: StrId,
-    compile_context: StrId,
-    user_metadata: StrId,
-    device_free: StrId,
-    filename: StrId,
-    line: StrId,
-    name: StrId,
-    fx_node_op: StrId,
-    fx_node_name: StrId,
-    fx_node_target: StrId,
-    fx_original_trace: StrId,
-    /// The known action names, so an entry's action is found by id, with no string work per entry.
-    actions: Vec<(StrId, Action)>,
-}
-
-impl Keys {
-    fn new(i: &mut Interner) -> Keys {
-        Keys {
-            action: i.intern_str("action"),
-            addr: i.intern_str("addr"),
-            size: i.intern_str("size"),
-            stream: i.intern_str("stream"),
-            time_us: i.intern_str("time_us"),
-            frames: i.intern_str("frames"),
-            compile_context: i.intern_str("compile_context"),
-            user_metadata: i.intern_str("user_metadata"),
-            device_free: i.intern_str("device_free"),
-            filename: i.intern_str("filename"),
-            line: i.intern_str("line"),
-            name: i.intern_str("name"),
-            fx_node_op: i.intern_str("fx_node_op"),
-            fx_node_name: i.intern_str("fx_node_name"),
-            fx_node_target: i.intern_str("fx_node_target"),
-            fx_original_trace: i.intern_str("fx_original_trace"),
-            actions: [
-                Action::Alloc,
-                Action::FreeRequested,
-                Action::FreeCompleted,
-                Action::SegmentAlloc,
-                Action::SegmentFree,
-                Action::SegmentMap,
-                Action::SegmentUnmap,
-                Action::Snapshot,
-                Action::Oom,
-                Action::Free,
-                Action::UserDefined,
-            ]
-            .into_iter()
-            .map(|a| {
-                let name = a.name(i).to_owned();
-                (i.intern_str(&name), a)
-            })
-            .collect(),
-        }
-    }
 }
 
 /// Opcodes per call of [`Machine::steps`].
@@ -212,7 +160,7 @@ impl Resumable {
         // The first bytes of what may be no pickle (no PROTO) wait for more: what such a file is comes
         // from its first bytes, as in the pull reader.
         let head = self.src.buffered();
-        if self.src.offset() == 0 && head.len() < source::FIRST && head.first() != Some(&0x80) {
+        if self.src.offset() == 0 && head.len() < source::FIRST && head.first() != Some(&PROTO) {
             return Ok(());
         }
         self.resume()
@@ -302,14 +250,15 @@ impl Machine {
 
     /// An error on the very first opcode of a file that does not start with PROTO means: not a pickle.
     fn explain<R: Read>(&self, src: &mut Source<R>, e: ReadError) -> ReadError {
-        let at_start = self.protocol == 0 && src.first_byte() != Some(0x80) && self.memo.is_empty();
+        let at_start =
+            self.protocol == 0 && src.first_byte() != Some(PROTO) && self.memo.is_empty();
         if at_start {
             if let Some(what) = crate::input::recognise(src.first_bytes()) {
                 return ReadError::OtherFormat { what };
             }
         }
         if self.protocol == 0
-            && src.first_byte() != Some(0x80)
+            && src.first_byte() != Some(PROTO)
             && self.stack.is_empty()
             && self.memo.is_empty()
             && self.marks.len() <= 1
@@ -403,16 +352,15 @@ impl Machine {
             let op = src.byte()?;
             match op {
                 // ---- memo: the hot path of real snapshots ----
-                b'h' => {
+                BINGET => {
                     let i = src.byte()? as usize;
                     self.get(i, at)?
                 }
-                b'j' => {
+                LONG_BINGET => {
                     let i = u32::from_le_bytes(src.array()?) as usize;
                     self.get(i, at)?
                 }
-                0x94 => {
-                    // MEMOIZE
+                MEMOIZE => {
                     let v = *self
                         .stack
                         .last()
@@ -420,45 +368,43 @@ impl Machine {
                     let i = self.memo.len();
                     self.put(i, v, at)?;
                 }
-                b'q' => {
+                BINPUT => {
                     let i = src.byte()? as usize;
                     self.put_top(i, at)?
                 }
-                b'r' => {
+                LONG_BINPUT => {
                     let i = u32::from_le_bytes(src.array()?) as usize;
                     self.put_top(i, at)?
                 }
-                b'g' => {
+                GET => {
                     let i = parse_text_usize(&src.line(32)?, at)?;
                     self.get(i, at)?
                 }
-                b'p' => {
+                PUT => {
                     let i = parse_text_usize(&src.line(32)?, at)?;
                     self.put_top(i, at)?
                 }
 
                 // ---- scalars ----
-                b'K' => {
+                BININT1 => {
                     let v = src.byte()? as i64;
                     self.push(Value::Int(v), at)?
                 }
-                b'M' => {
+                BININT2 => {
                     let v = u16::from_le_bytes(src.array()?) as i64;
                     self.push(Value::Int(v), at)?
                 }
-                b'J' => {
+                BININT => {
                     let v = i32::from_le_bytes(src.array()?) as i64;
                     self.push(Value::Int(v), at)?
                 }
-                0x8a => {
-                    // LONG1
+                LONG1 => {
                     let n = src.byte()? as usize;
                     let v = le_int(src.take(n)?);
                     let v = self.int_value(v);
                     self.push(v, at)?
                 }
-                0x8b => {
-                    // LONG4
+                LONG4 => {
                     let n = i32::from_le_bytes(src.array()?);
                     if n < 0 {
                         return Err(ReadError::malformed("negative LONG4 length", at));
@@ -468,14 +414,14 @@ impl Machine {
                     let v = self.int_value(v);
                     self.push(v, at)?
                 }
-                b'N' => self.push(Value::None, at)?,
-                0x88 => self.push(Value::Bool(true), at)?,
-                0x89 => self.push(Value::Bool(false), at)?,
-                b'G' => {
+                NONE => self.push(Value::None, at)?,
+                NEWTRUE => self.push(Value::Bool(true), at)?,
+                NEWFALSE => self.push(Value::Bool(false), at)?,
+                BINFLOAT => {
                     let v = f64::from_be_bytes(src.array()?);
                     self.push(Value::Float(v), at)?
                 }
-                b'I' => {
+                INT => {
                     let line = src.line(64)?;
                     let v = match line.as_slice() {
                         b"01" => LeInt::Small(Value::Bool(true)),
@@ -485,7 +431,7 @@ impl Machine {
                     let v = self.int_value(v);
                     self.push(v, at)?
                 }
-                b'L' => {
+                LONG => {
                     let mut line = src.line(4096)?;
                     if line.last() == Some(&b'L') {
                         line.pop();
@@ -494,7 +440,7 @@ impl Machine {
                     let v = self.int_value(v);
                     self.push(v, at)?
                 }
-                b'F' => {
+                FLOAT => {
                     let line = src.line(64)?;
                     let v = std::str::from_utf8(&line)
                         .ok()
@@ -504,42 +450,42 @@ impl Machine {
                 }
 
                 // ---- strings and bytes ----
-                0x8c => {
+                SHORT_BINUNICODE => {
                     let n = src.byte()? as usize;
                     let v = self.unicode(src.take(n)?);
                     self.push(v, at)?
                 }
-                b'X' => {
+                BINUNICODE => {
                     let n = u32::from_le_bytes(src.array()?) as u64;
                     let n = self.check_len(src, n, at)?;
                     let v = self.unicode(src.take(n)?);
                     self.push(v, at)?
                 }
-                0x8d => {
+                BINUNICODE8 => {
                     let n = u64::from_le_bytes(src.array()?);
                     let n = self.check_len(src, n, at)?;
                     let v = self.unicode(src.take(n)?);
                     self.push(v, at)?
                 }
-                b'V' => {
+                UNICODE => {
                     let line = src.line(MAX_STR as usize)?;
                     let s = raw_unicode_unescape(&line);
                     let v = Value::Str(self.interner.intern_str(&s));
                     self.push(v, at)?
                 }
-                b'S' => {
+                STRING => {
                     let line = src.line(MAX_STR as usize)?;
                     let s = python_string_literal(&line)
                         .ok_or_else(|| ReadError::malformed("bad STRING literal", at))?;
                     let v = self.unicode(&s);
                     self.push(v, at)?
                 }
-                b'U' => {
+                SHORT_BINSTRING => {
                     let n = src.byte()? as usize;
                     let v = self.unicode(src.take(n)?);
                     self.push(v, at)?
                 }
-                b'T' => {
+                BINSTRING => {
                     let n = i32::from_le_bytes(src.array()?);
                     if n < 0 {
                         return Err(ReadError::malformed("negative BINSTRING length", at));
@@ -548,19 +494,18 @@ impl Machine {
                     let v = self.unicode(src.take(n)?);
                     self.push(v, at)?
                 }
-                b'C' => {
+                SHORT_BINBYTES => {
                     let n = src.byte()? as usize;
                     let v = self.bytes(src.take(n)?);
                     self.push(v, at)?
                 }
-                b'B' => {
+                BINBYTES => {
                     let n = u32::from_le_bytes(src.array()?) as u64;
                     let n = self.check_len(src, n, at)?;
                     let v = self.bytes(src.take(n)?);
                     self.push(v, at)?
                 }
-                0x8e | 0x96 => {
-                    // BINBYTES8, BYTEARRAY8
+                BINBYTES8 | BYTEARRAY8 => {
                     let n = u64::from_le_bytes(src.array()?);
                     let n = self.check_len(src, n, at)?;
                     let v = self.bytes(src.take(n)?);
@@ -568,26 +513,26 @@ impl Machine {
                 }
 
                 // ---- containers ----
-                b'}' => {
+                EMPTY_DICT => {
                     let v = self.new_slot(Slot::Dict(Vec::new()), Value::Dict);
                     self.push(v, at)?
                 }
-                b']' => {
+                EMPTY_LIST => {
                     if !self.whole_frame_list(src, at)? {
                         let v = self.new_slot(Slot::Seq(Vec::new()), Value::List);
                         self.push(v, at)?
                     }
                 }
-                b')' => {
+                EMPTY_TUPLE => {
                     let v = self.new_slot(Slot::Seq(Vec::new()), Value::Tuple);
                     self.push(v, at)?
                 }
-                0x8f => {
+                EMPTY_SET => {
                     let v = self.new_slot(Slot::Seq(Vec::new()), Value::Set);
                     self.push(v, at)?
                 }
-                0x85..=0x87 => {
-                    let n = (op - 0x84) as usize;
+                TUPLE1..=TUPLE3 => {
+                    let n = (op - TUPLE1 + 1) as usize;
                     if self.stack.len() < n + self.floor() {
                         return Err(ReadError::malformed(
                             "TUPLE with too few items on the stack",
@@ -598,7 +543,7 @@ impl Machine {
                     let v = self.seq_of(items, Value::Tuple);
                     self.push(v, at)?
                 }
-                b'(' => {
+                MARK => {
                     if self.marks.len() >= MAX_MARKS {
                         return Err(ReadError::limit(
                             format!("nesting deeper than {MAX_MARKS} levels"),
@@ -608,23 +553,23 @@ impl Machine {
                     self.marks.push(self.stack.len());
                     self.frames_fast_path(src, at)?
                 }
-                b't' => {
+                TUPLE => {
                     let items = self.pop_mark(at)?;
                     let v = self.seq_of(items, Value::Tuple);
                     self.push(v, at)?
                 }
-                b'l' => {
+                LIST => {
                     let items = self.pop_mark(at)?;
                     let v = self.seq_of(items, Value::List);
                     self.push(v, at)?
                 }
-                0x91 => {
+                FROZENSET => {
                     let items = self.pop_mark(at)?;
                     let v = self.seq_of(items, Value::Set);
                     self.push(v, at)?
                 }
-                b'd' => {
-                    // DICT: `MARK k v ... d` is an empty dict below the mark, then SETITEMS.
+                DICT => {
+                    // `MARK k v ... d` is an empty dict below the mark, then SETITEMS.
                     let m = *self
                         .marks
                         .last()
@@ -634,7 +579,7 @@ impl Machine {
                     *self.marks.last_mut().expect("checked above") = m + 1;
                     self.set_items_from_mark(at)?
                 }
-                b'a' => {
+                APPEND => {
                     let item = self.pop(at)?;
                     let target = *self
                         .stack
@@ -642,8 +587,7 @@ impl Machine {
                         .ok_or_else(|| ReadError::malformed("APPEND with no list", at))?;
                     self.append(target, item, at)?
                 }
-                b'e' | 0x90 => {
-                    // APPENDS, ADDITEMS
+                APPENDS | ADDITEMS => {
                     if !self.append_whole_stack() {
                         let items = self.pop_mark(at)?;
                         let target = *self
@@ -653,7 +597,7 @@ impl Machine {
                         self.extend(target, items, at)?
                     }
                 }
-                b's' => {
+                SETITEM => {
                     if self.stack.len() < 3 + self.floor() {
                         return Err(ReadError::malformed(
                             "SETITEM with too few items on the stack",
@@ -663,16 +607,16 @@ impl Machine {
                     let from = self.stack.len() - 2;
                     self.set_items_from(from, from - 1, false, at)?
                 }
-                b'u' => self.set_items_from_mark(at)?,
+                SETITEMS => self.set_items_from_mark(at)?,
 
                 // ---- stack ----
-                b'0' => {
+                POP => {
                     self.pop(at)?;
                 }
-                b'1' => {
+                POP_MARK => {
                     self.pop_mark(at)?;
                 }
-                b'2' => {
+                DUP => {
                     let v = *self
                         .stack
                         .last()
@@ -681,7 +625,7 @@ impl Machine {
                 }
 
                 // ---- framing ----
-                0x80 => {
+                PROTO => {
                     let p = src.byte()?;
                     if p > 5 {
                         return Err(ReadError::malformed(
@@ -691,10 +635,10 @@ impl Machine {
                     }
                     self.protocol = p;
                 }
-                0x95 => {
+                FRAME => {
                     src.array::<8>()?;
                 }
-                b'.' => {
+                STOP => {
                     if !self.marks.is_empty() {
                         return Err(ReadError::malformed("STOP inside an open MARK", at));
                     }
@@ -709,21 +653,21 @@ impl Machine {
                 }
 
                 // ---- code: never ----
-                b'c' => return Err(forbidden("GLOBAL", at)),
-                0x93 => return Err(forbidden("STACK_GLOBAL", at)),
-                b'R' => return Err(forbidden("REDUCE", at)),
-                b'b' => return Err(forbidden("BUILD", at)),
-                b'i' => return Err(forbidden("INST", at)),
-                b'o' => return Err(forbidden("OBJ", at)),
-                0x81 => return Err(forbidden("NEWOBJ", at)),
-                0x92 => return Err(forbidden("NEWOBJ_EX", at)),
-                b'P' => return Err(forbidden("PERSID", at)),
-                b'Q' => return Err(forbidden("BINPERSID", at)),
-                0x82 => return Err(forbidden("EXT1", at)),
-                0x83 => return Err(forbidden("EXT2", at)),
-                0x84 => return Err(forbidden("EXT4", at)),
-                0x97 => return Err(forbidden("NEXT_BUFFER", at)),
-                0x98 => return Err(forbidden("READONLY_BUFFER", at)),
+                GLOBAL => return Err(forbidden("GLOBAL", at)),
+                STACK_GLOBAL => return Err(forbidden("STACK_GLOBAL", at)),
+                REDUCE => return Err(forbidden("REDUCE", at)),
+                BUILD => return Err(forbidden("BUILD", at)),
+                INST => return Err(forbidden("INST", at)),
+                OBJ => return Err(forbidden("OBJ", at)),
+                NEWOBJ => return Err(forbidden("NEWOBJ", at)),
+                NEWOBJ_EX => return Err(forbidden("NEWOBJ_EX", at)),
+                PERSID => return Err(forbidden("PERSID", at)),
+                BINPERSID => return Err(forbidden("BINPERSID", at)),
+                EXT1 => return Err(forbidden("EXT1", at)),
+                EXT2 => return Err(forbidden("EXT2", at)),
+                EXT4 => return Err(forbidden("EXT4", at)),
+                NEXT_BUFFER => return Err(forbidden("NEXT_BUFFER", at)),
+                READONLY_BUFFER => return Err(forbidden("READONLY_BUFFER", at)),
                 other => {
                     return Err(ReadError::UnknownOpcode {
                         byte: other,
@@ -891,101 +835,6 @@ impl Machine {
             )),
             slot => Ok(slot),
         }
-    }
-
-    /// The slot of `v` when it is a list that has nothing in it yet.
-    fn fresh_list(&self, v: Value) -> Option<u32> {
-        match v {
-            Value::List(s) if matches!(&self.slots[s as usize], Slot::Seq(items) if items.is_empty()) => {
-                Some(s)
-            }
-            _ => None,
-        }
-    }
-
-    /// EMPTY_LIST followed by the whole shape of a stack, `MEMOIZE|BINPUT MARK (BINGET frame)* APPENDS`:
-    /// the list is interned and memoised as a stack right here, so it never takes a container slot (it
-    /// would have ended in the same state: the memo and the stack holding the interned stack).
-    fn whole_frame_list<R: Read>(
-        &mut self,
-        src: &mut Source<R>,
-        at: u64,
-    ) -> Result<bool, ReadError> {
-        if self.marks.len() >= MAX_MARKS || self.stack.len() >= MAX_STACK {
-            return Ok(false);
-        }
-        let buf = src.buffered();
-        let (memo_index, put_len) = match buf {
-            [0x94, ..] => (self.memo.len(), 1),
-            [b'q', k, ..] => (*k as usize, 2),
-            [b'r', a, b, c, d, ..] => (u32::from_le_bytes([*a, *b, *c, *d]) as usize, 5),
-            _ => return Ok(false),
-        };
-        if buf.get(put_len) != Some(&b'(') {
-            return Ok(false);
-        }
-        let first = put_len + 1;
-        let end = first + scan_frame_gets(&self.memo, &buf[first..], &mut self.scratch);
-        if self.scratch.is_empty() || buf.get(end) != Some(&b'e') {
-            return Ok(false);
-        }
-        src.advance(end + 1);
-        let done = Value::Stack(self.interner.intern_stack(&self.scratch));
-        self.stack.push(done);
-        self.put(memo_index, done, at)?;
-        Ok(true)
-    }
-
-    /// The hottest shape in snapshots, right after a MARK: `(BINGET frame)* APPENDS` filling a fresh empty
-    /// list. The GETs are read straight from the buffer into `scratch` and the stack is interned, without
-    /// pushing each frame. Anything else ends the scan: the frames read so far are pushed exactly as their
-    /// GETs would have pushed them, and the opcode loop goes on from there.
-    fn frames_fast_path<R: Read>(&mut self, src: &mut Source<R>, at: u64) -> Result<(), ReadError> {
-        let Some(s) = self.stack.last().and_then(|&v| self.fresh_list(v)) else {
-            return Ok(());
-        };
-        let buf = src.buffered();
-        let i = scan_frame_gets(&self.memo, buf, &mut self.scratch);
-        let n = self.scratch.len();
-        if n > 0 && buf.get(i) == Some(&b'e') {
-            src.advance(i + 1);
-            let id = self.interner.intern_stack(&self.scratch);
-            self.mark_done(s as usize, Value::Stack(id));
-            self.marks.pop();
-            return Ok(());
-        }
-        src.advance(i);
-        if self.stack.len() + n > MAX_STACK {
-            return Err(stack_limit(at));
-        }
-        let frames = std::mem::take(&mut self.scratch);
-        self.stack.extend(frames.iter().map(|&f| Value::Frame(f)));
-        self.scratch = frames;
-        Ok(())
-    }
-
-    /// The fast path for stacks: an APPENDS of frames into an empty list, in a batch smaller than the
-    /// pickler's 1000 (so it is the list's last and only batch), is interned straight from the pickle stack.
-    /// Returns false when the general path must run.
-    fn append_whole_stack(&mut self) -> bool {
-        let Some(&m) = self.marks.last() else {
-            return false;
-        };
-        let n = self.stack.len() - m;
-        if m == 0 || n >= 1000 {
-            return false;
-        }
-        let Some(s) = self.fresh_list(self.stack[m - 1]) else {
-            return false;
-        };
-        let Some(id) = intern_frames(&mut self.interner, &mut self.scratch, &self.stack[m..])
-        else {
-            return false;
-        };
-        self.mark_done(s as usize, Value::Stack(id));
-        self.marks.pop();
-        self.stack.truncate(m);
-        true
     }
 
     /// APPEND: one item, no batch to allocate.
@@ -1170,141 +1019,6 @@ impl Machine {
             }
         }
     }
-
-    fn specialise_dict(&mut self, pairs: &[[Value; 2]]) -> Option<Value> {
-        let k = &self.keys;
-        let mut has_action = false;
-        let mut has_filename = false;
-        let mut has_name = false;
-        for [key, _] in pairs {
-            match key {
-                Value::Str(s) if *s == k.action => has_action = true,
-                Value::Str(s) if *s == k.filename => has_filename = true,
-                Value::Str(s) if *s == k.name => has_name = true,
-                _ => {}
-            }
-        }
-        if has_action {
-            self.entry_of(pairs)
-        } else if has_filename && has_name {
-            self.frame_of(pairs)
-        } else {
-            None
-        }
-    }
-
-    /// A trace entry dict becomes a row of `self.entries`; a dict whose fields have the wrong types stays
-    /// generic (and the schema check reports it).
-    fn entry_of(&mut self, pairs: &[[Value; 2]]) -> Option<Value> {
-        let k = &self.keys;
-        let mut e = TraceEntry {
-            action: Action::Snapshot,
-            addr: 0,
-            size: 0,
-            stream: 0,
-            time_us: None,
-            stack: StackId::EMPTY,
-            compile_context: None,
-            user_metadata: None,
-            device_free: None,
-        };
-        let mut action = None;
-        let mut invalid = None;
-        for &[key, value] in pairs {
-            let Value::Str(key) = key else { continue };
-            if key == k.action {
-                action = Some(as_str(value)?);
-            } else if key == k.addr {
-                e.addr = as_u64(value)?;
-                if matches!(value, Value::Int(i) if i < 0) {
-                    invalid.get_or_insert_with(|| format!("address {} (negative)", e.addr as i64));
-                }
-            } else if key == k.size {
-                e.size = as_u64(value)?;
-                if let Err(why) = check_bytes(value) {
-                    invalid.get_or_insert_with(|| format!("size {why}"));
-                }
-            } else if key == k.stream {
-                e.stream = as_u64(value)?;
-            } else if key == k.time_us {
-                e.time_us = match value {
-                    Value::None => None,
-                    v => Some(as_u64(v)? as i64),
-                };
-            } else if key == k.frames {
-                e.stack = as_stack(value)?;
-            } else if key == k.compile_context {
-                e.compile_context = as_str(value);
-            } else if key == k.user_metadata {
-                e.user_metadata = as_str(value);
-            } else if key == k.device_free {
-                e.device_free = as_u64(value);
-            }
-        }
-        let action = action?;
-        if invalid.is_none() && e.addr.checked_add(e.size).is_none() {
-            invalid = Some(format!(
-                "address 0x{:x} and size {}, which run past the end of the 64-bit address space",
-                e.addr, e.size
-            ));
-        }
-        if let Some(why) = invalid {
-            if self.invalid_entry.is_none() {
-                self.invalid_entry = Some((self.entries.len() as u32, why));
-            }
-            (e.addr, e.size) = (0, 0);
-        }
-        e.action = self
-            .keys
-            .actions
-            .iter()
-            .find(|(id, _)| *id == action)
-            .map_or(Action::Other(action), |&(_, a)| a);
-        self.entries.push(&e);
-        Some(Value::Entry(self.entries.len() as u32 - 1))
-    }
-
-    fn frame_of(&mut self, pairs: &[[Value; 2]]) -> Option<Value> {
-        let k = &self.keys;
-        let (mut filename, mut name, mut line) = (None, None, 0u64);
-        let mut fx = FxFields::default();
-        let mut has_fx = false;
-        for &[key, value] in pairs {
-            let Value::Str(key) = key else { return None };
-            if key == k.filename {
-                filename = Some(as_str(value)?);
-            } else if key == k.name {
-                name = Some(as_str(value)?);
-            } else if key == k.line {
-                line = as_u64(value)?;
-            } else if key == k.fx_node_op {
-                (fx.node_op, has_fx) = (as_str(value), true);
-            } else if key == k.fx_node_name {
-                (fx.node_name, has_fx) = (as_str(value), true);
-            } else if key == k.fx_node_target {
-                (fx.node_target, has_fx) = (as_str(value), true);
-            } else if key == k.fx_original_trace {
-                (fx.original_trace, has_fx) = (as_str(value), true);
-            }
-        }
-        let frame = Frame {
-            filename: filename?,
-            line,
-            name: name?,
-            fx: has_fx.then_some(fx),
-        };
-        Some(Value::Frame(self.interner.intern_frame(frame)))
-    }
-}
-
-/// An integer as PyTorch means it: exact for every 64-bit value (negative values keep their bits).
-pub(crate) fn as_u64(v: Value) -> Option<u64> {
-    match v {
-        Value::Int(i) => Some(i as u64),
-        Value::U64(u) => Some(u),
-        Value::Bool(b) => Some(b as u64),
-        _ => None,
-    }
 }
 
 /// A vector with room for `n` items when the memory is there (a size hint never aborts a read).
@@ -1312,85 +1026,6 @@ fn presized<T>(n: usize) -> Vec<T> {
     let mut v = Vec::new();
     let _ = v.try_reserve_exact(n);
     v
-}
-
-/// The most bytes one allocation, block or segment can hold: far beyond any device (1 PiB), far below
-/// what sums of many could overflow.
-pub(crate) const MAX_BYTES: u64 = 1 << 50;
-
-/// A byte count as an allocator writes it: never negative, never beyond [`MAX_BYTES`]; the error says
-/// what the value is.
-pub(crate) fn check_bytes(v: Value) -> Result<u64, String> {
-    match v {
-        Value::Int(i) if i < 0 => Err(format!("{i} (negative)")),
-        Value::Wide(_) | Value::Big(_) => Err("beyond 64 bits".to_string()),
-        v => match as_u64(v) {
-            Some(b) if b <= MAX_BYTES => Ok(b),
-            Some(b) => Err(format!("{b} (over 1 PiB)")),
-            None => Err("not an int".to_string()),
-        },
-    }
-}
-
-pub(crate) fn as_str(v: Value) -> Option<StrId> {
-    match v {
-        Value::Str(s) => Some(s),
-        _ => None,
-    }
-}
-
-/// A `frames` value: an interned stack, or the empty list.
-pub(crate) fn as_stack(v: Value) -> Option<StackId> {
-    match v {
-        Value::Stack(s) => Some(s),
-        Value::List(_) | Value::Tuple(_) => Some(StackId::EMPTY),
-        _ => None,
-    }
-}
-
-/// Interns `items` as a stack when they are a non-empty list of frames (`scratch` is reused storage).
-/// Reads consecutive `BINGET`/`LONG_BINGET`s of frames from the start of `buf` into `frames` (cleared
-/// first), at most 999 (under the pickler's batch of 1000, so a following APPENDS holds the list's whole
-/// content). Returns the bytes they take; stops at anything else, including a GET of a non-frame.
-fn scan_frame_gets(memo: &[Option<Value>], buf: &[u8], frames: &mut Vec<FrameId>) -> usize {
-    let frame = |k: usize| match memo.get(k) {
-        Some(Some(Value::Frame(f))) => Some(*f),
-        _ => None,
-    };
-    frames.clear();
-    let mut i = 0;
-    while frames.len() < 999 {
-        let (f, len) = match buf.get(i) {
-            Some(b'h') if i + 2 <= buf.len() => (frame(buf[i + 1] as usize), 2),
-            Some(b'j') if i + 5 <= buf.len() => {
-                let k = u32::from_le_bytes([buf[i + 1], buf[i + 2], buf[i + 3], buf[i + 4]]);
-                (frame(k as usize), 5)
-            }
-            _ => (None, 0),
-        };
-        let Some(f) = f else { break };
-        frames.push(f);
-        i += len;
-    }
-    i
-}
-
-fn intern_frames(
-    interner: &mut Interner,
-    scratch: &mut Vec<FrameId>,
-    items: &[Value],
-) -> Option<StackId> {
-    if items.is_empty() {
-        return None;
-    }
-    scratch.clear();
-    for v in items {
-        match v {
-            Value::Frame(f) => scratch.push(*f),
-            _ => return None,
-        }
-    }
-    Some(interner.intern_stack(scratch))
 }
 
 /// `[k0, v0, k1, v1, ...]` as `[key, value]` pairs; the length is even (checked by the caller).
@@ -1409,119 +1044,6 @@ fn stack_limit(at: u64) -> ReadError {
 
 fn forbidden(opcode: &'static str, offset: u64) -> ReadError {
     ReadError::Forbidden { opcode, offset }
-}
-
-fn parse_text_usize(line: &[u8], at: u64) -> Result<usize, ReadError> {
-    std::str::from_utf8(line)
-        .ok()
-        .and_then(|s| s.trim().parse::<usize>().ok())
-        .ok_or_else(|| ReadError::malformed("bad memo index text", at))
-}
-
-fn parse_text_int(text: &[u8], at: u64) -> Result<LeInt, ReadError> {
-    let s = std::str::from_utf8(text)
-        .map_err(|_| ReadError::malformed("bad INT text", at))?
-        .trim();
-    if let Ok(i) = s.parse::<i64>() {
-        return Ok(LeInt::Small(Value::Int(i)));
-    }
-    if let Ok(u) = s.parse::<u64>() {
-        return Ok(LeInt::Small(Value::U64(u)));
-    }
-    if let Ok(w) = s.parse::<i128>() {
-        return Ok(LeInt::Wide(w));
-    }
-    s.parse::<f64>()
-        .ok()
-        .filter(|_| {
-            s.bytes()
-                .all(|b| b.is_ascii_digit() || b == b'-' || b == b'+')
-        })
-        .map(|f| LeInt::Small(Value::Big(f)))
-        .ok_or_else(|| ReadError::malformed("bad INT text", at))
-}
-
-/// Decode a protocol-0 `STRING` argument: a quoted Python 2 string literal with backslash escapes.
-fn python_string_literal(line: &[u8]) -> Option<Vec<u8>> {
-    let (&q, rest) = line.split_first()?;
-    if (q != b'\'' && q != b'"') || rest.last() != Some(&q) {
-        return None;
-    }
-    let body = &rest[..rest.len() - 1];
-    let mut out = Vec::with_capacity(body.len());
-    let mut i = 0;
-    while i < body.len() {
-        let b = body[i];
-        if b != b'\\' || i + 1 == body.len() {
-            out.push(b);
-            i += 1;
-            continue;
-        }
-        let e = body[i + 1];
-        i += 2;
-        match e {
-            b'n' => out.push(b'\n'),
-            b't' => out.push(b'\t'),
-            b'r' => out.push(b'\r'),
-            b'\\' => out.push(b'\\'),
-            b'\'' => out.push(b'\''),
-            b'"' => out.push(b'"'),
-            b'0'..=b'7' => {
-                let mut v = (e - b'0') as u32;
-                let mut k = 0;
-                while k < 2 && i < body.len() && (b'0'..=b'7').contains(&body[i]) {
-                    v = v * 8 + (body[i] - b'0') as u32;
-                    i += 1;
-                    k += 1;
-                }
-                out.push(v as u8);
-            }
-            b'x' if i + 2 <= body.len() => {
-                let h = std::str::from_utf8(&body[i..i + 2]).ok()?;
-                out.push(u8::from_str_radix(h, 16).ok()?);
-                i += 2;
-            }
-            other => {
-                out.push(b'\\');
-                out.push(other);
-            }
-        }
-    }
-    Some(out)
-}
-
-/// Decode a protocol-0 `UNICODE` argument: raw-unicode-escape, where bytes stand for Latin-1 characters
-/// and only `\uXXXX` and `\UXXXXXXXX` are escapes.
-fn raw_unicode_unescape(line: &[u8]) -> String {
-    let text: String = line.iter().map(|&b| b as char).collect();
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            let width = match chars.peek() {
-                Some('u') => 4,
-                Some('U') => 8,
-                _ => 0,
-            };
-            if width > 0 {
-                let ahead: String = chars.clone().skip(1).take(width).collect();
-                if ahead.len() == width {
-                    if let Some(ch) = u32::from_str_radix(&ahead, 16)
-                        .ok()
-                        .and_then(char::from_u32)
-                    {
-                        out.push(ch);
-                        for _ in 0..=width {
-                            chars.next();
-                        }
-                        continue;
-                    }
-                }
-            }
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]
