@@ -30,11 +30,12 @@ pub struct Theme {
 }
 
 pub fn theme(dark: bool) -> Theme {
+    use memograph_charts::Neutrals;
     if dark {
         Theme {
-            background: "#15171c",
-            text: "#e6e6e6",
-            muted: "#9aa0aa",
+            background: Neutrals::DARK.background,
+            text: Neutrals::DARK.text,
+            muted: Neutrals::DARK.muted,
             grid: "#2a2e36",
             summarized: "#5c6370",
             peak: "#ff5555",
@@ -44,9 +45,9 @@ pub fn theme(dark: bool) -> Theme {
         }
     } else {
         Theme {
-            background: "#ffffff",
-            text: "#1d1f23",
-            muted: "#5f6670",
+            background: Neutrals::LIGHT.background,
+            text: Neutrals::LIGHT.text,
+            muted: Neutrals::LIGHT.muted,
             grid: "#e6e8eb",
             summarized: "#a4abb5",
             peak: "#d11a2a",

@@ -37,6 +37,28 @@ pub const CHARTS: [(&str, &str); 5] = [
     ("memory_efficiency.png", "Allocator efficiency"),
 ];
 
+/// The neutrals of a theme, as CSS colours: the one place the page's canvases and the charts take them
+/// from (`style/main.css` repeats background, text and muted as CSS variables for the page's chrome).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Neutrals {
+    pub background: &'static str,
+    pub text: &'static str,
+    pub muted: &'static str,
+}
+
+impl Neutrals {
+    pub const LIGHT: Neutrals = Neutrals {
+        background: "#ffffff",
+        text: "#1d1f23",
+        muted: "#5f6670",
+    };
+    pub const DARK: Neutrals = Neutrals {
+        background: "#15171c",
+        text: "#e6e6e6",
+        muted: "#9aa0aa",
+    };
+}
+
 /// Colours and scale of a chart.
 #[derive(Debug, Clone, Copy)]
 pub struct Theme {
@@ -48,22 +70,21 @@ pub struct Theme {
 }
 
 impl Theme {
-    pub fn light() -> Theme {
+    fn of(n: Neutrals) -> Theme {
         Theme {
-            background: WHITE,
-            ink: RGBColor(0x1d, 0x1f, 0x23),
-            muted: RGBColor(0x5f, 0x66, 0x70),
+            background: rgb(n.background),
+            ink: rgb(n.text),
+            muted: rgb(n.muted),
             scale: 1.0,
         }
     }
 
+    pub fn light() -> Theme {
+        Theme::of(Neutrals::LIGHT)
+    }
+
     pub fn dark() -> Theme {
-        Theme {
-            background: RGBColor(0x15, 0x17, 0x1c),
-            ink: RGBColor(0xe6, 0xe6, 0xe6),
-            muted: RGBColor(0x9a, 0xa0, 0xaa),
-            scale: 1.0,
-        }
+        Theme::of(Neutrals::DARK)
     }
 
     pub fn scaled(self, scale: f64) -> Theme {
