@@ -149,10 +149,48 @@ pub fn describe_block(
     } else {
         String::new()
     };
-    format!(
+    let mut text = format!(
         "{}  {} ({} bytes){note}\n{seg}\n{stack}",
         a.name(),
         bytes(block.size),
         grouped(block.size),
-    )
+    );
+    // A legacy snapshot's block lists every allocation that used it.
+    let history = snapshot
+        .segments_of(model.device)
+        .flat_map(|s| &s.blocks)
+        .find(|b| b.address == block.address && !b.history.is_empty())
+        .map(|b| b.history.as_slice())
+        .unwrap_or(&[]);
+    if !history.is_empty() {
+        text.push_str(&format!("\nhistory: {} records", history.len()));
+        for r in history {
+            let top = display_lines(snapshot, r.stack, false)
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            text.push_str(&format!("\n  {:x} {} {top}", r.address, bytes(r.real_size)));
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_legacy_block_lists_every_record_of_its_history() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/crates/snapshot/fuzz/corpus/seeds/legacy_history.pickle"
+        );
+        let s = memograph_snapshot::read_bytes(&std::fs::read(path).unwrap()).unwrap();
+        let m = DeviceModel::new(&s, 0);
+        let rows = allocator_state_at(&m, &s, -1);
+        let row = &rows[0];
+        let text = describe_block(&m, &s, row, row.blocks.first());
+        assert!(text.contains("history: 2 records"), "{text}");
+        assert!(text.contains("eval.py:99"), "{text}");
+    }
 }

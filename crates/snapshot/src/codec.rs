@@ -5,7 +5,7 @@
 use crate::batch;
 use crate::model::*;
 
-const MAGIC: &[u8; 8] = b"MGSNAP02";
+const MAGIC: &[u8; 8] = b"MGSNAP03";
 const MAX_DEPTH: usize = 64;
 
 /// The layout of the fixed-width records, by byte offset: the writer fills and the reader reads them by
@@ -28,8 +28,8 @@ mod layout {
         pub const EXPANDABLE: usize = 0;
         pub const STACK: usize = 1;
         pub const TAIL: usize = 5;
-        /// The least a segment takes: head, tail and its block count.
-        pub const MIN: usize = HEAD + TAIL + 8;
+        /// The least a segment takes: head, tail, its block count and its history count.
+        pub const MIN: usize = HEAD + TAIL + 16;
     }
     /// A block of a segment.
     pub mod block {
@@ -270,6 +270,21 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
             put(&mut record, block::STATE_NAME, name.to_le_bytes());
             put(&mut record, block::STACK, b.stack.0.to_le_bytes());
             w.0.extend_from_slice(&record);
+        }
+        // Legacy history records, for the blocks that have them: (block index, address, real size,
+        // stack) each.
+        let with_history: Vec<(usize, &HistoryRecord)> = seg
+            .blocks
+            .iter()
+            .enumerate()
+            .flat_map(|(k, b)| b.history.iter().map(move |r| (k, r)))
+            .collect();
+        w.len(with_history.len());
+        for (k, r) in with_history {
+            w.u32(k as u32);
+            w.u64(r.address);
+            w.u64(r.real_size);
+            w.u32(r.stack.0);
         }
     }
     w.len(s.device_traces.len());
@@ -596,7 +611,22 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
                 requested_size: u64_at(b, block::REQUESTED),
                 state,
                 stack: stack_id(u32_at(b, block::STACK))?,
+                history: Vec::new(),
             });
+        }
+        let nh = r.len(24)?;
+        for _ in 0..nh {
+            let k = r.u32()? as usize;
+            let record = HistoryRecord {
+                address: r.u64()?,
+                real_size: r.u64()?,
+                stack: stack_id(r.u32()?)?,
+            };
+            blocks
+                .get_mut(k)
+                .ok_or_else(|| DecodeError(format!("history of block {k} out of range")))?
+                .history
+                .push(record);
         }
         segments.push(Segment {
             device,

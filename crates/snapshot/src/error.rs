@@ -28,6 +28,8 @@ pub enum ReadError {
     NotPickle { head: String },
     /// The first bytes are a known format that is not a snapshot: `what` names it and says what to do.
     OtherFormat { what: String },
+    /// A snapshot saved as JSON whose text is not valid JSON.
+    Json { reason: String, offset: u64 },
 }
 
 impl ReadError {
@@ -82,6 +84,9 @@ impl fmt::Display for ReadError {
             ReadError::Empty => write!(f, "empty file"),
             ReadError::NotPickle { head } => write!(f, "not a pickle file (it starts with {head})"),
             ReadError::OtherFormat { what } => write!(f, "not a memory snapshot: {what}"),
+            ReadError::Json { reason, offset } => {
+                write!(f, "corrupt JSON: {reason} at byte {offset}")
+            }
         }
     }
 }

@@ -121,8 +121,6 @@ pub(crate) fn recognise(head: &[u8]) -> Option<String> {
         "an HTML page (a saved web page or a server's error page, not the file itself)"
     } else if lower.starts_with("<?xml") || lower.starts_with("<svg") {
         "an XML or SVG document"
-    } else if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        "a JSON file; Memograph reads the pickle that torch.cuda.memory._dump_snapshot() writes"
     } else if head.starts_with(b"\x89PNG") {
         "a PNG image"
     } else if head.starts_with(b"%PDF") {

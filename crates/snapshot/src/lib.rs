@@ -32,6 +32,7 @@ pub mod codec;
 mod error;
 pub mod format;
 mod input;
+mod json;
 pub mod model;
 mod pickle;
 mod push;
@@ -88,10 +89,34 @@ pub fn read_snapshot<R: Read>(
             compressed: count,
             produced: 0,
         };
-        read_pickle(guard, None, true)
+        // What the stream holds (a pickle or JSON) shows in its first decompressed bytes.
+        let mut body = std::io::BufReader::with_capacity(1 << 16, guard);
+        let first = std::io::BufRead::fill_buf(&mut body).map_err(pickle::source::io_error)?;
+        if json::looks_like_json(first) {
+            return read_json(body, None);
+        }
+        read_pickle(body, None, true)
+    } else if json::looks_like_json(&head[..got]) {
+        read_json(prefixed, total_len)
     } else {
         read_pickle(prefixed, total_len, false)
     }
+}
+
+/// A snapshot saved as JSON: read whole, translated into the pickle CPython would write (see `json`).
+fn read_json<R: Read>(mut reader: R, total_len: Option<u64>) -> Result<Snapshot, ReadError> {
+    let mut text = Vec::new();
+    let _ = text.try_reserve_exact(usize::try_from(total_len.unwrap_or(0)).unwrap_or(0));
+    reader
+        .read_to_end(&mut text)
+        .map_err(pickle::source::io_error)?;
+    snapshot_of_json(&text)
+}
+
+/// The snapshot in a complete JSON text.
+pub(crate) fn snapshot_of_json(text: &[u8]) -> Result<Snapshot, ReadError> {
+    let pickle = json::to_pickle(text)?;
+    read_pickle(pickle.as_slice(), Some(pickle.len() as u64), false)
 }
 
 /// `to_the_end`: read the input to its end after `STOP` or a pickle error (gzip, so that a corrupt or cut

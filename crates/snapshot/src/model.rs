@@ -393,6 +393,17 @@ pub struct Block {
     pub state: BlockState,
     /// Where it was allocated (legacy snapshots: `history[0].frames`).
     pub stack: StackId,
+    /// Legacy snapshots (PyTorch 2.0): every record of the block's `history`, oldest first (the first
+    /// gives `address`, `requested_size` and `stack` when the block has none of its own). Empty otherwise.
+    pub history: Vec<HistoryRecord>,
+}
+
+/// One record of a legacy block's `history`: an allocation that used the block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryRecord {
+    pub address: u64,
+    pub real_size: u64,
+    pub stack: StackId,
 }
 
 /// A segment: one cudaMalloc (or one expandable-segment mapping range) held by the caching allocator.

@@ -13,7 +13,7 @@ use crate::error::ReadError;
 use crate::input::{self, is_gzip};
 use crate::pickle::source::io_error;
 use crate::pickle::Resumable;
-use crate::{schema, Snapshot};
+use crate::{json, schema, Snapshot};
 
 /// Decompressed bytes taken from the gzip decoder at a time (bounds what one step can produce).
 const GUNZIP_PIECE: usize = 64 * 1024;
@@ -44,8 +44,74 @@ pub struct PushReader {
 enum Stage {
     /// Nothing seen yet, or fewer than two bytes: plain or gzip is not known yet.
     Start(Vec<u8>),
-    Plain(Box<Resumable>),
+    Plain(Box<Body>),
     Gzip(Box<Gunzip>),
+}
+
+/// What the (decompressed) bytes are: a pickle, run as it arrives, or a JSON text, kept whole and read
+/// at the end (see `json`), as the pull reader does.
+enum Body {
+    /// Only whitespace so far: which one is not known yet.
+    Undecided(Vec<u8>, Option<u64>),
+    Pickle(Resumable),
+    Json(Vec<u8>),
+}
+
+impl Body {
+    fn new(total_len: Option<u64>) -> Body {
+        Body::Undecided(Vec::new(), total_len)
+    }
+
+    fn push(&mut self, bytes: &[u8]) -> Result<(), ReadError> {
+        match self {
+            Body::Undecided(head, total_len) => {
+                head.extend_from_slice(bytes);
+                if json::undecided(head) {
+                    return Ok(());
+                }
+                let head = std::mem::take(head);
+                *self = if json::looks_like_json(&head) {
+                    Body::Json(head)
+                } else {
+                    let mut pickle = Resumable::new(*total_len);
+                    let pushed = pickle.push(&head);
+                    *self = Body::Pickle(pickle);
+                    return pushed;
+                };
+                Ok(())
+            }
+            Body::Pickle(pickle) => pickle.push(bytes),
+            Body::Json(text) => {
+                text.extend_from_slice(bytes);
+                Ok(())
+            }
+        }
+    }
+
+    fn wants_more(&self) -> bool {
+        match self {
+            Body::Pickle(pickle) => !pickle.stopped(),
+            Body::Undecided(..) | Body::Json(_) => true,
+        }
+    }
+
+    fn finish(self) -> Result<Snapshot, ReadError> {
+        match self {
+            Body::Undecided(head, total_len) => {
+                if head.is_empty() {
+                    return Err(ReadError::Empty);
+                }
+                let mut pickle = Resumable::new(total_len);
+                pickle.push(&head)?;
+                Body::Pickle(pickle).finish()
+            }
+            Body::Pickle(pickle) => {
+                let (machine, root) = pickle.finish()?;
+                schema::build(machine, root)
+            }
+            Body::Json(text) => crate::snapshot_of_json(&text),
+        }
+    }
 }
 
 impl PushReader {
@@ -71,7 +137,7 @@ impl PushReader {
     pub fn wants_more(&self) -> bool {
         match &self.stage {
             _ if self.failed.is_some() => false,
-            Stage::Plain(pickle) => !pickle.stopped(),
+            Stage::Plain(body) => body.wants_more(),
             Stage::Start(_) | Stage::Gzip(_) => true,
         }
     }
@@ -100,7 +166,7 @@ impl PushReader {
                 self.begin(&head);
                 self.step(&head)
             }
-            Stage::Plain(pickle) => pickle.push(bytes),
+            Stage::Plain(body) => body.push(bytes),
             Stage::Gzip(gunzip) => gunzip.push(bytes),
         }
     }
@@ -113,12 +179,12 @@ impl PushReader {
                 compressed: 0,
                 produced: 0,
                 out: vec![0; GUNZIP_PIECE],
-                pickle: Resumable::new(None),
+                body: Body::new(None),
                 pickle_failed: None,
                 gave_up: false,
             }))
         } else {
-            Stage::Plain(Box::new(Resumable::new(self.total_len)))
+            Stage::Plain(Box::new(Body::new(self.total_len)))
         };
     }
 
@@ -132,19 +198,18 @@ impl PushReader {
             self.begin(&head);
             self.step(&head)?;
         }
-        let (machine, root) = match self.stage {
+        match self.stage {
             Stage::Start(_) => unreachable!("begun above"),
-            Stage::Plain(pickle) => pickle.finish()?,
+            Stage::Plain(body) => body.finish(),
             Stage::Gzip(mut gunzip) => {
                 gunzip.decoder.get_mut().closed = true;
                 gunzip.pump()?;
                 if let Some(e) = gunzip.pickle_failed {
                     return Err(e);
                 }
-                gunzip.pickle.finish()?
+                gunzip.body.finish()
             }
-        };
-        schema::build(machine, root)
+        }
     }
 }
 
@@ -155,7 +220,7 @@ struct Gunzip {
     compressed: u64,
     produced: u64,
     out: Vec<u8>,
-    pickle: Resumable,
+    body: Body,
     /// The machine's error, held back until the stream's end: a damaged gzip stream explains it, and
     /// then the gzip error is the one reported (as the pull reader does).
     pickle_failed: Option<ReadError>,
@@ -195,7 +260,7 @@ impl Gunzip {
                 return Err(bomb.into());
             }
             if self.pickle_failed.is_none() {
-                if let Err(e) = self.pickle.push(&self.out[..n]) {
+                if let Err(e) = self.body.push(&self.out[..n]) {
                     self.pickle_failed = Some(e);
                 }
             }

@@ -377,11 +377,11 @@ impl<'a> Walker<'a> {
             .bytes_field(pairs, "size", what)?
             .ok_or_else(|| ReadError::not_snapshot(format!("{what} has no 'size'")))?;
         // PyTorch 2.0 wrote `history: [{addr, real_size, frames}, ...]` instead of `address`/`frames`.
-        let first_history = self
+        let records = self
             .get(pairs, "history")
             .and_then(|h| self.seq(h))
-            .and_then(|h| h.first().copied());
-        let history = first_history.and_then(|h| self.dict(h));
+            .unwrap_or(&[]);
+        let history = records.first().and_then(|h| self.dict(*h));
         if history.is_some() {
             *legacy = true;
         }
@@ -411,12 +411,29 @@ impl<'a> Walker<'a> {
             .or_else(|| from_history("frames"))
             .and_then(as_stack)
             .unwrap_or(StackId::EMPTY);
+        let history = records
+            .iter()
+            .filter_map(|&r| self.dict(r))
+            .map(|r| HistoryRecord {
+                address: self.get(r, "addr").and_then(as_u64).unwrap_or(address),
+                real_size: self
+                    .get(r, "real_size")
+                    .and_then(as_u64)
+                    .unwrap_or(size)
+                    .min(size),
+                stack: self
+                    .get(r, "frames")
+                    .and_then(as_stack)
+                    .unwrap_or(StackId::EMPTY),
+            })
+            .collect();
         Ok(Block {
             address,
             size,
             requested_size,
             state,
             stack,
+            history,
         })
     }
 

@@ -184,11 +184,6 @@ fn files_that_are_no_pickle_are_named() {
             "an HTML page",
         ),
         (
-            b"\n  {\"segments\": [], \"device_traces\": []}".to_vec(),
-            "a JSON file",
-        ),
-        (b"[1, 2, 3]".to_vec(), "a JSON file"),
-        (
             b"\x93NUMPY\x01\x00v\x00{'descr': '<f4'".to_vec(),
             "a NumPy .npy array",
         ),
@@ -298,4 +293,70 @@ fn every_shared_reproducer_reads_or_fails_as_it_should() {
             (got, _) => panic!("{name}: {:?}", got.map(|_| "a snapshot")),
         }
     }
+}
+
+#[test]
+fn a_snapshot_saved_as_json_reads_as_its_pickle_does_in_any_pieces_plain_or_gzip() {
+    let entry = |action: &str, addr: u64, size: u64, t: u64| {
+        format!(
+            r#"{{"action": "{action}", "addr": {addr}, "size": {size}, "stream": 0, "time_us": {t},
+            "frames": [{{"filename": "/home/u/train.py", "line": 7, "name": "step"}}]}}"#
+        )
+    };
+    let base = 0x7f00_0000_0000u64;
+    let trace = [
+        entry("segment_alloc", base, 2 << 20, 1),
+        entry("alloc", base, 1 << 20, 2),
+        entry("alloc", base + (1 << 20), 4096, 3),
+        entry("free_requested", base, 1 << 20, 4),
+        entry("free_completed", base, 1 << 20, 5),
+    ];
+    let json = format!(
+        r#"{{"segments": [{{"device": 0, "address": {base}, "total_size": {}, "stream": 0,
+        "segment_type": "large", "blocks": [{{"address": {}, "size": 4096, "requested_size": 4000,
+        "state": "active_allocated", "frames": []}}]}}], "device_traces": [[{}]],
+        "allocator_settings": {{"expandable_segments": false}}}}"#,
+        2u64 << 20,
+        base + (1 << 20),
+        trace.join(", ")
+    );
+    let s = memograph_snapshot::read_bytes(json.as_bytes()).unwrap();
+    let summary = memograph_snapshot::analysis::summary::summarize(&s);
+    assert_eq!(summary[0].timeline_peak_bytes, (1 << 20) + 4096);
+    assert_eq!(summary[0].requested_bytes, 4000);
+    assert_eq!(summary[0].reserved_bytes, 2 << 20);
+    assert!(pull_and_push(json.as_bytes()).is_ok());
+    assert_eq!(
+        pull_and_push(&common::gzip(json.as_bytes())).unwrap(),
+        pull_and_push(json.as_bytes()).unwrap()
+    );
+    // Broken JSON says where, in the pull and the push reader alike.
+    let e = error_of(&json.as_bytes()[..json.len() - 9]);
+    assert!(
+        e.starts_with("corrupt JSON: unexpected end of the JSON text at byte"),
+        "{e}"
+    );
+    // A JSON array of numbers is JSON but no snapshot.
+    assert!(error_of(b"  [1, 2, 3]").contains("top level is a list of ints"));
+}
+
+#[test]
+fn every_record_of_a_legacy_block_history_counts_and_survives_the_codec() {
+    // A PyTorch 2.0 snapshot: one block whose history holds two records with different stacks.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fuzz/corpus/seeds/legacy_history.pickle"
+    );
+    let bytes = std::fs::read(path).unwrap();
+    let s = read_bytes(&bytes).unwrap();
+    let block = &s.segments[0].blocks[0];
+    assert_eq!(block.history.len(), 2);
+    assert_eq!(block.requested_size, 4000, "the first record's real size");
+    assert_eq!(block.history[1].real_size, 100);
+    assert_ne!(block.history[0].stack, block.history[1].stack);
+    // Three frames in the first record; the second shares two of them and adds its own: four in all.
+    let summary = memograph_snapshot::analysis::summary::summarize(&s);
+    assert_eq!(summary[0].unique_frames, 4);
+    let back = codec::decode(&codec::encode(&s)).unwrap();
+    assert_eq!(back.segments[0].blocks[0].history, block.history);
 }

@@ -24,7 +24,7 @@ pub struct DeviceSummary {
     pub allocations: usize,
     pub timeline_peak_bytes: u64,
     pub peak_event_index: i64,
-    /// Distinct `(filename, line, name)` over trace entries, segments and blocks.
+    /// Distinct `(filename, line, name)` over trace entries, segments, blocks and legacy history records.
     pub unique_frames: usize,
 }
 
@@ -74,6 +74,7 @@ pub fn summarize_with(snapshot: &Snapshot, lifetimes: &Lifetimes) -> DeviceSumma
         mark(s.stack);
         for b in &s.blocks {
             mark(b.stack);
+            b.history.iter().for_each(|r| mark(r.stack));
             if b.state.is_active() {
                 active += b.size;
             }

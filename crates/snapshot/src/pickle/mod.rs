@@ -19,7 +19,7 @@
 //! literals) and `source` (the buffered input that knows its offset).
 
 mod fast_paths;
-mod opcodes;
+pub(crate) mod opcodes;
 pub(crate) mod source;
 mod specialise;
 mod text;
