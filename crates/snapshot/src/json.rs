@@ -13,8 +13,13 @@ const MAX_DEPTH: usize = 4000;
 /// Items per APPENDS/SETITEMS, as CPython's pickler writes them.
 const BATCH: usize = 1000;
 
-/// Whether `head` (the input's first bytes) starts a JSON object or array.
+/// How many of the first bytes decide between JSON and a pickle: both readers decide on exactly these,
+/// so they agree whatever the pieces (a JSON text with more leading whitespace reads as no pickle).
+pub(crate) const DECIDING: usize = 64;
+
+/// Whether the input's first bytes start a JSON object or array (within [`DECIDING`] bytes).
 pub(crate) fn looks_like_json(head: &[u8]) -> bool {
+    let head = &head[..head.len().min(DECIDING)];
     let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     matches!(
         head.iter().find(|b| !b.is_ascii_whitespace()),
@@ -22,11 +27,15 @@ pub(crate) fn looks_like_json(head: &[u8]) -> bool {
     )
 }
 
-/// Whether `head` is too short to tell (empty or only whitespace so far).
+/// Whether fewer than [`DECIDING`] bytes have come and they do not decide yet (only whitespace, or the
+/// start of a byte-order mark).
 pub(crate) fn undecided(head: &[u8]) -> bool {
-    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
-    (head.len() < 3 && b"\xef\xbb\xbf".starts_with(head))
-        || head.iter().all(|b| b.is_ascii_whitespace())
+    if head.len() >= DECIDING {
+        return false;
+    }
+    let bom = b"\xef\xbb\xbf";
+    let rest = head.strip_prefix(bom).unwrap_or(head);
+    (head.len() < 3 && bom.starts_with(head)) || rest.iter().all(|b| b.is_ascii_whitespace())
 }
 
 #[derive(Clone, Copy, PartialEq)]

@@ -71,16 +71,8 @@ pub fn read_snapshot<R: Read>(
         progress,
     };
     // The first bytes tell gzip from plain, and name what a file that is no pickle is.
-    let mut head = [0u8; 64];
-    let mut got = 0;
-    while got < head.len() {
-        match counting.read(&mut head[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(pickle::source::io_error(e)),
-        }
-    }
+    let mut head = [0u8; json::DECIDING];
+    let got = read_up_to(&mut counting, &mut head)?;
     let prefixed = (&head[..got]).chain(counting);
     if input::is_gzip(&head[..got]) {
         let decoder = flate2::read::MultiGzDecoder::new(prefixed);
@@ -90,9 +82,11 @@ pub fn read_snapshot<R: Read>(
             produced: 0,
         };
         // What the stream holds (a pickle or JSON) shows in its first decompressed bytes.
-        let mut body = std::io::BufReader::with_capacity(1 << 16, guard);
-        let first = std::io::BufRead::fill_buf(&mut body).map_err(pickle::source::io_error)?;
-        if json::looks_like_json(first) {
+        let mut guard = guard;
+        let mut first = [0u8; json::DECIDING];
+        let got = read_up_to(&mut guard, &mut first)?;
+        let body = (&first[..got]).chain(guard);
+        if json::looks_like_json(&first[..got]) {
             return read_json(body, None);
         }
         read_pickle(body, None, true)
@@ -101,6 +95,20 @@ pub fn read_snapshot<R: Read>(
     } else {
         read_pickle(prefixed, total_len, false)
     }
+}
+
+/// Reads until `buf` is full or the input ends; returns how many bytes it holds.
+fn read_up_to<R: Read>(reader: &mut R, buf: &mut [u8]) -> Result<usize, ReadError> {
+    let mut got = 0;
+    while got < buf.len() {
+        match reader.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(pickle::source::io_error(e)),
+        }
+    }
+    Ok(got)
 }
 
 /// A snapshot saved as JSON: read whole, translated into the pickle CPython would write (see `json`).

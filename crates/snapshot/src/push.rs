@@ -53,7 +53,7 @@ enum Stage {
 enum Body {
     /// Only whitespace so far: which one is not known yet.
     Undecided(Vec<u8>, Option<u64>),
-    Pickle(Resumable),
+    Pickle(Box<Resumable>),
     Json(Vec<u8>),
 }
 
@@ -73,7 +73,7 @@ impl Body {
                 *self = if json::looks_like_json(&head) {
                     Body::Json(head)
                 } else {
-                    let mut pickle = Resumable::new(*total_len);
+                    let mut pickle = Box::new(Resumable::new(*total_len));
                     let pushed = pickle.push(&head);
                     *self = Body::Pickle(pickle);
                     return pushed;
@@ -101,7 +101,7 @@ impl Body {
                 if head.is_empty() {
                     return Err(ReadError::Empty);
                 }
-                let mut pickle = Resumable::new(total_len);
+                let mut pickle = Box::new(Resumable::new(total_len));
                 pickle.push(&head)?;
                 Body::Pickle(pickle).finish()
             }

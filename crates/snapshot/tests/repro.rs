@@ -360,3 +360,18 @@ fn every_record_of_a_legacy_block_history_counts_and_survives_the_codec() {
     let back = codec::decode(&codec::encode(&s)).unwrap();
     assert_eq!(back.segments[0].blocks[0].history, block.history);
 }
+
+#[test]
+fn pull_and_push_decide_json_or_pickle_on_the_same_first_bytes() {
+    // Found by the push fuzz target: 130 tabs, then a JSON object. Both readers decide on the first 64
+    // bytes, so both call it no pickle (and a JSON text whose object starts within them is JSON).
+    let mut late = vec![b'\t'; 130];
+    late.extend_from_slice(br#"{"segments": []}"#);
+    let e = error_of(&late);
+    assert!(e.starts_with("not a pickle file"), "{e}");
+    let mut early = vec![b'\t'; 40];
+    early.extend_from_slice(br#"{"segments": []}"#);
+    assert!(pull_and_push(&early).is_ok());
+    assert!(pull_and_push(&common::gzip(&late)).is_err());
+    assert!(pull_and_push(&common::gzip(&early)).is_ok());
+}
