@@ -202,7 +202,7 @@ impl Load {
         }))
     }
 
-    fn on_message(&self, data: JsValue) {
+    fn on_message(self: &Rc<Self>, data: JsValue) {
         match FromWorker::from_js(&data) {
             Some(FromWorker::Progress { done, complete }) => {
                 let moved = self.percent(done) != self.percent(self.parsed.get());
@@ -219,8 +219,9 @@ impl Load {
         }
     }
 
-    /// Decodes the worker's model and opens it.
-    fn done(&self, model: &js_sys::ArrayBuffer, worker: super::protocol::WorkerTimings) {
+    /// Decodes the worker's model and opens it, each stage in a task of its own (decoding, the first
+    /// device's lifetimes, its timeline, opening and the first frame), so the page answers between them.
+    fn done(self: &Rc<Self>, model: &js_sys::ArrayBuffer, worker: super::protocol::WorkerTimings) {
         let received = clock();
         let decoded = decode(model);
         let decode_ms = clock() - received;
@@ -231,29 +232,41 @@ impl Load {
         if !self.end() {
             return;
         }
-        let device = snapshot.default_device().unwrap_or(0);
-        let model = DeviceModel::new(&snapshot, device);
-        let model_ms = clock() - received - decode_ms;
-        let index = store::add(OpenFile {
-            name: self.name.clone(),
-            bytes: self.size as u64,
-            devices: snapshot.devices(),
-            snapshot,
-            models: [(device, model)].into(),
-        });
-        self.sink.opened(index, device, self.started);
-        self.next_file();
-        let origin = clock() - now();
-        record_timings(&LoadTimings {
-            worker_start: worker.received - (origin + self.started),
-            read: self.read_ms.get(),
-            parse: worker.parse,
-            worker_waited: worker.waited,
-            encode: worker.encode,
-            transfer: received - worker.posted,
-            decode: decode_ms,
-            model: model_ms,
-            opened_at: now() - self.started,
+        let this = self.clone();
+        next_task(move || {
+            let started = clock();
+            let device = snapshot.default_device().unwrap_or(0);
+            let lifetimes =
+                memograph_snapshot::analysis::lifetimes::Lifetimes::of(&snapshot, device);
+            let lifetimes_ms = clock() - started;
+            next_task(move || {
+                let started = clock();
+                let model = DeviceModel::of_lifetimes(&snapshot, device, lifetimes);
+                let model_ms = lifetimes_ms + clock() - started;
+                next_task(move || {
+                    let index = store::add(OpenFile {
+                        name: this.name.clone(),
+                        bytes: this.size as u64,
+                        devices: snapshot.devices(),
+                        snapshot,
+                        models: [(device, model)].into(),
+                    });
+                    this.sink.opened(index, device, this.started);
+                    this.next_file();
+                    let origin = clock() - now();
+                    record_timings(&LoadTimings {
+                        worker_start: worker.received - (origin + this.started),
+                        read: this.read_ms.get(),
+                        parse: worker.parse,
+                        worker_waited: worker.waited,
+                        encode: worker.encode,
+                        transfer: received - worker.posted,
+                        decode: decode_ms,
+                        model: model_ms,
+                        opened_at: now() - this.started,
+                    });
+                });
+            });
         });
     }
 
@@ -381,6 +394,11 @@ fn next(sink: Sink) {
         },
     );
     leptos::task::spawn_local(load.stream(blob));
+}
+
+/// Runs `f` in a task of its own, after whatever the browser has waiting (input, a frame).
+fn next_task(f: impl FnOnce() + 'static) {
+    leptos::prelude::set_timeout(f, std::time::Duration::ZERO);
 }
 
 /// Reads a JS byte array into wasm memory a piece at a time (never a copy of the whole buffer).

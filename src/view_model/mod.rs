@@ -74,7 +74,12 @@ pub fn default_detail(allocations: usize) -> f64 {
 impl DeviceModel {
     /// The block timeline of `device`; every other part waits until it is asked for.
     pub fn new(snapshot: &Snapshot, device: i64) -> DeviceModel {
-        let blocks = Lifetimes::of(snapshot, device);
+        DeviceModel::of_lifetimes(snapshot, device, Lifetimes::of(snapshot, device))
+    }
+
+    /// [`Self::new`] from the device's block lifetimes, computed apart (the page computes them in a
+    /// task of their own).
+    pub fn of_lifetimes(snapshot: &Snapshot, device: i64, blocks: Lifetimes) -> DeviceModel {
         let detail = default_detail(blocks.allocations.len());
         let trace = snapshot.trace(device);
         let has_times = trace.has_time();
