@@ -375,3 +375,12 @@ fn pull_and_push_decide_json_or_pickle_on_the_same_first_bytes() {
     assert!(pull_and_push(&common::gzip(&late)).is_err());
     assert!(pull_and_push(&common::gzip(&early)).is_ok());
 }
+
+#[test]
+fn a_gzip_stream_whose_checksum_fails_in_its_first_bytes_is_a_gzip_error_both_ways() {
+    // Found by the push fuzz target (its first byte picks the piece sizes): the decoder's checksum
+    // error came while the pull reader read the first opcode, and was taken for "not a pickle".
+    let data = include_bytes!("data/fuzz-push-gzip-checksum.bin");
+    let e = error_of(&data[1..]);
+    assert!(e.starts_with("corrupt gzip data"), "{e}");
+}

@@ -250,6 +250,14 @@ impl Machine {
 
     /// An error on the very first opcode of a file that does not start with PROTO means: not a pickle.
     fn explain<R: Read>(&self, src: &mut Source<R>, e: ReadError) -> ReadError {
+        // Errors of the input itself (a corrupt gzip stream, a failed read, the bomb guard) say more
+        // than any guess at what the bytes are.
+        if matches!(
+            e,
+            ReadError::Gzip { .. } | ReadError::Io { .. } | ReadError::Limit { .. }
+        ) {
+            return e;
+        }
         let at_start =
             self.protocol == 0 && src.first_byte() != Some(PROTO) && self.memo.is_empty();
         if at_start {
