@@ -133,3 +133,25 @@ test('closing files gives their memory back: ten opens and closes leave it where
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('a snapshot saved as JSON opens like its pickle', async () => {
+  const { page, errors } = await open(b, server.url);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-json-'));
+  const file = path.join(dir, 'snapshot.json');
+  const frames = [{ filename: '/home/u/train.py', line: 7, name: 'step' }];
+  const base = 0x7f0000000000;
+  const entry = (action, addr, size, t) => ({ action, addr, size, stream: 0, time_us: t, frames });
+  fs.writeFileSync(file, JSON.stringify({
+    segments: [{ device: 0, address: base, total_size: 2 << 20, stream: 0, segment_type: 'large',
+      blocks: [{ address: base + (1 << 20), size: 4096, requested_size: 4000, state: 'active_allocated', frames }] }],
+    device_traces: [[entry('segment_alloc', base, 2 << 20, 1), entry('alloc', base, 1 << 20, 2),
+      entry('alloc', base + (1 << 20), 4096, 3), entry('free_requested', base, 1 << 20, 4),
+      entry('free_completed', base, 1 << 20, 5)]],
+  }));
+  await loadFile(page, file);
+  assert.equal(await state(page), 'ready');
+  assert.ok((await page.$eval('[data-testid=peak]', e => e.title)).includes(String((1 << 20) + 4096)));
+  assert.deepEqual(errors, []);
+  await page.close();
+  fs.rmSync(dir, { recursive: true });
+});
