@@ -95,11 +95,10 @@ pub(crate) fn to_pickle(json: &[u8]) -> Result<Vec<u8>, ReadError> {
                     }
                     (b']', false) | (b'}', true) => {
                         i += 1;
-                        close(&mut out, &mut stack);
-                        if stack.is_empty() {
-                            break;
+                        match close(&mut out, &mut stack) {
+                            Some(next) => expect = next,
+                            None => break,
                         }
-                        expect = after_value(&mut out, &mut stack);
                     }
                     _ => return Err(err("expected ',' or the end of the container", i)),
                 }
@@ -108,11 +107,10 @@ pub(crate) fn to_pickle(json: &[u8]) -> Result<Vec<u8>, ReadError> {
             Expect::KeyOrEnd | Expect::Key => {
                 if c == b'}' && expect == Expect::KeyOrEnd {
                     i += 1;
-                    close(&mut out, &mut stack);
-                    if stack.is_empty() {
-                        break;
+                    match close(&mut out, &mut stack) {
+                        Some(next) => expect = next,
+                        None => break,
                     }
-                    expect = after_value(&mut out, &mut stack);
                     continue;
                 }
                 if c != b'"' {
@@ -124,11 +122,10 @@ pub(crate) fn to_pickle(json: &[u8]) -> Result<Vec<u8>, ReadError> {
             }
             Expect::ValueOrEnd if c == b']' => {
                 i += 1;
-                close(&mut out, &mut stack);
-                if stack.is_empty() {
-                    break;
+                match close(&mut out, &mut stack) {
+                    Some(next) => expect = next,
+                    None => break,
                 }
-                expect = after_value(&mut out, &mut stack);
                 continue;
             }
             Expect::Value | Expect::ValueOrEnd => {}
@@ -194,9 +191,11 @@ fn after_value(out: &mut Vec<u8>, stack: &mut [Container]) -> Expect {
     Expect::CommaOrEnd
 }
 
-fn close(out: &mut Vec<u8>, stack: &mut Vec<Container>) {
+/// Ends the innermost container; what comes next, or `None` when it was the top-level value.
+fn close(out: &mut Vec<u8>, stack: &mut Vec<Container>) -> Option<Expect> {
     let top = stack.pop().expect("inside a container");
     out.push(if top.dict { SETITEMS } else { APPENDS });
+    (!stack.is_empty()).then(|| after_value(out, stack))
 }
 
 /// The string starting at the quote `json[at]`, as SHORT_BINUNICODE/BINUNICODE; returns the offset
