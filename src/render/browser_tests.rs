@@ -88,8 +88,9 @@ fn bands_have_their_allocation_colour_at_known_points_and_the_sky_is_empty() {
     let overlay = Overlay::plain(false);
     draw(&surface, &f, t, &overlay, &theme);
 
-    // The middle of every band at least 6 px tall, just before the end of the trace, has its colour.
-    let x = t.layout.x_len - 1;
+    // The middle of every band at least 6 px tall, a few pixels before the end of the trace (well inside
+    // the plot), has its colour.
+    let x = t.layout.x_len - 60;
     let mut checked = 0;
     for b in &t.layout.bands {
         if b.start > x || b.end <= x {
@@ -104,7 +105,7 @@ fn bands_have_their_allocation_colour_at_known_points_and_the_sky_is_empty() {
         assert_eq!(
             pixel(&surface, px, (y0 + y1) / 2.0),
             rgb(colors::allocation(b.allocation)),
-            "band {:?}",
+            "band {:?} at ({px}, {y0}..{y1})",
             b
         );
         checked += 1;
@@ -194,18 +195,27 @@ fn a_highlighted_allocation_is_drawn_even_when_thinner_than_a_pixel() {
     let (s, _) = synth();
     let model = DeviceModel::new(&s, 0);
     let t = &model.blocks;
-    // The smallest allocation live at the end is far thinner than a pixel on a 120 px canvas.
-    let x = t.layout.x_len - 1;
+    // The lowest band live near the end, on a y scale where it is an eighth of a pixel tall.
+    let x = t.layout.x_len - 60;
     let band = t
         .layout
         .bands
         .iter()
         .filter(|b| b.start <= x && b.end > x)
-        .min_by_key(|b| b.size)
+        .min_by(|a, b| {
+            t.layout
+                .offset_at(a, x)
+                .total_cmp(&t.layout.offset_at(b, x))
+        })
         .unwrap();
     let el = canvas(600, 120);
     let surface = Surface::of(&el).unwrap();
-    let f = full(&surface, t);
+    let plot = Plot::of(surface.width, surface.height, 0);
+    let view = crate::viewport::Viewport {
+        y_max: band.size as f64 * 8.0 * plot.height,
+        ..t.full_view()
+    };
+    let f = Scale::new(view, plot, None);
     assert!(f.py(0.0) - f.py(band.size as f64) < 0.25);
     let theme = colors::theme(false);
     let lit = [band.allocation];
