@@ -171,10 +171,18 @@ fn band_steps(f: &Scale, layout: &TimelineLayout, band: usize, steps: &mut Steps
     let pts = layout.band_points(b);
     let end = if b.end > b.start { b.end } else { b.start + 1 } as f64;
     let (lo, hi) = (f.view.x0 - 1.0, f.view.x1 + 1.0);
-    for (k, p) in pts.iter().enumerate() {
+    // Only the steps in view: from the last breakpoint at or before the view's start, until one past
+    // its end (a long-lived band can hold thousands of breakpoints).
+    let first = pts
+        .partition_point(|p| (p.x as f64) <= lo)
+        .saturating_sub(1);
+    for (k, p) in pts.iter().enumerate().skip(first) {
         let a = (p.x as f64).max(b.start as f64);
+        if a >= hi {
+            break;
+        }
         let z = pts.get(k + 1).map_or(end, |q| q.x as f64).min(end);
-        if z <= lo || a >= hi || z <= a {
+        if z <= lo || z <= a {
             continue;
         }
         let (pa, pz) = (f.px(a.max(lo)), f.px(z.min(hi)));

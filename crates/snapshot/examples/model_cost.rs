@@ -62,4 +62,33 @@ fn main() {
                 / 1e6
         );
     }
+    let t = Instant::now();
+    let segment_layout = timeline_layout(&segments, 1.0);
+    println!(
+        "segment layout  {:>8.0} ms  {} points, tolerance {} bytes",
+        t.elapsed().as_secs_f64() * 1e3,
+        segment_layout.points.len(),
+        segment_layout.tolerance
+    );
+    let t = Instant::now();
+    let _ = memograph_snapshot::analysis::lifetimes::event_versions(s.trace(device));
+    println!(
+        "versions        {:>8.0} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    let t = Instant::now();
+    let rules = memograph_snapshot::analysis::categories::Rules::built_in();
+    let of = memograph_snapshot::analysis::categories::categorize(&s, &blocks, &rules);
+    println!(
+        "categories      {:>8.0} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    let t = Instant::now();
+    let options = memograph_snapshot::analysis::report::ReportOptions::default();
+    let _ =
+        memograph_snapshot::analysis::report::report_of(&s, &blocks, &of, &rules.names(), &options);
+    println!(
+        "report          {:>8.0} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
 }
