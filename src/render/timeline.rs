@@ -1,6 +1,7 @@
 //! Draws a timeline (blocks or segments): stacked bands, the summarized band, axes, annotations and the
-//! peak marker. Bands outside the view or under a quarter pixel tall are skipped (their bytes still count
-//! in the offsets of those above), so a frame costs what is visible, not what exists.
+//! peak marker. Bands outside the view, under a quarter pixel tall or under half a pixel wide are skipped
+//! (their bytes still count in the offsets of those above, and the live area shades them), so a frame
+//! costs what is visible, not what exists.
 
 use memograph_snapshot::analysis::report::CategorySeries;
 use memograph_snapshot::analysis::timeline::TimelineLayout;
@@ -100,7 +101,11 @@ fn draw_x_axis(s: &Surface, f: &Scale, theme: &Theme) {
             }
         }
         None => {
-            for t in nice_ticks(f.view.x0, f.view.x1, 8) {
+            // Entries are whole: a view of a few entries gets no fractional ticks.
+            for t in nice_ticks(f.view.x0, f.view.x1, 8)
+                .into_iter()
+                .filter(|t| t.fract() == 0.0)
+            {
                 let _ = ctx.fill_text(&format!("{}", t as u64), f.px(t), y);
             }
         }
@@ -227,10 +232,14 @@ fn draw_bands(s: &Surface, f: &Scale, layout: &TimelineLayout, overlay: &Overlay
         let pinned = overlay.pinned == Some(b.allocation);
         let lit = dim && overlay.highlighted.binary_search(&b.allocation).is_ok();
         let thin = (b.size as f64) < min_bytes;
+        // Under half a pixel wide on screen: the live area already shades it (millions of short-lived
+        // allocations at full view would otherwise each be a path of their own).
+        let end = (b.end.max(b.start.saturating_add(1)) as f64).min(f.view.x1);
+        let narrow = f.px(end) - f.px((b.start as f64).max(f.view.x0)) < 0.5;
         let hovered = overlay
             .hovered
             .is_some_and(|(h, a)| h == i && a == b.allocation);
-        if thin && !pinned && !lit && !hovered {
+        if (thin || narrow) && !pinned && !lit && !hovered {
             continue;
         }
         band_steps(f, layout, i, &mut steps);
