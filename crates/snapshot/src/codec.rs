@@ -46,15 +46,29 @@ mod layout {
     }
     /// A trace entry's action: `u8` code ([`crate::Action::code`]), then the `u32` name of an unknown one.
     pub const ACTION_LEN: usize = 5;
+    /// A legacy history record of a segment's block: `u32` block index, `u64` address, `u64` real
+    /// size, `u32` stack id.
+    pub const HISTORY_LEN: usize = 24;
 }
 
-/// Block states by code; code 3 is an unknown state, named by its string id.
+/// Block states by code, both ways (see [`block_state_of`]); code 3 is an unknown state, named by its
+/// string id.
 fn block_state_code(state: BlockState) -> (u8, u32) {
     match state {
         BlockState::ActiveAllocated => (0, NONE_ID),
         BlockState::ActivePendingFree => (1, NONE_ID),
         BlockState::Inactive => (2, NONE_ID),
         BlockState::Other(s) => (3, s.0),
+    }
+}
+
+/// The known state of `code` (`None`: an unknown state, named by its string id).
+fn block_state_of(code: u8) -> Option<BlockState> {
+    match code {
+        0 => Some(BlockState::ActiveAllocated),
+        1 => Some(BlockState::ActivePendingFree),
+        2 => Some(BlockState::Inactive),
+        _ => None,
     }
 }
 
@@ -273,14 +287,9 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
         }
         // Legacy history records, for the blocks that have them: (block index, address, real size,
         // stack) each.
-        let with_history: Vec<(usize, &HistoryRecord)> = seg
-            .blocks
-            .iter()
-            .enumerate()
-            .flat_map(|(k, b)| b.history.iter().map(move |r| (k, r)))
-            .collect();
-        w.len(with_history.len());
-        for (k, r) in with_history {
+        w.len(seg.blocks.iter().map(|b| b.history.len()).sum());
+        let blocks = seg.blocks.iter().enumerate();
+        for (k, r) in blocks.flat_map(|(k, b)| b.history.iter().map(move |r| (k, r))) {
             w.u32(k as u32);
             w.u64(r.address);
             w.u64(r.real_size);
@@ -599,11 +608,9 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
         let raw = r.take(nb * block::LEN)?;
         let mut blocks = Vec::with_capacity(nb);
         for b in raw.chunks_exact(block::LEN) {
-            let state = match b[block::STATE] {
-                0 => BlockState::ActiveAllocated,
-                1 => BlockState::ActivePendingFree,
-                2 => BlockState::Inactive,
-                _ => BlockState::Other(str_id(u32_at(b, block::STATE_NAME))?),
+            let state = match block_state_of(b[block::STATE]) {
+                Some(known) => known,
+                None => BlockState::Other(str_id(u32_at(b, block::STATE_NAME))?),
             };
             blocks.push(Block {
                 address: u64_at(b, block::ADDRESS),
@@ -614,7 +621,7 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
                 history: Vec::new(),
             });
         }
-        let nh = r.len(24)?;
+        let nh = r.len(layout::HISTORY_LEN)?;
         for _ in 0..nh {
             let k = r.u32()? as usize;
             let record = HistoryRecord {

@@ -76,13 +76,12 @@ pub fn read_snapshot<R: Read>(
     let prefixed = (&head[..got]).chain(counting);
     if input::is_gzip(&head[..got]) {
         let decoder = flate2::read::MultiGzDecoder::new(prefixed);
-        let guard = input::BombGuard {
+        let mut guard = input::BombGuard {
             inner: decoder,
             compressed: count,
             produced: 0,
         };
         // What the stream holds (a pickle or JSON) shows in its first decompressed bytes.
-        let mut guard = guard;
         let mut first = [0u8; json::DECIDING];
         let got = read_up_to(&mut guard, &mut first)?;
         let body = (&first[..got]).chain(guard);
@@ -113,8 +112,7 @@ fn read_up_to<R: Read>(reader: &mut R, buf: &mut [u8]) -> Result<usize, ReadErro
 
 /// A snapshot saved as JSON: read whole, translated into the pickle CPython would write (see `json`).
 fn read_json<R: Read>(mut reader: R, total_len: Option<u64>) -> Result<Snapshot, ReadError> {
-    let mut text = Vec::new();
-    let _ = text.try_reserve_exact(usize::try_from(total_len.unwrap_or(0)).unwrap_or(0));
+    let mut text = model::presized(usize::try_from(total_len.unwrap_or(0)).unwrap_or(0));
     reader
         .read_to_end(&mut text)
         .map_err(pickle::source::io_error)?;

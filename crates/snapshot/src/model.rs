@@ -250,23 +250,26 @@ pub struct DeviceTrace {
     pub device_free: Vec<(u32, u64)>,
 }
 
+/// A vector with room for `n` items when the memory is there: a size hint (an input's length, a
+/// count read from a file) never aborts a read.
+pub(crate) fn presized<T>(n: usize) -> Vec<T> {
+    let mut v = Vec::new();
+    let _ = v.try_reserve_exact(n);
+    v
+}
+
 impl DeviceTrace {
     /// Room for `n` entries when the memory is there (it is only a hint: columns grow as usual).
     pub fn with_capacity(n: usize) -> DeviceTrace {
-        fn room<T>(n: usize) -> Vec<T> {
-            let mut v = Vec::new();
-            let _ = v.try_reserve_exact(n);
-            v
-        }
         DeviceTrace {
-            action: room(n),
-            addr: room(n),
-            size: room(n),
-            stream: room(n),
-            time_us: room(n),
-            stack: room(n),
-            compile_context: room(n),
-            user_metadata: room(n),
+            action: presized(n),
+            addr: presized(n),
+            size: presized(n),
+            stream: presized(n),
+            time_us: presized(n),
+            stack: presized(n),
+            compile_context: presized(n),
+            user_metadata: presized(n),
             device_free: Vec::new(),
         }
     }

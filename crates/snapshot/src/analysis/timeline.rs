@@ -452,10 +452,8 @@ impl DriftTree {
     /// Sets band `i`'s leaf (drift 0 or inactive), pushing pending adds down its path.
     fn set(&mut self, i: usize, v: i64) {
         let (mut node, mut lo, mut hi) = (1, 0, self.max.len() / 2);
-        let mut path = Vec::with_capacity(64);
         while hi - lo > 1 {
             self.push(node);
-            path.push(node);
             let mid = (lo + hi) / 2;
             if i < mid {
                 (node, hi) = (2 * node, mid);
@@ -465,8 +463,10 @@ impl DriftTree {
         }
         self.max[node] = v;
         self.lazy[node] = 0;
-        for &p in path.iter().rev() {
-            self.pull(p);
+        // The path back up is the leaf's ancestors: halving its index.
+        while node > 1 {
+            node /= 2;
+            self.pull(node);
         }
     }
 

@@ -27,7 +27,7 @@ mod text;
 use std::io::Read;
 
 use crate::error::ReadError;
-use crate::model::{DeviceTrace, FrameId, Interner, StackId, StrId};
+use crate::model::{presized, DeviceTrace, FrameId, Interner, StackId, StrId};
 use fast_paths::intern_frames;
 use opcodes::*;
 use source::Source;
@@ -260,15 +260,13 @@ impl Machine {
         }
         let at_start =
             self.protocol == 0 && src.first_byte() != Some(PROTO) && self.memo.is_empty();
-        if at_start {
-            if let Some(what) = crate::input::recognise(src.first_bytes()) {
-                return ReadError::OtherFormat { what };
-            }
+        if !at_start {
+            return e;
         }
-        if self.protocol == 0
-            && src.first_byte() != Some(PROTO)
-            && self.stack.is_empty()
-            && self.memo.is_empty()
+        if let Some(what) = crate::input::recognise(src.first_bytes()) {
+            return ReadError::OtherFormat { what };
+        }
+        if self.stack.is_empty()
             && self.marks.len() <= 1
             && !matches!(e, ReadError::Forbidden { .. })
         {
@@ -1027,13 +1025,6 @@ impl Machine {
             }
         }
     }
-}
-
-/// A vector with room for `n` items when the memory is there (a size hint never aborts a read).
-fn presized<T>(n: usize) -> Vec<T> {
-    let mut v = Vec::new();
-    let _ = v.try_reserve_exact(n);
-    v
 }
 
 /// `[k0, v0, k1, v1, ...]` as `[key, value]` pairs; the length is even (checked by the caller).
