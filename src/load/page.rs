@@ -233,39 +233,38 @@ impl Load {
             return;
         }
         let this = self.clone();
-        next_task(move || {
+        leptos::task::spawn_local(async move {
+            next_task().await;
             let started = clock();
             let device = snapshot.default_device().unwrap_or(0);
             let lifetimes =
                 memograph_snapshot::analysis::lifetimes::Lifetimes::of(&snapshot, device);
             let lifetimes_ms = clock() - started;
-            next_task(move || {
-                let started = clock();
-                let model = DeviceModel::of_lifetimes(&snapshot, device, lifetimes);
-                let model_ms = lifetimes_ms + clock() - started;
-                next_task(move || {
-                    let index = store::add(OpenFile {
-                        name: this.name.clone(),
-                        bytes: this.size as u64,
-                        devices: snapshot.devices(),
-                        snapshot,
-                        models: [(device, model)].into(),
-                    });
-                    this.sink.opened(index, device, this.started);
-                    this.next_file();
-                    let origin = clock() - now();
-                    record_timings(&LoadTimings {
-                        worker_start: worker.received - (origin + this.started),
-                        read: this.read_ms.get(),
-                        parse: worker.parse,
-                        worker_waited: worker.waited,
-                        encode: worker.encode,
-                        transfer: received - worker.posted,
-                        decode: decode_ms,
-                        model: model_ms,
-                        opened_at: now() - this.started,
-                    });
-                });
+            next_task().await;
+            let started = clock();
+            let model = DeviceModel::of_lifetimes(&snapshot, device, lifetimes);
+            let model_ms = lifetimes_ms + clock() - started;
+            next_task().await;
+            let index = store::add(OpenFile {
+                name: this.name.clone(),
+                bytes: this.size as u64,
+                devices: snapshot.devices(),
+                snapshot,
+                models: [(device, model)].into(),
+            });
+            this.sink.opened(index, device, this.started);
+            this.next_file();
+            let origin = clock() - now();
+            record_timings(&LoadTimings {
+                worker_start: worker.received - (origin + this.started),
+                read: this.read_ms.get(),
+                parse: worker.parse,
+                worker_waited: worker.waited,
+                encode: worker.encode,
+                transfer: received - worker.posted,
+                decode: decode_ms,
+                model: model_ms,
+                opened_at: now() - this.started,
             });
         });
     }
@@ -396,9 +395,17 @@ fn next(sink: Sink) {
     leptos::task::spawn_local(load.stream(blob));
 }
 
-/// Runs `f` in a task of its own, after whatever the browser has waiting (input, a frame).
-fn next_task(f: impl FnOnce() + 'static) {
-    leptos::prelude::set_timeout(f, std::time::Duration::ZERO);
+/// Resolves in a task of its own, after whatever the browser has waiting (input, a frame).
+async fn next_task() {
+    let later = Promise::new(&mut |resolve, _| match web_sys::window() {
+        Some(w) => {
+            let _ = w.set_timeout_with_callback(&resolve);
+        }
+        None => {
+            let _ = resolve.call0(&JsValue::NULL);
+        }
+    });
+    let _ = JsFuture::from(later).await;
 }
 
 /// Reads a JS byte array into wasm memory a piece at a time (never a copy of the whole buffer).

@@ -243,28 +243,17 @@ pub fn start() {
 }
 
 /// A panic is a bug, and the page's state may be half-changed: say so in plain DOM (not through the
-/// reactive graph, which may be what broke) and mark `#app` as failed. Traps without a panic (running
-/// out of memory) reach the same panel through index.html's error handler.
+/// reactive graph, which may be what broke) and mark `#app` as failed, with index.html's
+/// `memographFatal`, which also reports traps without a panic (running out of memory).
 fn show_fatal(message: &str) {
-    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+    use wasm_bindgen::JsValue;
+    let Some(window) = web_sys::window() else {
         return;
     };
-    if let Some(app) = document.get_element_by_id("app") {
-        let _ = app.set_attribute("data-state", "error");
-    }
-    let panel = document.get_element_by_id("fatal").or_else(|| {
-        let p = document.create_element("div").ok()?;
-        p.set_id("fatal");
-        p.set_class_name("error-panel fatal");
-        p.set_attribute("role", "alert").ok()?;
-        document.body()?.prepend_with_node_1(&p).ok()?;
-        Some(p)
-    });
-    if let Some(p) = panel {
-        p.set_text_content(Some(&format!(
-            "Memograph stopped on an internal error ({message}). Reload the page to go on; \
-             the command line (`memograph summary`, `memograph report`) reads the same files."
-        )));
+    let fatal = js_sys::Reflect::get(&window, &JsValue::from_str("memographFatal")).ok();
+    if let Some(fatal) = fatal.and_then(|f| f.dyn_into::<js_sys::Function>().ok()) {
+        let text = format!("an internal error ({message})");
+        let _ = fatal.call1(&JsValue::NULL, &JsValue::from_str(&text));
     }
 }
 

@@ -76,6 +76,22 @@ fn record_frame(ms: f64) {
     }
 }
 
+/// Runs `f` with the mapping the frame `drawn` was drawn with (over `view` instead of its own, when
+/// given): input maps pixels exactly as drawing did.
+fn with_scale<R>(
+    ui: Ui,
+    segments: bool,
+    drawn: Option<Drawn>,
+    view: Option<Viewport>,
+    f: &dyn Fn(&Scale, &TimelineModel) -> R,
+) -> Option<R> {
+    let d = drawn?;
+    with_timeline(ui, segments, |t, c| {
+        let times = if d.time_axis { c.times } else { None };
+        f(&Scale::new(view.unwrap_or(d.view), d.plot, times), t)
+    })
+}
+
 /// What the last frame was drawn with: input maps pixels through the same [`Scale`].
 #[derive(Clone, Copy)]
 struct Drawn {
@@ -181,23 +197,13 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
     });
     on_cleanup(move || on_resize.remove());
 
-    // Runs `f` with the last frame's mapping (over `view` instead of its own, when given).
-    let with_scale = move |view: Option<Viewport>, f: &mut dyn FnMut(&Scale, &TimelineModel)| {
-        let d = drawn.get_value()?;
-        with_timeline(ui, segments, |t, c| {
-            let times = if d.time_axis { c.times } else { None };
-            f(&Scale::new(view.unwrap_or(d.view), d.plot, times), t)
-        })
-    };
-
     let on_wheel = move |ev: web_sys::WheelEvent| {
         ev.prevent_default();
         let px = ev.offset_x() as f64;
         let sideways = ev.shift_key() || ev.delta_x().abs() > ev.delta_y().abs();
-        let mut next = None;
-        with_scale(None, &mut |f, t| {
+        let next = with_scale(ui, segments, drawn.get_value(), None, &|f, t| {
             let x_len = t.layout.x_len as f64;
-            next = Some(if sideways {
+            if sideways {
                 let d = if ev.delta_x().abs() > ev.delta_y().abs() {
                     ev.delta_x()
                 } else {
@@ -206,7 +212,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                 f.pan_by_px(d / 1000.0 * f.plot.width, x_len)
             } else {
                 f.zoom_at(px, (ev.delta_y() / 300.0).exp(), x_len)
-            });
+            }
         });
         if next.is_some() {
             ui.viewport.set(next);
@@ -216,18 +222,15 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
     // The band under the pointer: (band, allocation, px, py).
     let hit = move |ev: &web_sys::MouseEvent| -> Option<(usize, u32, f64, f64)> {
         let (px, py) = (ev.offset_x() as f64, ev.offset_y() as f64);
-        let mut found = None;
-        with_scale(None, &mut |f, t| {
+        with_scale(ui, segments, drawn.get_value(), None, &|f, t| {
             if !f.plot.contains_x(px) {
-                return;
+                return None;
             }
             let x = f.entry_at(px, t.layout.x_len);
-            found = t
-                .layout
-                .band_at(x, f.bytes_at(py))
-                .map(|b| (b, t.layout.bands[b].allocation, px, py));
-        });
-        found
+            let b = t.layout.band_at(x, f.bytes_at(py))?;
+            Some((b, t.layout.bands[b].allocation, px, py))
+        })
+        .flatten()
     };
 
     let on_move = move |ev: web_sys::MouseEvent| {
@@ -235,9 +238,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             if ev.buttons() & 1 == 1 {
                 let dx = ev.offset_x() as f64 - x0;
                 if moved || dx.abs() > 3.0 {
-                    let mut next = None;
-                    with_scale(Some(view), &mut |f, t| {
-                        next = Some(f.pan_by_px(-dx, t.layout.x_len as f64));
+                    let next = with_scale(ui, segments, drawn.get_value(), Some(view), &|f, t| {
+                        f.pan_by_px(-dx, t.layout.x_len as f64)
                     });
                     if next.is_some() {
                         ui.viewport.set(next);
