@@ -257,15 +257,9 @@ impl<'a> Walker<'a> {
         key: &str,
         what: &str,
     ) -> Result<Option<u64>, ReadError> {
-        match self.get(pairs, key) {
-            None | Some(Value::None) => Ok(None),
-            Some(v) => as_u64(v).map(Some).ok_or_else(|| {
-                ReadError::not_snapshot(format!(
-                    "{what} has '{key}' = {}, not an int",
-                    self.type_name(v)
-                ))
-            }),
-        }
+        self.field(pairs, key, what, |v| {
+            as_u64(v).ok_or_else(|| format!("{}, not an int", self.type_name(v)))
+        })
     }
 
     /// A byte count: an int, never negative, at most 1 PiB.
@@ -275,9 +269,20 @@ impl<'a> Walker<'a> {
         key: &str,
         what: &str,
     ) -> Result<Option<u64>, ReadError> {
+        self.field(pairs, key, what, check_bytes)
+    }
+
+    /// Field `key` read by `read` (which says what is wrong with a bad value); `None` when absent.
+    fn field(
+        &self,
+        pairs: &[[Value; 2]],
+        key: &str,
+        what: &str,
+        read: impl FnOnce(Value) -> Result<u64, String>,
+    ) -> Result<Option<u64>, ReadError> {
         match self.get(pairs, key) {
             None | Some(Value::None) => Ok(None),
-            Some(v) => check_bytes(v)
+            Some(v) => read(v)
                 .map(Some)
                 .map_err(|why| ReadError::not_snapshot(format!("{what} has '{key}' = {why}"))),
         }
