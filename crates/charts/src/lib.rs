@@ -9,6 +9,7 @@
 use std::error::Error;
 
 use memograph_snapshot::analysis::categories;
+use memograph_snapshot::analysis::compare::Digest;
 use memograph_snapshot::analysis::efficiency::Bucket;
 use memograph_snapshot::analysis::report::{CategorySeries, Component, DeviceReport};
 use memograph_snapshot::analysis::stats::SegmentStats;
@@ -176,13 +177,7 @@ fn category_color(index: usize, count: usize) -> RGBColor {
 /// A component's colour: that of the category it is named after ("Other" grey).
 pub fn component_color(r: &DeviceReport, c: Component) -> RGBColor {
     let names: Vec<&str> = r.categories.iter().map(|t| t.category.as_str()).collect();
-    let named = match c {
-        Component::Parameters => "Parameter",
-        Component::Gradients => "Gradient",
-        Component::OptimizerState => "Optimizer state",
-        Component::Activations => "Activation",
-        Component::Other => categories::OTHER,
-    };
+    let named = c.category();
     let k = names
         .iter()
         .position(|n| *n == named)
@@ -984,4 +979,217 @@ mod tests {
         };
         assert_eq!(columns.at(499, 50), Some(4));
     }
+}
+
+/// One colour per compared run, in the order the runs are listed (the page's overlaid chart and the
+/// report's `compare.png` use the same).
+pub const RUN_COLORS: [&str; 10] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+    "#bcbd22", "#7f7f7f",
+];
+
+/// The colour of compared run `k`.
+pub fn run_color(k: usize) -> RGBColor {
+    rgb(RUN_COLORS[k % RUN_COLORS.len()])
+}
+
+/// The x axis of overlaid live curves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareAxis {
+    /// Each trace from 0 to 1 (runs of different lengths side by side).
+    Fraction,
+    /// Seconds from each trace's first entry (traces with times; the others are left out).
+    Seconds,
+}
+
+/// A curve's points on `axis`: (x, bytes). Empty when the digest cannot be placed on it.
+pub fn curve_points(d: &Digest, axis: CompareAxis) -> Vec<(f64, u64)> {
+    let c = &d.curve;
+    match axis {
+        CompareAxis::Fraction => {
+            let n = d.entries.max(1) as f64;
+            c.entries
+                .iter()
+                .zip(&c.bytes)
+                .map(|(&e, &b)| ((e.max(0) as f64 + 1.0) / n, b))
+                .collect()
+        }
+        CompareAxis::Seconds => c
+            .time_us
+            .iter()
+            .zip(&c.bytes)
+            .map(|(&t, &b)| (t as f64 / 1e6, b))
+            .collect(),
+    }
+}
+
+/// Where the overlaid chart put its plot, to map the pointer back to x: the plot's pixel range and the
+/// x range it shows.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PlotArea {
+    pub x: (i32, i32),
+    pub y: (i32, i32),
+    pub x_range: (f64, f64),
+}
+
+impl PlotArea {
+    /// The x value at pixel `px`, if it is over the plot.
+    pub fn x_at(&self, px: i32) -> Option<f64> {
+        if px < self.x.0 || px > self.x.1 || self.x.1 <= self.x.0 {
+            return None;
+        }
+        let t = f64::from(px - self.x.0) / f64::from(self.x.1 - self.x.0);
+        Some(self.x_range.0 + t * (self.x_range.1 - self.x_range.0))
+    }
+}
+
+/// The live-bytes curves of several runs on one chart, each in its run colour, peaks marked, over
+/// `x_range` of `axis` (`None`: all of it). `marker`: an x to draw a vertical rule at (the pointer).
+pub fn overlaid_curves<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    heading: &str,
+    runs: &[(&Digest, RGBColor)],
+    axis: CompareAxis,
+    x_range: Option<(f64, f64)>,
+    marker: Option<f64>,
+    theme: &Theme,
+) -> Result<PlotArea>
+where
+    DB::ErrorType: 'static,
+{
+    let curves: Vec<Vec<(f64, u64)>> = runs.iter().map(|(d, _)| curve_points(d, axis)).collect();
+    let full_end = curves
+        .iter()
+        .filter_map(|c| c.last().map(|p| p.0))
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
+    let (x0, x1) = x_range.unwrap_or((0.0, full_end));
+    let x1 = if x1 > x0 { x1 } else { x0 + 1e-9 };
+    let top = runs
+        .iter()
+        .map(|(d, _)| d.timeline_peak_bytes)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let (div, unit_name) = unit(top);
+    let mut chart = builder(area, heading, theme)
+        .x_label_area_size(theme.px(36))
+        .y_label_area_size(theme.px(64))
+        .build_cartesian_2d(x0..x1, 0f64..top as f64 * 1.12 / div)?;
+    let x_desc = match axis {
+        CompareAxis::Fraction => "share of each trace",
+        CompareAxis::Seconds => "seconds from each trace's start",
+    };
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .x_label_formatter(&|x| match axis {
+            CompareAxis::Fraction => format!("{:.0} %", x * 100.0),
+            CompareAxis::Seconds => format!("{x:.2}"),
+        })
+        .y_desc(unit_name)
+        .label_style(theme.text(12))
+        .axis_desc_style(theme.text(13))
+        .axis_style(theme.muted)
+        .bold_line_style(theme.muted.mix(0.25))
+        .light_line_style(TRANSPARENT)
+        .draw()?;
+    let width = theme.px(2);
+    for (points, (d, color)) in curves.iter().zip(runs) {
+        if points.is_empty() {
+            continue;
+        }
+        // Each point holds until the next (live bytes change at entries), clipped to the view.
+        let mut steps: Vec<(f64, f64)> = Vec::with_capacity(points.len() * 2);
+        for (k, &(x, b)) in points.iter().enumerate() {
+            let y = b as f64 / div;
+            if k > 0 {
+                steps.push((x, steps.last().map_or(y, |p| p.1)));
+            }
+            steps.push((x, y));
+        }
+        let color = *color;
+        chart
+            .draw_series(LineSeries::new(steps, color.stroke_width(width)))?
+            .label(format!(
+                "{} (peak {})",
+                d.file,
+                bytes(d.timeline_peak_bytes)
+            ))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 12, y)], color.stroke_width(width))
+            });
+        if let Some(&(px, pb)) = points
+            .iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.total_cmp(&a.0)))
+        {
+            if (x0..=x1).contains(&px) {
+                chart.draw_series(std::iter::once(Circle::new(
+                    (px, pb as f64 / div),
+                    theme.px(4),
+                    color.filled(),
+                )))?;
+            }
+        }
+    }
+    if let Some(x) = marker.filter(|x| (x0..=x1).contains(x)) {
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(x, 0.0), (x, top as f64 * 1.12 / div)],
+            theme.muted.stroke_width(theme.px(1)),
+        )))?;
+    }
+    legend(&mut chart, SeriesLabelPosition::UpperLeft, theme)?;
+    let (px, py) = chart.plotting_area().get_pixel_range();
+    Ok(PlotArea {
+        x: (px.start, px.end),
+        y: (py.start, py.end),
+        x_range: (x0, x1),
+    })
+}
+
+/// The peaks of several runs as labelled bars in their run colours.
+pub fn peak_bars<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    heading: &str,
+    runs: &[(&Digest, RGBColor)],
+    theme: &Theme,
+) -> Result<Bars>
+where
+    DB::ErrorType: 'static,
+{
+    let rows: Vec<(String, u64, RGBColor)> = runs
+        .iter()
+        .map(|(d, c)| (d.file.clone(), d.timeline_peak_bytes, *c))
+        .collect();
+    labelled_bars(area, heading, &rows, 0.45, theme)
+}
+
+/// `compare.png`: the runs' overlaid live curves beside their peaks.
+pub fn compare_page<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    runs: &[&Digest],
+    theme: &Theme,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    area.fill(&theme.background)?;
+    let colored: Vec<(&Digest, RGBColor)> = runs
+        .iter()
+        .enumerate()
+        .map(|(k, d)| (*d, run_color(k)))
+        .collect();
+    let (w, _) = area.dim_in_pixel();
+    let (left, right) = area.split_horizontally(w * 3 / 5);
+    overlaid_curves(
+        &left,
+        "Live memory over each trace",
+        &colored,
+        CompareAxis::Fraction,
+        None,
+        None,
+        theme,
+    )?;
+    peak_bars(&right, "Peak allocated", &colored, theme)?;
+    Ok(())
 }

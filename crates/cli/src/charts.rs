@@ -4,7 +4,8 @@
 use std::path::Path;
 use std::sync::Once;
 
-use memograph_charts::{report_page, Theme, CHARTS, FONT};
+use memograph_charts::{compare_page, report_page, Theme, CHARTS, FONT};
+use memograph_snapshot::analysis::compare::Digest;
 use memograph_snapshot::analysis::report::DeviceReport;
 use plotters::prelude::*;
 
@@ -35,4 +36,16 @@ pub fn draw_all(r: &DeviceReport, name: &str, dir: &Path) -> Result<(), String> 
         drawn.map_err(|e| format!("{}: cannot draw the chart: {e}", path.display()))?;
     }
     Ok(())
+}
+
+/// `compare.png`: the overlaid live curves and the peaks of several runs.
+pub fn draw_compare(runs: &[&Digest], path: &Path) -> Result<(), String> {
+    register_fonts();
+    let drawn = (|| -> memograph_charts::Result<()> {
+        let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+        compare_page(&root, runs, &Theme::light())?;
+        root.present()?;
+        Ok(())
+    })();
+    drawn.map_err(|e| format!("{}: cannot draw the chart: {e}", path.display()))
 }

@@ -2,6 +2,7 @@
 
 mod charts;
 mod clock;
+mod compare;
 mod load;
 mod report;
 mod summary;
@@ -27,6 +28,17 @@ USAGE:
                                             ./memograph_reports. --json prints the analyses as
                                             one JSON line per file instead. --rules adds your
                                             category rules: [{\"category\": …, \"pattern\": regex}]
+    memograph compare FILE... [--baseline FILE] [--device N] [--json | --markdown] [--top N]
+                                            runs side by side: one row per file with the config
+                                            its name tells (ctx512, bs8, bf16, rank3…), peak
+                                            allocated and its delta against the baseline (the
+                                            first FILE unless given), reserved, components at the
+                                            peak; the rank strip when names carry ranks; then the
+                                            call paths that grew from the baseline to each file
+    memograph diff A B [--at peak|ENTRY_A:ENTRY_B] [--device N] [--json]
+                                            what is live in B and not in A (and back), as a call-
+                                            stack tree with A bytes, B bytes and the delta, at the
+                                            peaks unless --at names two entries
     memograph help | --help | --version
 
 FILE may be a plain or gzip-compressed pickle (protocols 0-5). No pickle code is ever run.
@@ -56,6 +68,10 @@ fn main() -> ExitCode {
         Some("trace") => Options::parse(&args[1..], false).map(|o| trace::run_trace(&o)),
         Some("stats") => Options::parse(&args[1..], false).map(|o| trace::run_stats(&o)),
         Some("report") => report::ReportArgs::parse(&args[1..]).map(|r| report::run(&r)),
+        Some("compare") => {
+            compare::CompareArgs::parse(&args[1..]).map(|c| compare::run_compare(&c))
+        }
+        Some("diff") => compare::DiffArgs::parse(&args[1..]).map(|d| compare::run_diff(&d)),
         Some(other) => Err(format!("unknown command '{other}'")),
     };
     match result {

@@ -8,8 +8,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use memograph_snapshot::analysis::categories::Rules;
+use memograph_snapshot::analysis::compare::{digest_at, Digest};
+use memograph_snapshot::analysis::lifetimes::Lifetimes;
 use memograph_snapshot::analysis::live_set::Node;
-use memograph_snapshot::analysis::report::{device_report, DeviceReport, ReportOptions};
+use memograph_snapshot::analysis::report::{device_report, Component, DeviceReport, ReportOptions};
 use memograph_snapshot::format::{bytes, bytes_exact, grouped};
 use memograph_snapshot::Snapshot;
 
@@ -111,10 +113,18 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
     };
     let stamp = crate::clock::local_stamp();
     let mut done: Vec<(FileReport, PathBuf)> = Vec::new();
+    let mut digests: Vec<Digest> = Vec::new();
     let mut failures = 0;
     for path in &args.files {
         let result = load::open(path).and_then(|snapshot| {
             let report = analyse(path, &snapshot, &rules, args)?;
+            if args.files.len() > 1 && !args.json {
+                let device = report.reports[report.charted].device;
+                let lifetimes = Lifetimes::of(&snapshot, device);
+                let mut d = digest_at(&snapshot, &lifetimes, &rules, None);
+                d.file = report.name.clone();
+                digests.push(d);
+            }
             if args.json {
                 println!("{}", json_line(&report));
                 return Ok(None);
@@ -141,9 +151,14 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
     if done.len() > 1 {
         let table = combined_table(&done);
         print!("\n{table}");
+        let chart = format!("{stamp}_compare.png");
+        let runs: Vec<&Digest> = digests.iter().collect();
+        charts::draw_compare(&runs, &args.out_dir.join(&chart)).map_err(Failure)?;
         let path = args.out_dir.join(format!("{stamp}_summary.md"));
-        std::fs::write(&path, format!("# Memograph reports, {stamp}\n\n{table}"))
-            .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+        let text = format!(
+            "# Memograph reports, {stamp}\n\n{table}\n![Live memory over each trace, and the peaks]({chart})\n"
+        );
+        std::fs::write(&path, text).map_err(|e| Failure(format!("{}: {e}", path.display())))?;
     }
     if failures > 0 {
         return Err(Failure::reported());
@@ -600,11 +615,20 @@ fn readme(report: &FileReport) -> String {
 /// One row per file and device: the comparison across ranks or runs.
 fn combined_table(done: &[(FileReport, PathBuf)]) -> String {
     let mut o = String::new();
+    let components: Vec<String> = Component::ALL
+        .iter()
+        .map(|c| c.label().to_lowercase())
+        .collect();
     let _ = writeln!(
         o,
-        "| file | device | peak allocated | reserved (max) | parameters | gradients | optimizer state | activations | other | recommendations |"
+        "| file | device | peak allocated | reserved (max) | {} | recommendations |",
+        components.join(" | ")
     );
-    let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(
+        o,
+        "|---|---|---:|---:|{}---|",
+        "---:|".repeat(components.len())
+    );
     for (f, _) in done {
         for r in &f.reports {
             let comp: Vec<String> = r.components.iter().map(|c| bytes(c.bytes)).collect();

@@ -208,7 +208,16 @@ fn several_files_get_one_directory_each_and_a_combined_table() {
     assert!(entries
         .iter()
         .any(|e| e.ends_with("_run_yiyi_oom_snapshot")));
-    assert!(entries.iter().any(|e| e.ends_with("_summary.md")));
+    let summary = entries.iter().find(|e| e.ends_with("_summary.md")).unwrap();
+    let chart = entries
+        .iter()
+        .find(|e| e.ends_with("_compare.png"))
+        .unwrap();
+    let summary = std::fs::read_to_string(out.join("out").join(summary)).unwrap();
+    assert!(summary.contains(&format!("]({chart})")), "{summary}");
+    // Two run colours and ink on a background: a real chart, not a blank image.
+    let (_, _, colours) = png_colours(&out.join("out").join(chart));
+    assert!(colours > 8, "{colours} colours");
     let latest = std::fs::read_link(out.join("out/latest")).unwrap();
     assert!(latest.to_string_lossy().ends_with("_run_yiyi_oom_snapshot"));
 }

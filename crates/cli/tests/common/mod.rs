@@ -1,6 +1,6 @@
 //! The real fixtures (`../shared/fixtures` beside the project root, or `MEMOGRAPH_FIXTURES`) and a way to
 //! run the `memograph` binary as users do.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

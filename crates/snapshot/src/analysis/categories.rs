@@ -14,21 +14,30 @@ use crate::model::{FrameId, Snapshot, StackId};
 
 /// The category of allocations no rule matches.
 pub const OTHER: &str = "Other";
+/// The category of memory allocated before recording began, which has no stack to classify: usually the
+/// model's parameters and the optimizer state of earlier steps. Its own category (and component), so a
+/// run whose parameters predate `_record_memory_history` does not show them as a large "Other".
+pub const BEFORE_RECORDING: &str = "Before recording";
 const BUILT_IN: &str = include_str!("categories.json");
 
 /// One colour per category, by its index in the rules' order, shared by the page and the report charts
-/// so a category looks the same everywhere. The last one, for "Other", is grey.
-pub const COLORS: [&str; 10] = [
+/// so a category looks the same everywhere. The last two, for "Before recording" and "Other", are slate
+/// and grey.
+pub const COLORS: [&str; 11] = [
     "#17becf", "#8c564b", "#d62728", "#ff7f0e", "#1f77b4", "#e377c2", "#9467bd", "#2ca02c",
-    "#bcbd22", "#9aa0aa",
+    "#bcbd22", "#5f6f8f", "#9aa0aa",
 ];
 
-/// The colour (`#rrggbb`) of category `index` of `count` ("Other", the last, is always grey).
+/// The colour (`#rrggbb`) of category `index` of `count` (the last two, "Before recording" and "Other",
+/// always slate and grey).
 pub fn color(index: usize, count: usize) -> &'static str {
+    let rules = COLORS.len() - 2;
     if index + 1 == count {
-        COLORS[COLORS.len() - 1]
+        COLORS[rules + 1]
+    } else if index + 2 == count {
+        COLORS[rules]
     } else {
-        COLORS[index % (COLORS.len() - 1)]
+        COLORS[index % rules]
     }
 }
 
@@ -94,14 +103,15 @@ impl Rules {
         Rules(all)
     }
 
-    /// The category names in order of priority, then "Other".
+    /// The category names in order of priority, then "Before recording" and "Other".
     pub fn names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         for r in &self.0 {
-            if !names.contains(&r.category) {
+            if !names.contains(&r.category) && r.category != BEFORE_RECORDING {
                 names.push(r.category.clone());
             }
         }
+        names.push(BEFORE_RECORDING.to_string());
         names.push(OTHER.to_string());
         names
     }
@@ -161,21 +171,27 @@ impl Rules {
 }
 
 /// Bytes and counts per category for a set of allocations.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CategoryTotal {
     pub category: String,
     pub bytes: u64,
     pub count: u64,
 }
 
-/// The category of every allocation of `lifetimes` (an index into `rules.names()`).
+/// The category of every allocation of `lifetimes` (an index into `rules.names()`). Allocations that
+/// began before the trace and have no stack are [`BEFORE_RECORDING`].
 pub fn categorize(snapshot: &Snapshot, lifetimes: &Lifetimes, rules: &Rules) -> Vec<u16> {
+    let names = rules.names();
+    let before = names.len() - 2;
     let mut cache = HashMap::new();
     let mut matches = HashMap::new();
     lifetimes
         .allocations
         .iter()
         .map(|a| {
+            if a.is_initial() && snapshot.stack(a.stack).is_empty() {
+                return before as u16;
+            }
             *cache
                 .entry(a.stack)
                 .or_insert_with(|| rules.classify_cached(snapshot, a.stack, &mut matches) as u16)

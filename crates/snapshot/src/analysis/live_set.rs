@@ -74,7 +74,7 @@ fn between<'a>(name: &'a str, open: &str, close: &str) -> Option<&'a str> {
 }
 
 /// One node of the tree: a frame (the root has none) and what is live beneath it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Node {
     pub frame: Option<String>,
     pub bytes: u64,

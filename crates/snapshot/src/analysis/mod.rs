@@ -1,6 +1,7 @@
 //! Analyses: pure functions of a [`Snapshot`](crate::Snapshot), one module each.
 
 pub mod categories;
+pub mod compare;
 pub mod efficiency;
 pub mod lifetimes;
 pub mod live_set;

@@ -13,22 +13,27 @@ use super::summary::{summarize_with, DeviceSummary};
 use crate::model::Snapshot;
 
 /// The coarse roles memory plays in training, the way people budget it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Component {
     Parameters,
     Gradients,
     OptimizerState,
     Activations,
+    /// Allocated before recording began: no stack says what it is.
+    BeforeRecording,
     Other,
 }
 
 impl Component {
-    pub const ALL: [Component; 5] = [
+    pub const ALL: [Component; 6] = [
         Component::Parameters,
         Component::Gradients,
         Component::OptimizerState,
         Component::Activations,
+        Component::BeforeRecording,
         Component::Other,
     ];
 
@@ -40,7 +45,20 @@ impl Component {
             "Gradient" => Component::Gradients,
             "Optimizer state" => Component::OptimizerState,
             "Activation" | "Attention" | "Linear/MatMul" | "Expert/MoE" => Component::Activations,
+            super::categories::BEFORE_RECORDING => Component::BeforeRecording,
             _ => Component::Other,
+        }
+    }
+
+    /// The category a component is named after (whose colour it takes).
+    pub fn category(self) -> &'static str {
+        match self {
+            Component::Parameters => "Parameter",
+            Component::Gradients => "Gradient",
+            Component::OptimizerState => "Optimizer state",
+            Component::Activations => "Activation",
+            Component::BeforeRecording => super::categories::BEFORE_RECORDING,
+            Component::Other => super::categories::OTHER,
         }
     }
 
@@ -50,13 +68,14 @@ impl Component {
             Component::Gradients => "Gradients",
             Component::OptimizerState => "Optimizer state",
             Component::Activations => "Activations",
+            Component::BeforeRecording => "Before recording",
             Component::Other => "Other",
         }
     }
 }
 
 /// Bytes of one component at an entry.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ComponentTotal {
     pub component: Component,
     pub bytes: u64,

@@ -1,0 +1,443 @@
+//! `memograph compare` (the peak table of several runs, with the call paths that grew) and `memograph
+//! diff` (the call-stack diff of two live sets).
+
+use std::fmt::Write as _;
+
+use memograph_snapshot::analysis::categories::Rules;
+use memograph_snapshot::analysis::compare::{
+    self, diff, digest_at, grown_sites, peak_rows, peak_table, ranks, DiffNode, Digest, Presence,
+    SiteDelta,
+};
+use memograph_snapshot::analysis::lifetimes::Lifetimes;
+use memograph_snapshot::format::bytes;
+use memograph_snapshot::Snapshot;
+
+use crate::{device_arg, load, Failure};
+
+/// How a comparison is written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    Text,
+    Json,
+    Markdown,
+}
+
+pub struct CompareArgs {
+    pub files: Vec<String>,
+    pub baseline: Option<String>,
+    pub device: Option<i64>,
+    pub output: Output,
+    /// Grown call paths listed per file.
+    pub top: usize,
+}
+
+impl CompareArgs {
+    pub fn parse(args: &[String]) -> Result<CompareArgs, String> {
+        let mut c = CompareArgs {
+            files: Vec::new(),
+            baseline: None,
+            device: None,
+            output: Output::Text,
+            top: 10,
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--json" => c.output = Output::Json,
+                "--markdown" | "--md" => c.output = Output::Markdown,
+                "--device" | "-d" => c.device = Some(device_arg(it.next())?),
+                "--baseline" | "-b" => {
+                    c.baseline = Some(it.next().ok_or("--baseline needs a FILE")?.clone())
+                }
+                "--top" => {
+                    let v = it.next().ok_or("--top needs a number")?;
+                    c.top = v
+                        .parse()
+                        .map_err(|_| format!("--top needs a number, not '{v}'"))?;
+                }
+                flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
+                file => c.files.push(file.to_string()),
+            }
+        }
+        if let Some(b) = &c.baseline {
+            if !c.files.contains(b) {
+                c.files.insert(0, b.clone());
+            }
+        }
+        if c.files.is_empty() {
+            return Err("no FILE given".into());
+        }
+        Ok(c)
+    }
+}
+
+/// The device of `snapshot` to compare: `--device` when given (an error if the file lacks it), else the
+/// default one.
+fn device_of(path: &str, snapshot: &Snapshot, wanted: Option<i64>) -> Result<i64, Failure> {
+    let devices = snapshot.devices();
+    match wanted {
+        Some(d) if devices.contains(&d) => Ok(d),
+        Some(d) => Err(Failure(format!(
+            "{path}: no device {d} (devices: {})",
+            devices
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        None => snapshot
+            .default_device()
+            .ok_or_else(|| Failure(format!("{path}: no device has segments or trace entries"))),
+    }
+}
+
+/// One file's digest of the chosen device; the snapshot is dropped once it is made, so many files can
+/// be compared in the memory of one.
+fn digest_file(path: &str, device: Option<i64>, rules: &Rules) -> Result<Digest, Failure> {
+    let snapshot = load::open(path)?;
+    let device = device_of(path, &snapshot, device)?;
+    let lifetimes = Lifetimes::of(&snapshot, device);
+    let mut d = digest_at(&snapshot, &lifetimes, rules, None);
+    d.file = path.to_string();
+    d.file_bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+    d.default_device = snapshot.default_device() == Some(device);
+    d.config = compare::config_from_name(path);
+    Ok(d)
+}
+
+pub fn run_compare(args: &CompareArgs) -> Result<(), Failure> {
+    let rules = Rules::built_in();
+    let mut digests: Vec<Digest> = Vec::new();
+    let mut failures = 0;
+    for path in &args.files {
+        match digest_file(path, args.device, &rules) {
+            Ok(d) => digests.push(d),
+            // The others are still compared; exit 1 at the end.
+            Err(f) => {
+                eprintln!("error: {}", f.0);
+                failures += 1;
+            }
+        }
+    }
+    let baseline = args
+        .baseline
+        .as_ref()
+        .and_then(|b| digests.iter().position(|d| &d.file == b))
+        .unwrap_or(0);
+    if !digests.is_empty() {
+        print!("{}", comparison(&digests, baseline, args));
+    }
+    if failures > 0 {
+        return Err(Failure::reported());
+    }
+    Ok(())
+}
+
+fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String {
+    let rows = peak_rows(digests, baseline);
+    let base = &digests[baseline];
+    let grown = |d: &Digest| -> Vec<SiteDelta> {
+        let mut g = grown_sites(&base.sites, &d.sites);
+        g.truncate(args.top);
+        g
+    };
+    let strip = ranks(&digests.iter().collect::<Vec<_>>());
+    if args.output == Output::Json {
+        let rows: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                let d = r.digest;
+                let components: serde_json::Map<String, serde_json::Value> = d
+                    .components
+                    .iter()
+                    .map(|c| (c.component.label().to_string(), c.bytes.into()))
+                    .collect();
+                serde_json::json!({
+                    "file": d.file,
+                    "device": d.device,
+                    "timeline_peak_bytes": d.timeline_peak_bytes,
+                    "peak_event_index": d.peak_event_index,
+                    "reserved_at_peak_bytes": d.reserved_at_peak_bytes,
+                    "max_reserved_bytes": d.max_reserved_bytes,
+                    "components": components,
+                    "config": d.config,
+                    "delta_bytes": r.delta_bytes,
+                    "ratio": r.ratio,
+                    "largest_allocation_bytes": d.largest_allocation_bytes,
+                    "allocations": d.allocations,
+                    "entries": d.entries,
+                    "oom": d.oom,
+                    "grown": grown(d),
+                })
+            })
+            .collect();
+        let json = serde_json::json!({ "baseline": base.file, "rows": rows, "ranks": strip });
+        return format!("{json}\n");
+    }
+    let table = peak_table(&rows, false);
+    let mut o = String::new();
+    let markdown = args.output == Output::Markdown;
+    let _ = writeln!(o, "Baseline: {}\n", base.file);
+    o.push_str(&if markdown {
+        table.markdown()
+    } else {
+        table.text()
+    });
+    if let Some(s) = &strip {
+        let _ = writeln!(
+            o,
+            "\nRanks: {} · mean {} · max {} · imbalance ×{:.2}{}",
+            s.peaks.len(),
+            bytes(s.mean_bytes as u64),
+            bytes(s.max_bytes),
+            s.imbalance,
+            s.outlier
+                .map(|r| format!(" · rank {r} is out of line"))
+                .unwrap_or_default()
+        );
+    }
+    for d in digests.iter().filter(|d| !std::ptr::eq(*d, base)) {
+        let g = grown(d);
+        if g.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            o,
+            "\nGrew at the same call path, {} → {}:",
+            base.file, d.file
+        );
+        for s in g {
+            let ratio = s.ratio.map_or("new".to_string(), |x| format!("×{x:.1}"));
+            let _ = writeln!(
+                o,
+                "  {:>10} → {:>10}  (+{}, {ratio})  {}",
+                bytes(s.a_bytes),
+                bytes(s.b_bytes),
+                bytes(s.delta_bytes.unsigned_abs()),
+                s.site
+            );
+        }
+    }
+    o
+}
+
+pub struct DiffArgs {
+    pub a: String,
+    pub b: String,
+    /// Entries of A and B (`None`: their peaks).
+    pub at: Option<(i64, i64)>,
+    pub device: Option<i64>,
+    pub json: bool,
+}
+
+impl DiffArgs {
+    pub fn parse(args: &[String]) -> Result<DiffArgs, String> {
+        let mut files = Vec::new();
+        let (mut at, mut device, mut json) = (None, None, false);
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--json" => json = true,
+                "--device" | "-d" => device = Some(device_arg(it.next())?),
+                "--at" => {
+                    let v = it.next().ok_or("--at needs peak or ENTRY_A:ENTRY_B")?;
+                    at = parse_at(v)?;
+                }
+                flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
+                file => files.push(file.to_string()),
+            }
+        }
+        let [a, b]: [String; 2] = files
+            .try_into()
+            .map_err(|_| "diff takes two FILEs: A B".to_string())?;
+        Ok(DiffArgs {
+            a,
+            b,
+            at,
+            device,
+            json,
+        })
+    }
+}
+
+fn parse_at(v: &str) -> Result<Option<(i64, i64)>, String> {
+    if v == "peak" {
+        return Ok(None);
+    }
+    let bad = || format!("--at needs peak or ENTRY_A:ENTRY_B, not '{v}'");
+    let (a, b) = v.split_once(':').ok_or_else(bad)?;
+    Ok(Some((
+        a.parse().map_err(|_| bad())?,
+        b.parse().map_err(|_| bad())?,
+    )))
+}
+
+pub fn run_diff(args: &DiffArgs) -> Result<(), Failure> {
+    let rules = Rules::built_in();
+    let side = |path: &str, entry: Option<i64>| -> Result<Digest, Failure> {
+        let snapshot = load::open(path)?;
+        let device = device_of(path, &snapshot, args.device)?;
+        let lifetimes = Lifetimes::of(&snapshot, device);
+        let last = lifetimes.live_after.len() as i64 - 1;
+        if let Some(e) = entry.filter(|&e| e < -1 || e > last) {
+            return Err(Failure(format!(
+                "{path}: no entry {e} on cuda:{device} (entries -1 to {last})"
+            )));
+        }
+        let mut d = digest_at(&snapshot, &lifetimes, &rules, entry);
+        d.file = path.to_string();
+        Ok(d)
+    };
+    let a = side(&args.a, args.at.map(|x| x.0))?;
+    let b = side(&args.b, args.at.map(|x| x.1))?;
+    let tree = diff(&a.live_set, &b.live_set);
+    if args.json {
+        let json = serde_json::json!({
+            "a": a.file,
+            "b": b.file,
+            "a_bytes": tree.a_bytes,
+            "b_bytes": tree.b_bytes,
+            "delta_bytes": tree.delta_bytes,
+            "tree": tree,
+            "grown": grown_sites(&a.sites, &b.sites),
+        });
+        println!("{json}");
+        return Ok(());
+    }
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "A {}  ({})\nB {}  ({})\nlive: {} → {}  ({})\n",
+        a.file,
+        at_text(&a, args.at.map(|x| x.0)),
+        b.file,
+        at_text(&b, args.at.map(|x| x.1)),
+        bytes(tree.a_bytes),
+        bytes(tree.b_bytes),
+        signed(tree.delta_bytes)
+    );
+    let _ = writeln!(
+        o,
+        "{:>11} {:>11} {:>12}  call path (framework frames hidden; + new, - vanished)",
+        "A", "B", "delta"
+    );
+    diff_text(&mut o, &tree);
+    let grown = grown_sites(&a.sites, &b.sites);
+    if !grown.is_empty() {
+        let _ = writeln!(o, "\nGrew at the same call path:");
+        for s in grown.iter().take(10) {
+            let ratio = s.ratio.map_or("new".to_string(), |x| format!("×{x:.1}"));
+            let _ = writeln!(
+                o,
+                "  {:>10} → {:>10}  ({ratio})  {}",
+                bytes(s.a_bytes),
+                bytes(s.b_bytes),
+                s.site
+            );
+        }
+    }
+    print!("{o}");
+    Ok(())
+}
+
+fn at_text(d: &Digest, entry: Option<i64>) -> String {
+    match entry {
+        None => format!(
+            "cuda:{} at its peak, entry {}",
+            d.device, d.peak_event_index
+        ),
+        Some(e) => format!("cuda:{} at entry {e}", d.device),
+    }
+}
+
+fn signed(d: i64) -> String {
+    let sign = match d.signum() {
+        1 => "+",
+        -1 => "-",
+        _ => "±",
+    };
+    format!("{sign}{}", bytes(d.unsigned_abs()))
+}
+
+/// A line of the printed diff tree: a node, or the sum of a level's smaller changes.
+enum Line<'a> {
+    Node(&'a DiffNode, usize),
+    Smaller {
+        count: usize,
+        a: u64,
+        b: u64,
+        delta: i64,
+        depth: usize,
+    },
+}
+
+/// The diff tree, two spaces per level, down to changes of at least 0.5 % of the larger total (or 14
+/// levels); the rest of each level's changes summed on one line.
+fn diff_text(o: &mut String, root: &DiffNode) {
+    let total = root.a_bytes.max(root.b_bytes).max(1);
+    let shown = |n: &DiffNode| n.delta_bytes.unsigned_abs() * 200 >= total;
+    let row = |o: &mut String, (a, b, delta): (u64, u64, i64), depth: usize, text: &str| {
+        let _ = writeln!(
+            o,
+            "{:>11} {:>11} {:>12}  {}{text}",
+            bytes(a),
+            bytes(b),
+            signed(delta),
+            "  ".repeat(depth)
+        );
+    };
+    let mut todo = vec![Line::Node(root, 0)];
+    while let Some(line) = todo.pop() {
+        let (n, depth) = match line {
+            Line::Smaller {
+                count,
+                a,
+                b,
+                delta,
+                depth,
+            } => {
+                row(
+                    o,
+                    (a, b, delta),
+                    depth,
+                    &format!("<{count} smaller changes>"),
+                );
+                continue;
+            }
+            Line::Node(n, depth) => (n, depth),
+        };
+        let mark = match n.presence {
+            Presence::New => "+ ",
+            Presence::Vanished => "- ",
+            Presence::Both => "",
+        };
+        let frame = n.frame.as_deref().unwrap_or("<all live memory>");
+        row(
+            o,
+            (n.a_bytes, n.b_bytes, n.delta_bytes),
+            depth,
+            &format!("{mark}{frame}"),
+        );
+        if depth >= 14 {
+            continue;
+        }
+        let hidden: Vec<&DiffNode> = n.children.iter().filter(|c| !shown(c)).collect();
+        if hidden.iter().any(|c| c.delta_bytes != 0) {
+            // Printed after the shown children: pushed first.
+            todo.push(Line::Smaller {
+                count: hidden.len(),
+                a: hidden.iter().map(|c| c.a_bytes).sum(),
+                b: hidden.iter().map(|c| c.b_bytes).sum(),
+                delta: hidden.iter().map(|c| c.delta_bytes).sum(),
+                depth: depth + 1,
+            });
+        }
+        todo.extend(
+            n.children
+                .iter()
+                .filter(|c| shown(c))
+                .rev()
+                .map(|c| Line::Node(c, depth + 1)),
+        );
+    }
+}

@@ -1,0 +1,171 @@
+//! `memograph compare` and `memograph diff`, run as users run them, on real fixtures.
+
+mod common;
+
+use common::{fixtures, memograph, present, reference};
+
+fn path(name: &str) -> String {
+    fixtures().join(name).display().to_string()
+}
+
+#[test]
+fn compare_json_rows_hold_the_reference_peaks_config_and_deltas() {
+    if !present("compare_json_rows_hold_the_reference_peaks_config_and_deltas") {
+        return;
+    }
+    let names = [
+        "kk_memory_ctx128_forward.pickle",
+        "kk_memory_ctx128_fullstep.pickle",
+        "cs_memory_snapshot.pickle",
+    ];
+    let files: Vec<String> = names.iter().map(|n| path(n)).collect();
+    let mut args = vec!["compare", "--json", "--baseline", &files[1]];
+    args.extend(files.iter().map(String::as_str));
+    let (code, stdout, stderr) = memograph(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["baseline"], files[1].as_str());
+    let rows = v["rows"].as_array().unwrap();
+    // Rows keep the order given; deltas are against the baseline's peak.
+    let order: Vec<&str> = rows.iter().map(|r| r["file"].as_str().unwrap()).collect();
+    assert_eq!(order, files);
+    let base_peak = rows[1]["timeline_peak_bytes"].as_i64().unwrap();
+    assert_eq!(rows[1]["delta_bytes"], 0);
+    for row in rows {
+        let file = row["file"].as_str().unwrap();
+        let name = file.rsplit('/').next().unwrap();
+        let r = &reference(name)["devices"][row["device"].to_string()];
+        let peak = row["timeline_peak_bytes"].as_i64().unwrap();
+        assert_eq!(peak, r["timeline_peak_bytes"].as_i64().unwrap(), "{name}");
+        assert_eq!(row["peak_event_index"], r["peak_event_index"], "{name}");
+        assert_eq!(
+            row["delta_bytes"].as_i64().unwrap(),
+            peak - base_peak,
+            "{name}"
+        );
+        let components: i64 = row["components"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|b| b.as_i64().unwrap())
+            .sum();
+        assert_eq!(components, peak, "{name}");
+        assert!(row["reserved_at_peak_bytes"].as_i64().unwrap() >= peak);
+    }
+    assert_eq!(rows[1]["config"]["phase"], "fullstep");
+    assert_eq!(rows[0]["config"]["ctx"], "128");
+    assert_eq!(rows[0]["config"]["phase"], "forward");
+    assert_eq!(rows[2]["config"], serde_json::json!({}));
+}
+
+#[test]
+fn compare_text_and_markdown_tables_name_every_run() {
+    if !present("compare_text_and_markdown_tables_name_every_run") {
+        return;
+    }
+    let (a, b) = (
+        path("kk_memory_ctx128_forward.pickle"),
+        path("kk_memory_ctx128_fullstep.pickle"),
+    );
+    let (code, stdout, stderr) = memograph(&["compare", &a, &b]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("peak allocated")
+            && stdout.contains("16.4 GiB")
+            && stdout.contains("51.0 GiB"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("+34.6 GiB") && stdout.contains("×3.11"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Grew at the same call path") && stdout.contains("optimizers.py:82:step"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = memograph(&["compare", "--markdown", &a, &b]);
+    assert_eq!(code, 0);
+    let table: Vec<&str> = stdout.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(table.len(), 4, "{stdout}");
+    assert!(table[1].starts_with("|---|---|"), "{stdout}");
+}
+
+#[test]
+fn a_bad_file_is_one_line_and_exit_1_while_the_others_are_compared() {
+    if !present("a_bad_file_is_one_line_and_exit_1_while_the_others_are_compared") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("memograph-compare-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("broken.pickle");
+    std::fs::write(&bad, b"\x80\x04\x95\x10\x00").unwrap();
+    let good = path("a0kuma_adam.pickle");
+    let (code, stdout, stderr) = memograph(&[
+        "compare",
+        &good,
+        bad.to_str().unwrap(),
+        &path("magma_memory_snapshot.pickle"),
+    ]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, 1);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: {}: ", bad.display())),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("a0kuma_adam.pickle") && stdout.contains("magma_memory_snapshot.pickle"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn diff_json_root_delta_is_the_difference_of_the_peaks() {
+    if !present("diff_json_root_delta_is_the_difference_of_the_peaks") {
+        return;
+    }
+    let (a, b) = (
+        path("kk_memory_ctx128_forward.pickle"),
+        path("kk_memory_ctx128_fullstep.pickle"),
+    );
+    let (code, stdout, stderr) = memograph(&["diff", &a, &b, "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let peak = |name: &str| {
+        reference(name)["devices"]["0"]["timeline_peak_bytes"]
+            .as_i64()
+            .unwrap()
+    };
+    let (pa, pb) = (
+        peak("kk_memory_ctx128_forward.pickle"),
+        peak("kk_memory_ctx128_fullstep.pickle"),
+    );
+    assert_eq!(v["a_bytes"].as_i64().unwrap(), pa);
+    assert_eq!(v["b_bytes"].as_i64().unwrap(), pb);
+    assert_eq!(v["delta_bytes"].as_i64().unwrap(), pb - pa);
+    let tree = &v["tree"];
+    assert_eq!(tree["delta_bytes"].as_i64().unwrap(), pb - pa);
+    let children: i64 = tree["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["delta_bytes"].as_i64().unwrap())
+        .sum();
+    assert_eq!(children, pb - pa);
+    // At two chosen entries instead of the peaks: the start of both traces.
+    let (code, stdout, _) = memograph(&["diff", &a, &b, "--at", "-1:-1", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(v["b_bytes"].as_i64().unwrap() < pb);
+    // Text: the tree with A, B and the delta.
+    let (code, stdout, _) = memograph(&["diff", &a, &b]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("<all live memory>") && stdout.contains("+34.6 GiB"),
+        "{stdout}"
+    );
+    // An entry that is not there, and a usage error.
+    let (code, _, stderr) = memograph(&["diff", &a, &b, "--at", "0:99999999"]);
+    assert_eq!((code, stderr.lines().count()), (1, 1), "{stderr}");
+    assert_eq!(memograph(&["diff", &a]).0, 2);
+}

@@ -1,0 +1,781 @@
+//! Comparing runs. A comparison keeps of each file and device only a [`Digest`] (its peak figures, its
+//! components, a downsampled live curve and the live set at the peak as a call-stack tree): small
+//! whatever the file's size, so many files can be compared at once. From digests come the peak table
+//! ([`peak_rows`], with a baseline and deltas), the call-stack diff of two live sets ([`diff`], whose
+//! deltas add up exactly), the call paths that grew ([`grown_sites`]), and the rank strip ([`ranks`]).
+//! [`config_from_name`] reads a sweep's knobs (`ctx512`, `bf16`, `rank3`…) out of file names.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
+
+use regex_lite::Regex;
+
+use super::categories::{categorize, category_totals, CategoryTotal, Rules};
+use super::lifetimes::{reserved_series, Lifetimes};
+use super::live_set::{allocation_site, live_set_tree, Node};
+use super::report::{component_totals, ComponentTotal};
+use crate::model::{Action, Snapshot};
+
+/// Points of a digest's live curve, at most.
+pub const CURVE_POINTS: usize = 1000;
+
+/// What a comparison keeps of one device of one file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Digest {
+    /// The file's name (as opened) and size in bytes.
+    pub file: String,
+    pub file_bytes: u64,
+    pub device: i64,
+    /// Whether this is the file's default device (the one with the longest trace).
+    pub default_device: bool,
+    /// As `summary`'s figures (the reference files' definitions).
+    pub timeline_peak_bytes: u64,
+    pub peak_event_index: i64,
+    /// Reserved bytes right after the peak's entry, and at most over the trace.
+    pub reserved_at_peak_bytes: u64,
+    pub max_reserved_bytes: u64,
+    /// Live at the peak, by component and by category.
+    pub components: Vec<ComponentTotal>,
+    pub categories: Vec<CategoryTotal>,
+    pub largest_allocation_bytes: u64,
+    pub allocations: usize,
+    pub entries: usize,
+    /// The trace holds an `oom` entry.
+    pub oom: bool,
+    /// Knobs read from the file name (see [`config_from_name`]).
+    pub config: BTreeMap<String, String>,
+    pub curve: Curve,
+    /// `external_annotations` of this device that could be placed on the trace: (name, entry).
+    pub marks: Vec<(String, i64)>,
+    /// The live set at the peak, framework frames hidden, unpruned (so diffs add up exactly).
+    pub live_set: Node,
+    /// The live set at the peak by where each allocation was made (the innermost user frame).
+    pub sites: Vec<Site>,
+}
+
+/// Live bytes over the trace, downsampled: each point stands for a run of entries and is taken at the
+/// run's highest total, so the peak survives.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Curve {
+    /// The trace entry of each point (`-1`: before the first entry).
+    pub entries: Vec<i64>,
+    pub bytes: Vec<u64>,
+    /// Microseconds since the trace's first entry, when every entry has a time; else empty.
+    pub time_us: Vec<i64>,
+}
+
+/// Bytes live at an entry that were allocated at one place.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Site {
+    pub site: String,
+    pub bytes: u64,
+    pub count: u64,
+}
+
+/// The digest of every device of `snapshot` (empty devices left out), named `file`.
+pub fn digests(snapshot: &Snapshot, rules: &Rules, file: &str, file_bytes: u64) -> Vec<Digest> {
+    let default = snapshot.default_device();
+    snapshot
+        .devices()
+        .into_iter()
+        .map(|device| {
+            let lifetimes = Lifetimes::of(snapshot, device);
+            let mut d = digest_at(snapshot, &lifetimes, rules, None);
+            d.file = file.to_string();
+            d.file_bytes = file_bytes;
+            d.default_device = default == Some(device);
+            d.config = config_from_name(file);
+            d
+        })
+        .collect()
+}
+
+/// The digest of one device from its block lifetimes, with the live set taken at `event` (`None`: the
+/// peak). File fields are left empty for the caller.
+pub fn digest_at(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    rules: &Rules,
+    event: Option<i64>,
+) -> Digest {
+    let device = lifetimes.device;
+    let trace = snapshot.trace(device);
+    let peak = lifetimes.peak();
+    let event = event.unwrap_or(peak.event);
+    let names = rules.names();
+    let of = categorize(snapshot, lifetimes, rules);
+    let categories = category_totals(lifetimes, &of, &names, event);
+    let (start, reserved) = reserved_series(snapshot, device);
+    let reserved_at = |e: i64| match e {
+        -1 => start,
+        e => reserved.get(e as usize).copied().unwrap_or(start),
+    };
+    let live = lifetimes.live_set_at(event);
+    let mut sites: HashMap<crate::model::StackId, (u64, u64)> = HashMap::new();
+    for &i in &live {
+        let a = &lifetimes.allocations[i as usize];
+        let s = sites.entry(a.stack).or_default();
+        s.0 = s.0.saturating_add(a.size);
+        s.1 += 1;
+    }
+    let mut by_site: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for (stack, (bytes, count)) in sites {
+        let s = by_site.entry(allocation_site(snapshot, stack)).or_default();
+        s.0 = s.0.saturating_add(bytes);
+        s.1 += count;
+    }
+    let mut sites: Vec<Site> = by_site
+        .into_iter()
+        .map(|(site, (bytes, count))| Site { site, bytes, count })
+        .collect();
+    sites.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.site.cmp(&b.site)));
+    Digest {
+        file: String::new(),
+        file_bytes: 0,
+        device,
+        default_device: false,
+        timeline_peak_bytes: peak.bytes,
+        peak_event_index: peak.event,
+        reserved_at_peak_bytes: reserved_at(peak.event),
+        max_reserved_bytes: reserved.iter().copied().fold(start, u64::max),
+        components: component_totals(&categories),
+        categories,
+        largest_allocation_bytes: lifetimes
+            .allocations
+            .iter()
+            .map(|a| a.size)
+            .max()
+            .unwrap_or(0),
+        allocations: lifetimes.allocations.len(),
+        entries: trace.len(),
+        oom: trace.action.contains(&Action::Oom),
+        config: BTreeMap::new(),
+        curve: curve(snapshot, lifetimes, CURVE_POINTS),
+        marks: marks(snapshot, device),
+        live_set: live_set_tree(snapshot, lifetimes, event, true),
+        sites,
+    }
+}
+
+/// Live bytes at up to `points` entries spread over the trace, each at its run's highest total.
+pub fn curve(snapshot: &Snapshot, lifetimes: &Lifetimes, points: usize) -> Curve {
+    let n = lifetimes.live_after.len();
+    let mut c = Curve::default();
+    if n == 0 {
+        c.entries.push(-1);
+        c.bytes.push(lifetimes.initial_bytes);
+        return c;
+    }
+    let points = points.clamp(1, n);
+    // In u64: `k * n` passes usize::MAX on wasm32 for long traces.
+    let at = |k: usize| (k as u64 * n as u64 / points as u64) as usize;
+    for k in 0..points {
+        let (lo, hi) = (at(k), at(k + 1).max(at(k) + 1));
+        let (mut best, mut best_bytes) = (lo, lifetimes.live_after[lo]);
+        for (i, &b) in lifetimes.live_after[lo..hi].iter().enumerate() {
+            if b > best_bytes {
+                (best, best_bytes) = (lo + i, b);
+            }
+        }
+        c.entries.push(best as i64);
+        c.bytes.push(best_bytes);
+    }
+    let trace = snapshot.trace(lifetimes.device);
+    if trace.has_time() {
+        let t0 = trace.time_us[0];
+        c.time_us = c
+            .entries
+            .iter()
+            .map(|&e| trace.time_us[e as usize].saturating_sub(t0))
+            .collect();
+    }
+    c
+}
+
+/// The `START` annotations of `device` placed at the first entry at or after their time (traces with
+/// times only).
+fn marks(snapshot: &Snapshot, device: i64) -> Vec<(String, i64)> {
+    let trace = snapshot.trace(device);
+    if !trace.has_time() {
+        return Vec::new();
+    }
+    snapshot
+        .external_annotations
+        .iter()
+        .filter(|a| a.device == device && snapshot.str(a.stage).eq_ignore_ascii_case("start"))
+        .filter_map(|a| {
+            let t = a.time_us?;
+            let e = trace.time_us.partition_point(|&x| x < t);
+            (e < trace.len()).then(|| (snapshot.str(a.name).to_string(), e as i64))
+        })
+        .collect()
+}
+
+/// The knobs of a sweep that a file name tells, by common spellings: `ctx`/`seq` (context length),
+/// `bs`/`lbs`/`gbs`/`mbs` (batch sizes), `dtype` (`bf16`, `fp16`, `fp32`, `fp8`), `phase` (`forward`,
+/// `training`, `fullstep`, `inference`…), `rank`, `iter`, `step`, `tp`/`pp`/`dp`, and `model` (a size
+/// such as `2.7B` or `350M`).
+pub fn config_from_name(name: &str) -> BTreeMap<String, String> {
+    static PATTERNS: OnceLock<Vec<(&'static str, Regex)>> = OnceLock::new();
+    let patterns = PATTERNS.get_or_init(|| {
+        const TOKEN_END: &str = r"(?:[^a-z0-9]|$)";
+        [
+            ("ctx", r"(?:ctx|context|ctxlen)[_-]?(\d+)"),
+            ("seq", r"(?:seq|seqlen|seq_len)[_-]?(\d+)"),
+            ("bs", r"(?:bs|batch|batchsize|batch_size)[_-]?(\d+)"),
+            ("lbs", r"lbs[_-]?(\d+)"),
+            ("gbs", r"gbs[_-]?(\d+)"),
+            ("mbs", r"mbs[_-]?(\d+)"),
+            ("dtype", r"(bf16|fp16|fp32|fp8|float16|float32|bfloat16|half|amp)"),
+            (
+                "phase",
+                r"(forward|fwd|backward|bwd|training|train|fullstep|full_step|inference|infer|eval|optimizer)",
+            ),
+            ("rank", r"rank[_-]?(\d+)"),
+            ("iter", r"(?:iter|iteration|it)[_-]?(\d+)"),
+            ("step", r"step[_-]?(\d+)"),
+            ("tp", r"tp[_-]?(\d+)"),
+            ("pp", r"pp[_-]?(\d+)"),
+            ("dp", r"dp[_-]?(\d+)"),
+            ("model", r"(\d+(?:\.\d+)?[bm])"),
+        ]
+        .into_iter()
+        .map(|(key, p)| {
+            let full = format!(r"(?:^|[^a-z0-9]){p}{TOKEN_END}");
+            (key, Regex::new(&full).expect("a valid built-in pattern"))
+        })
+        .collect()
+    });
+    let stem = name
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(name)
+        .to_ascii_lowercase();
+    let stem = strip_extensions(&stem);
+    let mut config = BTreeMap::new();
+    for (key, re) in patterns {
+        if let Some(m) = re.captures(stem).and_then(|c| c.get(1)) {
+            let value = m.as_str();
+            let value = match *key {
+                "model" => value.to_ascii_uppercase(),
+                "phase" => match value {
+                    "fwd" => "forward".into(),
+                    "bwd" => "backward".into(),
+                    "train" => "training".into(),
+                    "full_step" => "fullstep".into(),
+                    "infer" => "inference".into(),
+                    v => v.to_string(),
+                },
+                "dtype" => match value {
+                    "float16" | "half" => "fp16".into(),
+                    "float32" => "fp32".into(),
+                    "bfloat16" => "bf16".into(),
+                    v => v.to_string(),
+                },
+                _ => value.trim_start_matches('0').to_string(),
+            };
+            let value = if value.is_empty() { "0".into() } else { value };
+            config.insert(key.to_string(), value);
+        }
+    }
+    config
+}
+
+/// `name` without its snapshot extensions (`.pickle.gz`, `.pkl`, `.json`…).
+fn strip_extensions(name: &str) -> &str {
+    let mut s = name;
+    loop {
+        let Some((head, ext)) = s.rsplit_once('.') else {
+            return s;
+        };
+        if matches!(ext, "gz" | "pickle" | "pkl" | "pk" | "json" | "bin") && !head.is_empty() {
+            s = head;
+        } else {
+            return s;
+        }
+    }
+}
+
+/// A row of the peak table: a digest against the baseline's.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Row<'a> {
+    pub digest: &'a Digest,
+    /// Peak minus the baseline's peak.
+    pub delta_bytes: i64,
+    /// Peak over the baseline's peak (`None` when the baseline's is 0).
+    pub ratio: Option<f64>,
+}
+
+/// The peak table: each digest with its delta against `digests[baseline]`.
+pub fn peak_rows(digests: &[Digest], baseline: usize) -> Vec<Row<'_>> {
+    let base = digests.get(baseline).map_or(0, |d| d.timeline_peak_bytes);
+    digests
+        .iter()
+        .map(|d| Row {
+            digest: d,
+            delta_bytes: delta(base, d.timeline_peak_bytes),
+            ratio: (base > 0).then(|| d.timeline_peak_bytes as f64 / base as f64),
+        })
+        .collect()
+}
+
+/// `b - a`, saturating at i64's ends.
+pub fn delta(a: u64, b: u64) -> i64 {
+    (i128::from(b) - i128::from(a)).clamp(i64::MIN.into(), i64::MAX.into()) as i64
+}
+
+/// A table of text cells, written out as Markdown, CSV or aligned text.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Table {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// Columns whose cells are numbers (right-aligned).
+    pub numeric: Vec<bool>,
+}
+
+impl Table {
+    pub fn markdown(&self) -> String {
+        let cell = |c: &String| c.replace('|', "\\|");
+        let line = |cells: &[String]| {
+            format!(
+                "| {} |\n",
+                cells.iter().map(cell).collect::<Vec<_>>().join(" | ")
+            )
+        };
+        let mut o = line(&self.header);
+        let rule: Vec<String> = self
+            .numeric
+            .iter()
+            .map(|&n| if n { "---:" } else { "---" }.to_string())
+            .collect();
+        o.push_str(&format!("|{}|\n", rule.join("|")));
+        for r in &self.rows {
+            o.push_str(&line(r));
+        }
+        o
+    }
+
+    pub fn csv(&self) -> String {
+        let cell = |c: &String| {
+            if c.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", c.replace('"', "\"\""))
+            } else {
+                c.clone()
+            }
+        };
+        let line = |cells: &[String]| cells.iter().map(cell).collect::<Vec<_>>().join(",") + "\n";
+        std::iter::once(&self.header)
+            .chain(&self.rows)
+            .map(|r| line(r))
+            .collect()
+    }
+
+    /// Columns padded to their widest cell, numbers right-aligned.
+    pub fn text(&self) -> String {
+        let widths: Vec<usize> = (0..self.header.len())
+            .map(|k| {
+                std::iter::once(&self.header)
+                    .chain(&self.rows)
+                    .map(|r| r.get(k).map_or(0, |c| c.chars().count()))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let line = |cells: &[String]| {
+            let padded: Vec<String> = cells
+                .iter()
+                .zip(&widths)
+                .zip(&self.numeric)
+                .map(|((c, &w), &n)| {
+                    if n {
+                        format!("{c:>w$}")
+                    } else {
+                        format!("{c:<w$}")
+                    }
+                })
+                .collect();
+            padded.join("  ").trim_end().to_string() + "\n"
+        };
+        std::iter::once(&self.header)
+            .chain(&self.rows)
+            .map(|r| line(r))
+            .collect()
+    }
+}
+
+/// The config keys of `digests`, in a fixed order.
+pub fn config_keys(digests: &[&Digest]) -> Vec<String> {
+    const ORDER: [&str; 15] = [
+        "model", "ctx", "seq", "bs", "lbs", "mbs", "gbs", "dtype", "phase", "tp", "pp", "dp",
+        "rank", "iter", "step",
+    ];
+    ORDER
+        .iter()
+        .filter(|k| digests.iter().any(|d| d.config.contains_key(**k)))
+        .map(|k| k.to_string())
+        .collect()
+}
+
+/// The peak table: file, device, the config read from names, peak and its delta against the baseline,
+/// reserved, components at the peak, the largest allocation, allocations, OOM. `exact`: bytes as whole
+/// numbers (for CSV and machines), else in binary units.
+pub fn peak_table(rows: &[Row], exact: bool) -> Table {
+    use crate::format::bytes;
+    let digests: Vec<&Digest> = rows.iter().map(|r| r.digest).collect();
+    let keys = config_keys(&digests);
+    let size = |b: u64| if exact { b.to_string() } else { bytes(b) };
+    let signed = |d: i64| {
+        let magnitude = size(d.unsigned_abs());
+        match d.signum() {
+            1 => format!("+{magnitude}"),
+            -1 => format!("-{magnitude}"),
+            _ => {
+                if exact {
+                    "0".into()
+                } else {
+                    "±0".into()
+                }
+            }
+        }
+    };
+    let mut header: Vec<String> = vec!["file".into(), "device".into()];
+    header.extend(keys.iter().cloned());
+    let mut numeric = vec![false; header.len()];
+    let numbers = [
+        "peak allocated",
+        "vs baseline",
+        "×",
+        "peak entry",
+        "reserved at peak",
+        "reserved (max)",
+    ];
+    header.extend(numbers.iter().map(|s| s.to_string()));
+    let components = super::report::Component::ALL;
+    header.extend(components.iter().map(|c| c.label().to_lowercase()));
+    header.extend(["largest allocation", "allocations"].map(String::from));
+    numeric.resize(header.len(), true);
+    header.push("OOM".into());
+    numeric.push(false);
+    let table_rows = rows
+        .iter()
+        .map(|r| {
+            let d = r.digest;
+            let mut cells = vec![d.file.clone(), format!("cuda:{}", d.device)];
+            cells.extend(
+                keys.iter()
+                    .map(|k| d.config.get(k).cloned().unwrap_or_default()),
+            );
+            cells.push(size(d.timeline_peak_bytes));
+            cells.push(signed(r.delta_bytes));
+            cells.push(r.ratio.map_or(String::new(), |x| {
+                if exact {
+                    format!("{x:.4}")
+                } else {
+                    format!("×{x:.2}")
+                }
+            }));
+            cells.push(d.peak_event_index.to_string());
+            cells.push(size(d.reserved_at_peak_bytes));
+            cells.push(size(d.max_reserved_bytes));
+            for c in components {
+                let b = d
+                    .components
+                    .iter()
+                    .find(|t| t.component == c)
+                    .map_or(0, |t| t.bytes);
+                cells.push(size(b));
+            }
+            cells.push(size(d.largest_allocation_bytes));
+            cells.push(d.allocations.to_string());
+            cells.push(if d.oom { "OOM".into() } else { String::new() });
+            cells
+        })
+        .collect();
+    Table {
+        header,
+        rows: table_rows,
+        numeric,
+    }
+}
+
+/// Whether a diff node's path exists in both live sets, or only in one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Presence {
+    Both,
+    /// Only in B.
+    New,
+    /// Only in A.
+    Vanished,
+}
+
+/// A node of the call-stack diff: one frame, what A and B hold beneath it, and the difference.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DiffNode {
+    pub frame: Option<String>,
+    pub a_bytes: u64,
+    pub b_bytes: u64,
+    pub delta_bytes: i64,
+    pub a_count: u64,
+    pub b_count: u64,
+    pub presence: Presence,
+    /// Sorted by |delta|, largest first.
+    pub children: Vec<DiffNode>,
+}
+
+impl DiffNode {
+    /// The node at `path` (child indices from this node), if any.
+    pub fn at(&self, path: &[usize]) -> Option<&DiffNode> {
+        path.iter().try_fold(self, |n, &k| n.children.get(k))
+    }
+}
+
+/// The call-stack diff of two live-set trees, matched frame by frame from the outermost. Every node's
+/// delta is its B bytes minus its A bytes, and the root's is the difference of the two totals exactly.
+pub fn diff(a: &Node, b: &Node) -> DiffNode {
+    merge(Some(a), Some(b))
+}
+
+fn merge(a: Option<&Node>, b: Option<&Node>) -> DiffNode {
+    let frame = a.or(b).and_then(|n| n.frame.clone());
+    let (a_bytes, a_count) = a.map_or((0, 0), |n| (n.bytes, n.count));
+    let (b_bytes, b_count) = b.map_or((0, 0), |n| (n.bytes, n.count));
+    let presence = match (a, b) {
+        (Some(_), None) => Presence::Vanished,
+        (None, Some(_)) => Presence::New,
+        _ => Presence::Both,
+    };
+    let mut children: Vec<DiffNode> = Vec::new();
+    let b_children: &[Node] = b.map_or(&[], |n| &n.children);
+    let mut b_by_frame: HashMap<Option<&str>, &Node> =
+        b_children.iter().map(|c| (c.frame.as_deref(), c)).collect();
+    for ac in a.map_or(&[][..], |n| &n.children[..]) {
+        let bc = b_by_frame.remove(&ac.frame.as_deref());
+        children.push(merge(Some(ac), bc));
+    }
+    // B's own children in B's order (the map only says which are left).
+    for bc in b_children {
+        if b_by_frame.remove(&bc.frame.as_deref()).is_some() {
+            children.push(merge(None, Some(bc)));
+        }
+    }
+    children.sort_by(|x, y| {
+        y.delta_bytes
+            .unsigned_abs()
+            .cmp(&x.delta_bytes.unsigned_abs())
+            .then_with(|| y.b_bytes.max(y.a_bytes).cmp(&x.b_bytes.max(x.a_bytes)))
+            .then_with(|| x.frame.cmp(&y.frame))
+    });
+    DiffNode {
+        frame,
+        a_bytes,
+        b_bytes,
+        delta_bytes: delta(a_bytes, b_bytes),
+        a_count,
+        b_count,
+        presence,
+        children,
+    }
+}
+
+/// Bytes allocated at one place in A and in B.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SiteDelta {
+    pub site: String,
+    pub a_bytes: u64,
+    pub b_bytes: u64,
+    pub delta_bytes: i64,
+    /// B over A (`None` where A holds nothing there: a new path).
+    pub ratio: Option<f64>,
+}
+
+/// The places whose live bytes grew from A to B, most growth first: which allocations scale with the
+/// knob a sweep turns.
+pub fn grown_sites(a: &[Site], b: &[Site]) -> Vec<SiteDelta> {
+    let before: HashMap<&str, u64> = a.iter().map(|s| (s.site.as_str(), s.bytes)).collect();
+    let mut grown: Vec<SiteDelta> = b
+        .iter()
+        .filter_map(|s| {
+            let a_bytes = before.get(s.site.as_str()).copied().unwrap_or(0);
+            (s.bytes > a_bytes).then(|| SiteDelta {
+                site: s.site.clone(),
+                a_bytes,
+                b_bytes: s.bytes,
+                delta_bytes: delta(a_bytes, s.bytes),
+                ratio: (a_bytes > 0).then(|| s.bytes as f64 / a_bytes as f64),
+            })
+        })
+        .collect();
+    grown.sort_by(|x, y| {
+        y.delta_bytes
+            .cmp(&x.delta_bytes)
+            .then_with(|| x.site.cmp(&y.site))
+    });
+    grown
+}
+
+/// The peaks of a set of ranks and which one is out of line.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RankStrip {
+    /// (rank, peak bytes), by rank.
+    pub peaks: Vec<(u32, u64)>,
+    pub mean_bytes: f64,
+    pub max_bytes: u64,
+    /// Highest peak over the mean (1.0: perfectly balanced).
+    pub imbalance: f64,
+    /// The rank farthest from the median, when it is more than [`OUTLIER_SHARE`] away from it.
+    pub outlier: Option<u32>,
+}
+
+/// How far from the median a rank's peak must be to be called out of line.
+pub const OUTLIER_SHARE: f64 = 0.05;
+
+/// The rank strip of digests that carry a `rank` in their config (one per rank: the first seen), when
+/// there are two ranks or more.
+pub fn ranks(digests: &[&Digest]) -> Option<RankStrip> {
+    let mut peaks: BTreeMap<u32, u64> = BTreeMap::new();
+    for d in digests {
+        if let Some(rank) = d.config.get("rank").and_then(|r| r.parse::<u32>().ok()) {
+            peaks.entry(rank).or_insert(d.timeline_peak_bytes);
+        }
+    }
+    if peaks.len() < 2 {
+        return None;
+    }
+    let peaks: Vec<(u32, u64)> = peaks.into_iter().collect();
+    let n = peaks.len() as f64;
+    let mean_bytes = peaks.iter().map(|&(_, b)| b as f64).sum::<f64>() / n;
+    let max_bytes = peaks.iter().map(|&(_, b)| b).max().unwrap_or(0);
+    let mut sorted: Vec<u64> = peaks.iter().map(|&(_, b)| b).collect();
+    sorted.sort_unstable();
+    let mid = sorted.len() / 2;
+    let median = if sorted.len().is_multiple_of(2) {
+        (sorted[mid - 1] as f64 + sorted[mid] as f64) / 2.0
+    } else {
+        sorted[mid] as f64
+    };
+    let (far_rank, far) = peaks
+        .iter()
+        .map(|&(r, b)| (r, (b as f64 - median).abs()))
+        .fold((0, -1.0), |best, x| if x.1 > best.1 { x } else { best });
+    Some(RankStrip {
+        mean_bytes,
+        max_bytes,
+        imbalance: if mean_bytes > 0.0 {
+            max_bytes as f64 / mean_bytes
+        } else {
+            1.0
+        },
+        outlier: (median > 0.0 && far > median * OUTLIER_SHARE).then_some(far_rank),
+        peaks,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(frame: &str, bytes: u64, children: Vec<Node>) -> Node {
+        Node {
+            frame: (!frame.is_empty()).then(|| frame.to_string()),
+            bytes,
+            count: 1,
+            children,
+            allocations: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn config_comes_from_common_spellings() {
+        let c = config_from_name("memory_ctx512_bs8_bf16_forward.pickle");
+        assert_eq!(c["ctx"], "512");
+        assert_eq!(c["bs"], "8");
+        assert_eq!(c["dtype"], "bf16");
+        assert_eq!(c["phase"], "forward");
+        let c = config_from_name("runs/rank3_memory_snapshot_iter2.pickle.gz");
+        assert_eq!((c["rank"].as_str(), c["iter"].as_str()), ("3", "2"));
+        let c = config_from_name("gpt2-2.7B_lbs6_fp32_iteration_05_training.pkl");
+        assert_eq!(c["model"], "2.7B");
+        assert_eq!(c["lbs"], "6");
+        assert_eq!(c["iter"], "5");
+        assert_eq!(c["phase"], "training");
+        assert!(!c.contains_key("bs"), "lbs is not bs: {c:?}");
+        let c = config_from_name("memory_trace_rank0_tp2_pp4_dp1.json");
+        assert_eq!(
+            (c["tp"].as_str(), c["pp"].as_str(), c["dp"].as_str()),
+            ("2", "4", "1")
+        );
+        assert!(config_from_name("snapshot.pickle").is_empty());
+        assert!(config_from_name("cs_memory_snapshot.pickle").is_empty());
+    }
+
+    #[test]
+    fn diff_adds_up_and_marks_new_and_vanished_paths() {
+        let a = node(
+            "",
+            100,
+            vec![node(
+                "train",
+                100,
+                vec![node("fwd", 60, vec![]), node("old", 40, vec![])],
+            )],
+        );
+        let b = node(
+            "",
+            250,
+            vec![
+                node("train", 200, vec![node("fwd", 200, vec![])]),
+                node("cache", 50, vec![]),
+            ],
+        );
+        let d = diff(&a, &b);
+        assert_eq!((d.a_bytes, d.b_bytes, d.delta_bytes), (100, 250, 150));
+        assert_eq!(d.children[0].frame.as_deref(), Some("train"));
+        assert_eq!(d.children[1].presence, Presence::New);
+        let train = &d.children[0];
+        assert_eq!(train.children[0].frame.as_deref(), Some("fwd"));
+        assert_eq!(train.children[0].delta_bytes, 140);
+        assert_eq!(train.children[1].presence, Presence::Vanished);
+        assert_eq!(train.children[1].delta_bytes, -40);
+        let sum: i64 = d.children.iter().map(|c| c.delta_bytes).sum();
+        assert_eq!(sum, d.delta_bytes);
+    }
+
+    #[test]
+    fn the_rank_out_of_line_is_named() {
+        let digest = |rank: u32, peak: u64| {
+            let mut d = Digest {
+                file: format!("rank{rank}.pickle"),
+                file_bytes: 0,
+                device: 0,
+                default_device: true,
+                timeline_peak_bytes: peak,
+                peak_event_index: 0,
+                reserved_at_peak_bytes: 0,
+                max_reserved_bytes: 0,
+                components: Vec::new(),
+                categories: Vec::new(),
+                largest_allocation_bytes: 0,
+                allocations: 0,
+                entries: 0,
+                oom: false,
+                config: BTreeMap::new(),
+                curve: Curve::default(),
+                marks: Vec::new(),
+                live_set: node("", peak, vec![]),
+                sites: Vec::new(),
+            };
+            d.config = config_from_name(&d.file);
+            d
+        };
+        let even: Vec<Digest> = (0..8).map(|r| digest(r, 1000)).collect();
+        let strip = ranks(&even.iter().collect::<Vec<_>>()).unwrap();
+        assert_eq!((strip.outlier, strip.imbalance), (None, 1.0));
+        let mut odd = even.clone();
+        odd[5] = digest(5, 1400);
+        let strip = ranks(&odd.iter().collect::<Vec<_>>()).unwrap();
+        assert_eq!(strip.outlier, Some(5));
+        assert!((strip.imbalance - 1400.0 / 1050.0).abs() < 1e-9);
+        assert_eq!(peak_rows(&odd, 0)[5].delta_bytes, 400);
+    }
+}
