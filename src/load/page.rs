@@ -41,6 +41,9 @@ pub trait Listener {
     fn opened(&self, index: usize, device: i64, started: f64);
     /// `name` could not be opened.
     fn failed(&self, name: &str, reason: &str);
+    /// A file loaded for comparison only is in the store's compared runs (see [`compare`]); `done` of
+    /// `total` such files have ended so far (opened or failed).
+    fn digested(&self, done: usize, total: usize);
 }
 
 type Sink = Rc<dyn Listener>;
@@ -48,6 +51,13 @@ type Sink = Rc<dyn Listener>;
 thread_local! {
     static QUEUE: RefCell<VecDeque<(String, Blob)>> = const { RefCell::new(VecDeque::new()) };
     static BUSY: Cell<bool> = const { Cell::new(false) };
+    /// Files waiting to be digested for a comparison, those being digested now, and the count of
+    /// this batch's files that have ended and that were asked for (reset when the batch is over).
+    static DIGEST_QUEUE: RefCell<VecDeque<(u64, String, Blob)>> = const { RefCell::new(VecDeque::new()) };
+    /// The next compared file's place in the order the user gave (workers end in any order).
+    static DIGEST_ORDER: Cell<u64> = const { Cell::new(0) };
+    static DIGESTING: Cell<usize> = const { Cell::new(0) };
+    static DIGEST_BATCH: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
     /// A worker started ahead of time for the next file, and whether it failed (its script did not load)
     /// before it was used.
     static SPARE: RefCell<Option<(Worker, Rc<Cell<bool>>)>> = const { RefCell::new(None) };
@@ -126,9 +136,74 @@ pub fn load(sink: Sink, name: String, blob: Blob) {
     next(sink);
 }
 
+/// Queues files to be read for a comparison only: each is parsed in a worker of its own, as many at
+/// once as the machine has cores (at most [`MAX_DIGESTING`]), and only its digests come back (see
+/// `memograph_snapshot::analysis::compare`), so a tab holds dozens of runs in the memory of a few
+/// megabytes each. Open files stay usable meanwhile.
+pub fn compare(sink: Sink, files: Vec<(String, Blob)>) {
+    DIGEST_BATCH.with(|b| {
+        let (done, total) = b.get();
+        b.set((done, total + files.len()));
+    });
+    DIGEST_QUEUE.with(|q| {
+        let mut q = q.borrow_mut();
+        for (name, blob) in files {
+            let order = DIGEST_ORDER.with(|o| o.replace(o.get() + 1));
+            q.push_back((order, name, blob));
+        }
+    });
+    next_digest(sink);
+}
+
+/// Workers digesting at once, at most (each holds its file's snapshot while it works).
+const MAX_DIGESTING: usize = 4;
+
+fn digest_lanes() -> usize {
+    let cores = web_sys::window()
+        .map(|w| w.navigator().hardware_concurrency())
+        .unwrap_or(2.0) as usize;
+    cores.clamp(1, MAX_DIGESTING)
+}
+
+fn next_digest(sink: Sink) {
+    while DIGESTING.with(|d| d.get()) < digest_lanes() {
+        let Some((order, name, blob)) = DIGEST_QUEUE.with(|q| q.borrow_mut().pop_front()) else {
+            return;
+        };
+        if let Err(reason) = check_size(&blob) {
+            sink.failed(&name, &reason);
+            digest_ended(&sink);
+            continue;
+        }
+        DIGESTING.with(|d| d.set(d.get() + 1));
+        let Some(worker) = spawn_worker() else {
+            sink.failed(&name, "this browser cannot start the parsing worker");
+            DIGESTING.with(|d| d.set(d.get() - 1));
+            digest_ended(&sink);
+            continue;
+        };
+        start(sink.clone(), name, blob, worker, Some(order));
+    }
+}
+
+/// One more file of the comparison batch has ended: tells the listener, and starts the next.
+fn digest_ended(sink: &Sink) {
+    let (done, total) = DIGEST_BATCH.with(|b| {
+        let (done, total) = b.get();
+        let now = (done + 1, total);
+        b.set(if now.0 >= now.1 { (0, 0) } else { now });
+        now
+    });
+    sink.digested(done, total);
+}
+
 /// One file on its way from the blob to the store; shared by the reading task and the worker's replies.
 struct Load {
     sink: Sink,
+    /// Read for a comparison (its place in the order given): the worker answers with digests, not the
+    /// snapshot.
+    digest: Option<u64>,
+    blob: Blob,
     name: String,
     size: f64,
     worker: Worker,
@@ -161,11 +236,37 @@ impl Load {
         true
     }
 
-    /// The next queued file starts, with a worker already up.
+    /// The next queued file starts (for a full load, with a worker already up).
     fn next_file(&self) {
+        if self.digest.is_some() {
+            DIGESTING.with(|d| d.set(d.get().saturating_sub(1)));
+            digest_ended(&self.sink);
+            return next_digest(self.sink.clone());
+        }
         BUSY.with(|b| b.set(false));
         warm_up();
         next(self.sink.clone());
+    }
+
+    /// The worker's digests go to the store's compared runs.
+    fn digested(&self, json: &str) {
+        if !self.end() {
+            return;
+        }
+        match serde_json::from_str::<Vec<memograph_snapshot::analysis::compare::Digest>>(json) {
+            Ok(digests) => store::add_compared(
+                self.digest.unwrap_or(0),
+                &self.name,
+                self.size as u64,
+                digests,
+                &self.blob,
+            ),
+            Err(e) => self.sink.failed(
+                &self.name,
+                &format!("the comparison could not be read ({e})"),
+            ),
+        }
+        self.next_file();
     }
 
     fn fail(&self, reason: &str) {
@@ -181,6 +282,9 @@ impl Load {
     }
 
     fn report(&self) {
+        if self.digest.is_some() {
+            return;
+        }
         self.sink.progress(LoadProgress {
             name: self.name.clone(),
             total: self.size,
@@ -215,6 +319,7 @@ impl Load {
             }
             Some(FromWorker::Done { model, timings }) => self.done(&model, timings),
             Some(FromWorker::Error { message }) => self.fail(&message),
+            Some(FromWorker::Digests { json }) => self.digested(&json),
             Some(FromWorker::Rehearsed { .. }) | None => {}
         }
     }
@@ -251,6 +356,7 @@ impl Load {
                 devices: snapshot.devices(),
                 snapshot,
                 models: [(device, model)].into(),
+                digests: Default::default(),
             });
             this.sink.opened(index, device, this.started);
             this.next_file();
@@ -323,6 +429,19 @@ impl Load {
     }
 }
 
+/// Why a blob is too big for a tab, if it is.
+fn check_size(blob: &Blob) -> Result<(), String> {
+    if blob.size() <= super::MAX_FILE_BYTES {
+        return Ok(());
+    }
+    Err(format!(
+        "{} is more than a browser tab can hold (its memory ends at 4 GiB); \
+         `memograph summary` and `memograph report` read it on the command line, or record \
+         fewer entries (a smaller max_entries)",
+        memograph_snapshot::format::bytes(blob.size() as u64)
+    ))
+}
+
 fn next(sink: Sink) {
     if BUSY.with(|b| b.get()) {
         return;
@@ -330,19 +449,10 @@ fn next(sink: Sink) {
     let Some((name, blob)) = QUEUE.with(|q| q.borrow_mut().pop_front()) else {
         return;
     };
-    if blob.size() > super::MAX_FILE_BYTES {
-        sink.failed(
-            &name,
-            &format!(
-                "{} is more than a browser tab can hold (its memory ends at 4 GiB); \
-                 `memograph summary` and `memograph report` read it on the command line, or record \
-                 fewer entries (a smaller max_entries)",
-                memograph_snapshot::format::bytes(blob.size() as u64)
-            ),
-        );
+    if let Err(reason) = check_size(&blob) {
+        sink.failed(&name, &reason);
         return next(sink);
     }
-    let started = now();
     sink.progress(LoadProgress {
         name: name.clone(),
         total: blob.size(),
@@ -353,12 +463,19 @@ fn next(sink: Sink) {
         return next(sink);
     };
     BUSY.with(|b| b.set(true));
+    start(sink, name, blob, worker, None);
+}
+
+/// Starts reading `blob` into `worker`, wiring its replies.
+fn start(sink: Sink, name: String, blob: Blob, worker: Worker, digest: Option<u64>) {
     let load = Rc::new(Load {
         sink,
+        digest,
+        blob: blob.clone(),
         name,
         size: blob.size(),
         worker: worker.clone(),
-        started,
+        started: now(),
         parsed: Cell::new(0.0),
         read: Cell::new(0.0),
         complete: Cell::new(false),
@@ -390,6 +507,7 @@ fn next(sink: Sink) {
         &worker,
         ToWorker::Start {
             size: Some(blob.size()),
+            digest: digest.is_some(),
         },
     );
     leptos::task::spawn_local(load.stream(blob));

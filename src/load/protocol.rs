@@ -7,8 +7,9 @@ use wasm_bindgen::{JsCast, JsValue};
 
 /// What the page asks of a worker.
 pub enum ToWorker {
-    /// A file of `size` bytes (when known) begins.
-    Start { size: Option<f64> },
+    /// A file of `size` bytes (when known) begins; `digest`: answer with its comparison digests
+    /// ([`FromWorker::Digests`]) instead of the whole snapshot.
+    Start { size: Option<f64>, digest: bool },
     /// Its next piece (the buffer is transferred).
     Piece { bytes: Uint8Array },
     /// The file ended (or the page stopped reading because the worker wanted no more).
@@ -29,6 +30,8 @@ pub enum FromWorker {
     },
     /// The engine's one-line error.
     Error { message: String },
+    /// What a comparison keeps of the file: one `compare::Digest` per device, as JSON.
+    Digests { json: String },
     /// The rehearsal's snapshot, encoded.
     Rehearsed { model: ArrayBuffer },
 }
@@ -71,11 +74,12 @@ impl ToWorker {
     pub fn to_js(&self) -> (Object, js_sys::Array) {
         let transfer = js_sys::Array::new();
         let m = match self {
-            ToWorker::Start { size } => {
+            ToWorker::Start { size, digest } => {
                 let m = message("start");
                 if let Some(size) = size {
                     set(&m, "size", &(*size).into());
                 }
+                set(&m, "digest", &(*digest).into());
                 m
             }
             ToWorker::Piece { bytes } => {
@@ -94,6 +98,7 @@ impl ToWorker {
         Some(match get(data, "type").as_string()?.as_str() {
             "start" => ToWorker::Start {
                 size: number(data, "size"),
+                digest: get(data, "digest").as_bool().unwrap_or(false),
             },
             "piece" => ToWorker::Piece {
                 bytes: get(data, "bytes").dyn_into().ok()?,
@@ -128,6 +133,11 @@ impl FromWorker {
                 set(&m, "message", &text.into());
                 m
             }
+            FromWorker::Digests { json } => {
+                let m = message("digests");
+                set(&m, "json", &json.into());
+                m
+            }
             FromWorker::Rehearsed { model } => {
                 let m = message("rehearsed");
                 set(&m, "model", model);
@@ -150,6 +160,9 @@ impl FromWorker {
             },
             "error" => FromWorker::Error {
                 message: get(data, "message").as_string().unwrap_or_default(),
+            },
+            "digests" => FromWorker::Digests {
+                json: get(data, "json").as_string()?,
             },
             "rehearsed" => FromWorker::Rehearsed {
                 model: get(data, "model").dyn_into().ok()?,

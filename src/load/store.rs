@@ -1,9 +1,11 @@
 //! The open files and their per-device models. Heavy and not reactive: it lives here, outside the
 //! reactive graph; components see a generation counter that changes when it does.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 
+use memograph_snapshot::analysis::categories::Rules;
+use memograph_snapshot::analysis::compare::{self, Digest};
 use memograph_snapshot::Snapshot;
 
 use crate::view_model::DeviceModel;
@@ -14,10 +16,130 @@ pub struct OpenFile {
     pub snapshot: Snapshot,
     pub devices: Vec<i64>,
     pub models: HashMap<i64, DeviceModel>,
+    /// Its comparison digests, made when a comparison first asks.
+    pub digests: OnceCell<Vec<Digest>>,
+}
+
+/// A file read for a comparison only: its digests, and the file itself to open it whole when asked.
+pub struct Compared {
+    /// Its place in the order the user gave the files.
+    pub order: u64,
+    pub name: String,
+    pub bytes: u64,
+    pub digests: Vec<Digest>,
+    pub blob: Option<web_sys::Blob>,
+}
+
+/// One run of a comparison: a compared file, or an open one (see [`runs`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Run {
+    pub name: String,
+    pub bytes: u64,
+    pub digests: Vec<Digest>,
+    /// Its index among the open files, when it is open.
+    pub open: Option<usize>,
 }
 
 thread_local! {
     static FILES: RefCell<Vec<OpenFile>> = const { RefCell::new(Vec::new()) };
+    static COMPARED: RefCell<Vec<Compared>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Adds a file read for a comparison, at its place in the order given; its digests are named after it.
+pub fn add_compared(
+    order: u64,
+    name: &str,
+    bytes: u64,
+    mut digests: Vec<Digest>,
+    blob: &web_sys::Blob,
+) {
+    for d in &mut digests {
+        d.file = name.to_string();
+        d.file_bytes = bytes;
+        d.config = compare::config_from_name(name);
+    }
+    COMPARED.with(|c| {
+        let mut c = c.borrow_mut();
+        let at = c.partition_point(|f| f.order < order);
+        c.insert(
+            at,
+            Compared {
+                order,
+                name: name.to_string(),
+                bytes,
+                digests,
+                blob: Some(blob.clone()),
+            },
+        )
+    });
+}
+
+/// Forgets the compared file `name` of `bytes` (an open file of that name stays open).
+pub fn remove_compared(name: &str, bytes: u64) {
+    COMPARED.with(|c| {
+        c.borrow_mut()
+            .retain(|f| !(f.name == name && f.bytes == bytes))
+    });
+}
+
+/// The file of a compared run, to open it whole.
+pub fn compared_blob(name: &str, bytes: u64) -> Option<web_sys::Blob> {
+    COMPARED.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|f| f.name == name && f.bytes == bytes)
+            .and_then(|f| f.blob.clone())
+    })
+}
+
+/// How many runs [`runs`] gives (without making any digest).
+pub fn run_count() -> usize {
+    let open = list();
+    COMPARED.with(|c| {
+        let c = c.borrow();
+        let extra = open
+            .iter()
+            .filter(|(n, b, _)| !c.iter().any(|f| &f.name == n && f.bytes == *b))
+            .count();
+        c.len() + extra
+    })
+}
+
+/// Every run a comparison can take: the compared files in the order they came, then the open files
+/// that are not among them. An open file's digests are made here on first use.
+pub fn runs() -> Vec<Run> {
+    let open: Vec<(String, u64)> = list().into_iter().map(|(n, b, _)| (n, b)).collect();
+    let index_of = |name: &str, bytes: u64| open.iter().position(|o| o.0 == name && o.1 == bytes);
+    let mut runs: Vec<Run> = COMPARED.with(|c| {
+        c.borrow()
+            .iter()
+            .map(|f| Run {
+                name: f.name.clone(),
+                bytes: f.bytes,
+                digests: f.digests.clone(),
+                open: index_of(&f.name, f.bytes),
+            })
+            .collect()
+    });
+    for (i, (name, bytes)) in open.iter().enumerate() {
+        if runs.iter().any(|r| r.open == Some(i)) {
+            continue;
+        }
+        let digests = FILES.with(|files| {
+            let files = files.borrow();
+            let f = &files[i];
+            f.digests
+                .get_or_init(|| compare::digests(&f.snapshot, &Rules::built_in(), &f.name, f.bytes))
+                .clone()
+        });
+        runs.push(Run {
+            name: name.clone(),
+            bytes: *bytes,
+            digests,
+            open: Some(i),
+        });
+    }
+    runs
 }
 
 pub fn add(file: OpenFile) -> usize {

@@ -22,6 +22,8 @@ struct Job {
     /// When the first message came, and the milliseconds spent reading pieces (not waiting for them).
     received: f64,
     busy: f64,
+    /// Answer with the comparison digests, not the snapshot.
+    digest: bool,
 }
 
 thread_local! {
@@ -47,7 +49,7 @@ pub fn worker_main() {
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let handler = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         match ToWorker::from_js(&ev.data()) {
-            Some(ToWorker::Start { size }) => start(size),
+            Some(ToWorker::Start { size, digest }) => start(size, digest),
             Some(ToWorker::Piece { bytes }) => piece(&bytes),
             Some(ToWorker::End) => end(),
             Some(ToWorker::Rehearse) => rehearse(),
@@ -58,7 +60,7 @@ pub fn worker_main() {
     handler.forget();
 }
 
-fn start(size: Option<f64>) {
+fn start(size: Option<f64>, digest: bool) {
     // Parsing needs about the file's size (see "Heap growth" in the module's header).
     grow_heap(size.unwrap_or(0.0).clamp(0.0, (1u64 << 30) as f64) as usize);
     JOB.with(|job| {
@@ -67,6 +69,7 @@ fn start(size: Option<f64>) {
             scratch: Vec::new(),
             received: clock(),
             busy: 0.0,
+            digest,
         })
     });
 }
@@ -120,6 +123,16 @@ fn end() {
         Ok(s) => s,
         Err(e) => return post_error(&e.to_string()),
     };
+    if job.digest {
+        // The page keeps only this of the file (named and sized there): many files fit in one tab.
+        let rules = memograph_snapshot::analysis::categories::Rules::built_in();
+        let digests = memograph_snapshot::analysis::compare::digests(&snapshot, &rules, "", 0);
+        drop(snapshot);
+        return match serde_json::to_string(&digests) {
+            Ok(json) => post(FromWorker::Digests { json }),
+            Err(e) => post_error(&format!("the comparison could not be written ({e})")),
+        };
+    }
     let encode_started = clock();
     let bytes = memograph_snapshot::codec::encode(&snapshot);
     // Freed before the copy for the page is made: the worker holds at most two of the three.

@@ -6,6 +6,7 @@
 //! frame needs only the block lifetimes and their layout, and nothing can be asked for too early.
 
 pub mod analysis;
+pub mod compare;
 mod state;
 mod timeline;
 

@@ -3,6 +3,7 @@
 //! from `render`.
 
 mod analysis_view;
+mod compare_view;
 mod settings_view;
 mod stack_panel;
 mod state_view;
@@ -43,15 +44,17 @@ pub enum View {
     Segments,
     State,
     Settings,
+    Compare,
 }
 
 impl View {
-    const ALL: [View; 5] = [
+    const ALL: [View; 6] = [
         View::Timeline,
         View::Analysis,
         View::Segments,
         View::State,
         View::Settings,
+        View::Compare,
     ];
     fn key(self) -> &'static str {
         match self {
@@ -60,6 +63,7 @@ impl View {
             View::Segments => "segments",
             View::State => "state",
             View::Settings => "settings",
+            View::Compare => "compare",
         }
     }
     fn label(self) -> &'static str {
@@ -69,6 +73,7 @@ impl View {
             View::Segments => "Active Cached Segment Timeline",
             View::State => "Allocator State History",
             View::Settings => "Allocator Settings",
+            View::Compare => "Compare runs",
         }
     }
 }
@@ -126,6 +131,12 @@ pub struct Ui {
     pub dark: RwSignal<bool>,
     /// When the current file's load began (performance.now()), for the load-to-first-timeline figure.
     pub load_started: RwSignal<f64>,
+    /// Bumped whenever the compared runs change; how far the current batch of compared files is
+    /// (ended, asked for; (0, 0) when none is being read).
+    pub compared: RwSignal<u32>,
+    pub comparing: RwSignal<(usize, usize)>,
+    /// The Compare view's choices.
+    pub compare: compare_view::CompareUi,
 }
 
 impl Ui {
@@ -156,6 +167,26 @@ impl Ui {
             hide_framework: RwSignal::new(true),
             dark: RwSignal::new(dark),
             load_started: RwSignal::new(0.0),
+            compared: RwSignal::new(0),
+            comparing: RwSignal::new((0, 0)),
+            compare: compare_view::CompareUi::new(),
+        }
+    }
+
+    /// Runs a comparison can take (open files and files read for comparing; tracks both).
+    pub fn run_count(&self) -> usize {
+        self.files.get();
+        self.compared.get();
+        store::run_count()
+    }
+
+    /// The view to show: the one picked, or Compare while only compared files are there.
+    pub fn shown_view(&self) -> View {
+        let view = self.view.get();
+        if store_count(*self) == 0 {
+            View::Compare
+        } else {
+            view
         }
     }
 
@@ -226,6 +257,16 @@ impl Listener for Ui {
         self.error.set(Some(format!("{name}: {reason}")));
         self.phase.set(Phase::Error);
     }
+
+    fn digested(&self, done: usize, total: usize) {
+        self.compared.update(|n| *n += 1);
+        let over = done >= total;
+        self.comparing
+            .set(if over { (0, 0) } else { (done, total) });
+        if over && self.error.get_untracked().is_none() {
+            self.phase.set(Phase::Ready);
+        }
+    }
 }
 
 pub fn start() {
@@ -279,8 +320,8 @@ fn App() -> impl IntoView {
     });
     let on_drop = move |ev: web_sys::DragEvent| {
         ev.prevent_default();
-        if let Some(files) = ev.data_transfer().and_then(|d| d.files()) {
-            open_files(ui, files);
+        if let Some(transfer) = ev.data_transfer() {
+            open_dropped(ui, transfer);
         }
     };
     view! {
@@ -293,17 +334,18 @@ fn App() -> impl IntoView {
             <Header ui=ui />
             <Loading ui=ui />
             <ErrorPanel ui=ui />
-            <Show when=move || store_count(ui) == 0 && ui.phase.get() != Phase::Loading>
+            <Show when=move || ui.run_count() == 0 && ui.phase.get() != Phase::Loading>
                 <Welcome ui=ui />
             </Show>
-            <Show when=move || { store_count(ui) != 0 }>
+            <Show when=move || { ui.run_count() != 0 }>
                 <main class="views">
-                    {move || match ui.view.get() {
+                    {move || match ui.shown_view() {
                         View::Timeline => view! { <timeline_view::TimelineView ui=ui segments=false /> }.into_any(),
                         View::Analysis => view! { <analysis_view::AnalysisView ui=ui /> }.into_any(),
                         View::Segments => view! { <timeline_view::TimelineView ui=ui segments=true /> }.into_any(),
                         View::State => view! { <state_view::StateView ui=ui /> }.into_any(),
                         View::Settings => view! { <settings_view::SettingsView ui=ui /> }.into_any(),
+                        View::Compare => view! { <compare_view::CompareView ui=ui /> }.into_any(),
                     }}
                 </main>
             </Show>
@@ -316,13 +358,101 @@ fn store_count(ui: Ui) -> usize {
     store::count()
 }
 
+/// Opens what the user picked: one file is opened whole; several are read for comparison (only what
+/// a comparison needs is kept of each) and the Compare view shows them.
 fn open_files(ui: Ui, files: web_sys::FileList) {
-    for i in 0..files.length() {
-        if let Some(f) = files.item(i) {
-            let name = f.name();
+    let files: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.item(i)).collect();
+    open_list(
+        ui,
+        files.into_iter().map(|f| (f.name(), f)).collect(),
+        false,
+    );
+}
+
+/// `files` as (name, file); `folder`: they come from a folder, where only snapshot-like names count.
+fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
+    let files: Vec<(String, web_sys::File)> = if folder {
+        // A folder lists its files in no useful order: by name, numbers as numbers (rank2 < rank10).
+        let mut files: Vec<_> = files
+            .into_iter()
+            .filter(|(name, _)| snapshot_like(name))
+            .collect();
+        files.sort_by(|a, b| crate::view_model::compare::natural_order(&a.0, &b.0));
+        files
+    } else {
+        files
+    };
+    match files.len() {
+        0 => {}
+        1 if !folder => {
+            let (name, f) = files.into_iter().next().expect("one file");
             load::load(ui.listener(), name, f.unchecked_into());
         }
+        n => {
+            if store_count(ui) == 0 {
+                ui.phase.set(Phase::Loading);
+                ui.progress.set(LoadProgress {
+                    name: format!("reading {n} files to compare"),
+                    ..LoadProgress::default()
+                });
+            }
+            ui.comparing
+                .update(|(done, total)| *total = (*total).max(*done) + n);
+            ui.view.set(View::Compare);
+            let blobs = files
+                .into_iter()
+                .map(|(name, f)| (name, f.unchecked_into()))
+                .collect();
+            load::compare(ui.listener(), blobs);
+        }
     }
+}
+
+/// Names a folder's snapshots go by (other files in a run's folder are left alone).
+fn snapshot_like(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    [".pickle", ".pkl", ".pk", ".pt.trace"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+        || name.contains("snapshot")
+}
+
+/// A drop: folders are walked whole (index.html's `memographDroppedFiles`); plain files as picked.
+fn open_dropped(ui: Ui, transfer: web_sys::DataTransfer) {
+    use wasm_bindgen::JsValue;
+    let walker = web_sys::window()
+        .and_then(|w| js_sys::Reflect::get(&w, &JsValue::from_str("memographDroppedFiles")).ok())
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    let walked = walker
+        .and_then(|f| f.call1(&JsValue::NULL, &transfer).ok())
+        .and_then(|p| p.dyn_into::<js_sys::Promise>().ok());
+    let Some(walked) = walked else {
+        if let Some(files) = transfer.files() {
+            open_files(ui, files);
+        }
+        return;
+    };
+    leptos::task::spawn_local(async move {
+        let Ok(result) = wasm_bindgen_futures::JsFuture::from(walked).await else {
+            return;
+        };
+        let get = |v: &JsValue, k: &str| {
+            js_sys::Reflect::get(v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED)
+        };
+        let folder = get(&result, "folder").as_bool().unwrap_or(false);
+        let list: js_sys::Array = get(&result, "files").unchecked_into();
+        let files = list
+            .iter()
+            .filter_map(|pair| {
+                let pair: js_sys::Array = pair.dyn_into().ok()?;
+                let file: web_sys::File = pair.get(0).dyn_into().ok()?;
+                let path = pair.get(1).as_string().unwrap_or_else(|| file.name());
+                Some((path.trim_start_matches('/').to_string(), file))
+            })
+            .collect();
+        open_list(ui, files, folder);
+    });
 }
 
 #[component]
@@ -331,6 +461,31 @@ fn Header(ui: Ui) -> impl IntoView {
         let input: web_sys::HtmlInputElement = event_target(&ev);
         if let Some(files) = input.files() {
             open_files(ui, files);
+        }
+        input.set_value("");
+    };
+    // `webkitdirectory` (every browser has it) is no attribute Leptos knows: set on the element.
+    let folder = NodeRef::<leptos::html::Input>::new();
+    Effect::new(move |_| {
+        if let Some(input) = folder.get() {
+            let _ = input.set_attribute("webkitdirectory", "");
+        }
+    });
+    let on_folder = move |ev: web_sys::Event| {
+        let input: web_sys::HtmlInputElement = event_target(&ev);
+        if let Some(list) = input.files() {
+            let files = (0..list.length())
+                .filter_map(|i| list.item(i))
+                .map(|f| {
+                    let path = js_sys::Reflect::get(&f, &"webkitRelativePath".into())
+                        .ok()
+                        .and_then(|p| p.as_string())
+                        .filter(|p| !p.is_empty())
+                        .unwrap_or_else(|| f.name());
+                    (path, f)
+                })
+                .collect();
+            open_list(ui, files, true);
         }
         input.set_value("");
     };
@@ -344,6 +499,10 @@ fn Header(ui: Ui) -> impl IntoView {
             <label class="button primary">
                 "Open snapshot…"
                 <input type="file" multiple accept=".pickle,.pkl,.gz,application/octet-stream" on:change=on_pick />
+            </label>
+            <label class="button" title="Open every snapshot in a folder (a sweep, or a job's rank files) to compare them">
+                "Open folder…"
+                <input type="file" data-testid="open-folder" multiple node_ref=folder on:change=on_folder />
             </label>
             <button class="button" on:click=move |_| load::load_example(ui.listener())>"Open example"</button>
             <Show when=move || !files().is_empty()>
@@ -374,6 +533,9 @@ fn Header(ui: Ui) -> impl IntoView {
                         }).collect_view()
                     }}
                 </select>
+
+            </Show>
+            <Show when=move || ui.run_count() != 0>
                 <select class="select" data-testid="view-select" title="View" on:change=move |ev| {
                     let key = event_target_value(&ev);
                     if let Some(v) = View::ALL.into_iter().find(|v| v.key() == key) {
@@ -383,7 +545,11 @@ fn Header(ui: Ui) -> impl IntoView {
                     }
                 }>
                     {View::ALL.into_iter().map(|v| view! {
-                        <option value=v.key() selected=move || ui.view.get() == v>{v.label()}</option>
+                        <option value=v.key() selected=move || ui.shown_view() == v
+                            disabled=move || match v {
+                                View::Compare => ui.run_count() < 2,
+                                _ => store_count(ui) == 0,
+                            }>{v.label()}</option>
                     }).collect_view()}
                 </select>
             </Show>

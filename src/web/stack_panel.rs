@@ -2,7 +2,7 @@
 //! of repeats elided), with a copy button.
 
 use leptos::prelude::*;
-use memograph_snapshot::analysis::stacks::display_lines;
+use memograph_snapshot::analysis::stacks::{display_lines, why_no_frames};
 
 use super::Ui;
 use crate::load::store;
@@ -44,7 +44,11 @@ pub fn StackPanel(ui: Ui, segments: bool) -> impl IntoView {
             Some(Pinned {
                 allocation,
                 head: t.describe(allocation, times),
-                lines: display_lines(s, a.stack, full),
+                lines: if s.stack(a.stack).is_empty() {
+                    vec![why_no_frames(a.is_initial()).to_string()]
+                } else {
+                    display_lines(s, a.stack, full)
+                },
                 extra,
             })
         })
@@ -64,7 +68,9 @@ pub fn StackPanel(ui: Ui, segments: bool) -> impl IntoView {
                 None => view! {
                     <p class="muted">"Click a band to pin it and see where it was allocated."</p>
                 }.into_any(),
-                Some(Pinned { allocation, head, lines, extra }) => view! {
+                Some(Pinned { allocation, head, lines, extra }) => {
+                    let no_frames = lines.len() == 1 && lines[0].starts_with("No stack:");
+                    view! {
                     <div class="stack-head">
                         <span class="swatch" style=format!("background:{}", colors::allocation(allocation))></span>
                         <pre class="stack-summary">{head}</pre>
@@ -80,8 +86,9 @@ pub fn StackPanel(ui: Ui, segments: bool) -> impl IntoView {
                         </label>
                         <button class="button small" on:click=copy>"Copy"</button>
                     </div>
-                    <pre class="stack" data-testid="stack-trace">{lines.join("\n")}</pre>
-                }.into_any(),
+                    <pre class="stack" class:explained=no_frames data-testid="stack-trace">{lines.join("\n")}</pre>
+                }.into_any()
+                }
             }}
         </aside>
     }

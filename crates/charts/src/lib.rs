@@ -994,18 +994,30 @@ pub fn run_color(k: usize) -> RGBColor {
 }
 
 /// The x axis of overlaid live curves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CompareAxis {
     /// Each trace from 0 to 1 (runs of different lengths side by side).
     Fraction,
     /// Seconds from each trace's first entry (traces with times; the others are left out).
     Seconds,
+    /// Entries from the first `external_annotations` mark of this name (runs without it are left
+    /// out), so the same phase of each run lines up.
+    AtMark(String),
 }
 
 /// A curve's points on `axis`: (x, bytes). Empty when the digest cannot be placed on it.
-pub fn curve_points(d: &Digest, axis: CompareAxis) -> Vec<(f64, u64)> {
+pub fn curve_points(d: &Digest, axis: &CompareAxis) -> Vec<(f64, u64)> {
     let c = &d.curve;
     match axis {
+        CompareAxis::AtMark(name) => match d.marks.iter().find(|(n, _)| n == name) {
+            Some(&(_, at)) => c
+                .entries
+                .iter()
+                .zip(&c.bytes)
+                .map(|(&e, &b)| ((e - at) as f64, b))
+                .collect(),
+            None => Vec::new(),
+        },
         CompareAxis::Fraction => {
             let n = d.entries.max(1) as f64;
             c.entries
@@ -1021,6 +1033,18 @@ pub fn curve_points(d: &Digest, axis: CompareAxis) -> Vec<(f64, u64)> {
             .map(|(&t, &b)| (t as f64 / 1e6, b))
             .collect(),
     }
+}
+
+/// The x range that holds every point of `curves`.
+pub fn full_range(curves: &[Vec<(f64, u64)>]) -> (f64, f64) {
+    let xs = curves.iter().flatten().map(|p| p.0);
+    let lo = xs.clone().fold(f64::INFINITY, f64::min);
+    let hi = xs.fold(f64::NEG_INFINITY, f64::max);
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    let lo = lo.min(0.0);
+    (lo, if hi > lo { hi } else { lo + 1.0 })
 }
 
 /// Where the overlaid chart put its plot, to map the pointer back to x: the plot's pixel range and the
@@ -1049,7 +1073,7 @@ pub fn overlaid_curves<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     heading: &str,
     runs: &[(&Digest, RGBColor)],
-    axis: CompareAxis,
+    axis: &CompareAxis,
     x_range: Option<(f64, f64)>,
     marker: Option<f64>,
     theme: &Theme,
@@ -1058,12 +1082,7 @@ where
     DB::ErrorType: 'static,
 {
     let curves: Vec<Vec<(f64, u64)>> = runs.iter().map(|(d, _)| curve_points(d, axis)).collect();
-    let full_end = curves
-        .iter()
-        .filter_map(|c| c.last().map(|p| p.0))
-        .fold(0.0f64, f64::max)
-        .max(1e-9);
-    let (x0, x1) = x_range.unwrap_or((0.0, full_end));
+    let (x0, x1) = x_range.unwrap_or_else(|| full_range(&curves));
     let x1 = if x1 > x0 { x1 } else { x0 + 1e-9 };
     let top = runs
         .iter()
@@ -1077,8 +1096,9 @@ where
         .y_label_area_size(theme.px(64))
         .build_cartesian_2d(x0..x1, 0f64..top as f64 * 1.12 / div)?;
     let x_desc = match axis {
-        CompareAxis::Fraction => "share of each trace",
-        CompareAxis::Seconds => "seconds from each trace's start",
+        CompareAxis::Fraction => "share of each trace".to_string(),
+        CompareAxis::Seconds => "seconds from each trace's start".to_string(),
+        CompareAxis::AtMark(name) => format!("entries from '{name}'"),
     };
     chart
         .configure_mesh()
@@ -1086,6 +1106,7 @@ where
         .x_label_formatter(&|x| match axis {
             CompareAxis::Fraction => format!("{:.0} %", x * 100.0),
             CompareAxis::Seconds => format!("{x:.2}"),
+            CompareAxis::AtMark(_) => format!("{x:.0}"),
         })
         .y_desc(unit_name)
         .label_style(theme.text(12))
@@ -1185,7 +1206,7 @@ where
         &left,
         "Live memory over each trace",
         &colored,
-        CompareAxis::Fraction,
+        &CompareAxis::Fraction,
         None,
         None,
         theme,

@@ -67,6 +67,23 @@ pub fn frame_text(snapshot: &Snapshot, frame: &Frame) -> String {
 
 /// The lines to show for `stack`, innermost first: plumbing dropped unless `full`, runs of three or more
 /// identical lines shown once followed by `<repeats N times>`.
+/// Why an allocation has no frames, and which `_record_memory_history` arguments would capture them:
+/// `initial`, it began before the trace (recording was not on yet); else it was recorded without a
+/// stack.
+pub fn why_no_frames(initial: bool) -> &'static str {
+    if initial {
+        "No stack: this memory was allocated before recording began (before \
+         torch.cuda.memory._record_memory_history() was called), so nothing recorded where it came \
+         from. Usually the model's parameters, or optimizer state from earlier steps. To see its \
+         stack, start recording before the model and optimizer are created."
+    } else {
+        "No stack: history was recorded without one (context=None or context=\"state\", or stacks \
+         that leave these frames out). Record with \
+         torch.cuda.memory._record_memory_history(context=\"all\", stacks=\"all\") to capture where \
+         each allocation is made (\"python\" stacks are cheaper and usually enough)."
+    }
+}
+
 pub fn display_lines(snapshot: &Snapshot, stack: StackId, full: bool) -> Vec<String> {
     let frames = snapshot.stack(stack);
     if frames.is_empty() {

@@ -1,0 +1,315 @@
+//! The Compare view as it shows: which rows take part, their order, the hover readout of the overlaid
+//! curves, the diff tree's visible rows, and the component and category deltas. Plain data over the
+//! engine's digests (`memograph_snapshot::analysis::compare`).
+
+use std::collections::HashSet;
+
+use memograph_charts::{curve_points, CompareAxis};
+use memograph_snapshot::analysis::compare::{DiffNode, Digest, Presence, Table};
+
+/// The rows of the peak table in the order a click on column `column` sorts them (`None`: as they
+/// came); numbers sort as numbers. `table` must be the exact table of the same digests, row for row.
+pub fn sorted_order(table: &Table, column: Option<(usize, bool)>) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..table.rows.len()).collect();
+    let Some((k, descending)) = column else {
+        return order;
+    };
+    let number = |s: &str| {
+        s.trim_start_matches('+')
+            .parse::<f64>()
+            .unwrap_or(f64::NEG_INFINITY)
+    };
+    // Config columns of numbers (ctx 128, 1024) sort as numbers too.
+    let numeric = table.numeric.get(k).copied().unwrap_or(false)
+        || table.rows.iter().all(|r| r[k].parse::<f64>().is_ok());
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&table.rows[a][k], &table.rows[b][k]);
+        let by = if numeric {
+            number(x).total_cmp(&number(y))
+        } else {
+            x.cmp(y)
+        };
+        if descending {
+            by.reverse()
+        } else {
+            by
+        }
+    });
+    order
+}
+
+/// The bytes each curve holds at `x` (a step function: the last point at or before `x`), `None` where a
+/// curve has not begun or cannot be placed on `axis`.
+pub fn values_at(digests: &[&Digest], axis: &CompareAxis, x: f64) -> Vec<Option<u64>> {
+    digests
+        .iter()
+        .map(|d| {
+            let points = curve_points(d, axis);
+            let k = points.partition_point(|p| p.0 <= x);
+            (k > 0).then(|| points[k - 1].1)
+        })
+        .collect()
+}
+
+/// The `external_annotations` names every one of `digests` carries (for "align at").
+pub fn common_marks(digests: &[&Digest]) -> Vec<String> {
+    let Some(first) = digests.first() else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = Vec::new();
+    for (name, _) in &first.marks {
+        if !names.contains(name)
+            && digests
+                .iter()
+                .all(|d| d.marks.iter().any(|(n, _)| n == name))
+        {
+            names.push(name.clone());
+        }
+    }
+    names
+}
+
+/// One visible row of the diff tree.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiffRow {
+    pub path: Vec<usize>,
+    pub frame: String,
+    pub a_bytes: u64,
+    pub b_bytes: u64,
+    pub delta_bytes: i64,
+    pub presence: Presence,
+    pub open: bool,
+    pub leaf: bool,
+}
+
+/// Rows shown at most.
+pub const MAX_DIFF_ROWS: usize = 2000;
+
+/// Whether the diff node at `path` is open: the chain of largest changes is open five levels deep by
+/// default, and a click toggles.
+pub fn is_open(path: &[usize], toggled: &HashSet<Vec<usize>>) -> bool {
+    let default = path.len() <= 5 && path.iter().all(|&k| k == 0);
+    default != toggled.contains(path)
+}
+
+/// The visible rows of the diff tree under `root`, depth first, at most [`MAX_DIFF_ROWS`].
+pub fn diff_rows(root: &DiffNode, toggled: &HashSet<Vec<usize>>) -> Vec<DiffRow> {
+    let mut rows = Vec::new();
+    let mut todo: Vec<(Vec<usize>, &DiffNode)> = root
+        .children
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(k, c)| (vec![k], c))
+        .collect();
+    while let Some((path, n)) = todo.pop() {
+        if rows.len() >= MAX_DIFF_ROWS {
+            break;
+        }
+        let open = is_open(&path, toggled);
+        if open {
+            for (k, c) in n.children.iter().enumerate().rev() {
+                let mut p = path.clone();
+                p.push(k);
+                todo.push((p, c));
+            }
+        }
+        rows.push(DiffRow {
+            frame: n.frame.clone().unwrap_or_default(),
+            a_bytes: n.a_bytes,
+            b_bytes: n.b_bytes,
+            delta_bytes: n.delta_bytes,
+            presence: n.presence,
+            open,
+            leaf: n.children.is_empty(),
+            path,
+        });
+    }
+    rows
+}
+
+/// A labelled pair of figures and their difference.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Delta {
+    pub label: String,
+    pub a_bytes: u64,
+    pub b_bytes: u64,
+    pub delta_bytes: i64,
+}
+
+/// Components at the two peaks, side by side (every component, in the engine's order).
+pub fn component_deltas(a: &Digest, b: &Digest) -> Vec<Delta> {
+    a.components
+        .iter()
+        .map(|ca| {
+            let b_bytes = b
+                .components
+                .iter()
+                .find(|cb| cb.component == ca.component)
+                .map_or(0, |cb| cb.bytes);
+            delta_row(ca.component.label(), ca.bytes, b_bytes)
+        })
+        .collect()
+}
+
+/// Categories at the two peaks, side by side (those either holds), largest change first.
+pub fn category_deltas(a: &Digest, b: &Digest) -> Vec<Delta> {
+    let mut names: Vec<&str> = a.categories.iter().map(|c| c.category.as_str()).collect();
+    for c in &b.categories {
+        if !names.contains(&c.category.as_str()) {
+            names.push(&c.category);
+        }
+    }
+    let of = |d: &Digest, n: &str| {
+        d.categories
+            .iter()
+            .find(|c| c.category == n)
+            .map_or(0, |c| c.bytes)
+    };
+    let mut rows: Vec<Delta> = names
+        .into_iter()
+        .map(|n| delta_row(n, of(a, n), of(b, n)))
+        .filter(|d| d.a_bytes > 0 || d.b_bytes > 0)
+        .collect();
+    rows.sort_by_key(|d| std::cmp::Reverse(d.delta_bytes.unsigned_abs()));
+    rows
+}
+
+fn delta_row(label: &str, a_bytes: u64, b_bytes: u64) -> Delta {
+    Delta {
+        label: label.to_string(),
+        a_bytes,
+        b_bytes,
+        delta_bytes: memograph_snapshot::analysis::compare::delta(a_bytes, b_bytes),
+    }
+}
+
+/// `+1.2 GiB`, `-3.0 MiB`, `±0 B`.
+pub fn signed_bytes(delta: i64) -> String {
+    let sign = match delta.signum() {
+        1 => "+",
+        -1 => "-",
+        _ => "±",
+    };
+    format!(
+        "{sign}{}",
+        memograph_snapshot::format::bytes(delta.unsigned_abs())
+    )
+}
+
+/// `a` against `b` with runs of digits compared as numbers.
+pub fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn parts(s: &str) -> Vec<(bool, String)> {
+        let mut out: Vec<(bool, String)> = Vec::new();
+        for c in s.chars() {
+            let digit = c.is_ascii_digit();
+            match out.last_mut() {
+                Some((d, run)) if *d == digit => run.push(c),
+                _ => out.push((digit, c.to_string())),
+            }
+        }
+        out
+    }
+    let key = |(digit, run): &(bool, String)| {
+        let trimmed = run.trim_start_matches('0');
+        if *digit {
+            (trimmed.len(), trimmed.to_string())
+        } else {
+            (0, run.clone())
+        }
+    };
+    parts(a).iter().map(key).cmp(parts(b).iter().map(key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memograph_snapshot::analysis::categories::Rules;
+    use memograph_snapshot::analysis::compare::{diff, digests, peak_rows, peak_table};
+
+    fn synth_digest(name: &str, steps: usize) -> Digest {
+        let s = memograph_snapshot::read_bytes(&memograph_snapshot::synth::pickle(steps).bytes)
+            .unwrap();
+        digests(&s, &Rules::built_in(), name, 0).remove(0)
+    }
+
+    #[test]
+    fn sorting_by_a_number_column_sorts_numbers_not_text() {
+        let ds = vec![
+            synth_digest("a_bs8.pickle", 40),
+            synth_digest("b_bs16.pickle", 4),
+            synth_digest("c_bs2.pickle", 12),
+        ];
+        let rows = peak_rows(&ds, 0);
+        let table = peak_table(&rows, true);
+        let peak = table
+            .header
+            .iter()
+            .position(|h| h == "peak allocated")
+            .unwrap();
+        let order = sorted_order(&table, Some((peak, true)));
+        let peaks: Vec<u64> = order.iter().map(|&k| ds[k].timeline_peak_bytes).collect();
+        assert!(peaks.windows(2).all(|w| w[0] >= w[1]), "{peaks:?}");
+        let bs = table.header.iter().position(|h| h == "bs").unwrap();
+        // A config column of numbers sorts as numbers ("16" after "8").
+        assert_eq!(sorted_order(&table, Some((bs, false))), vec![2, 0, 1]);
+        assert_eq!(sorted_order(&table, None), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn folder_files_sort_with_numbers_as_numbers() {
+        let mut names = vec![
+            "run/rank10_a.pickle",
+            "run/rank2_a.pickle",
+            "run/rank1_a.pickle",
+            "run/rank02_b.pickle",
+        ];
+        names.sort_by(|a, b| natural_order(a, b));
+        assert_eq!(
+            names,
+            [
+                "run/rank1_a.pickle",
+                "run/rank2_a.pickle",
+                "run/rank02_b.pickle",
+                "run/rank10_a.pickle"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_readout_follows_each_curve_as_a_step() {
+        let d = synth_digest("a.pickle", 20);
+        let points = curve_points(&d, &CompareAxis::Fraction);
+        let (x, b) = points[points.len() / 2];
+        assert_eq!(values_at(&[&d], &CompareAxis::Fraction, x), vec![Some(b)]);
+        assert_eq!(values_at(&[&d], &CompareAxis::Fraction, -0.5), vec![None]);
+        // No marks in the synthetic run: it cannot be aligned at one.
+        assert_eq!(
+            values_at(&[&d], &CompareAxis::AtMark("x".into()), 0.0),
+            vec![None]
+        );
+        assert!(common_marks(&[&d]).is_empty());
+    }
+
+    #[test]
+    fn diff_rows_open_the_largest_change_and_deltas_add_up() {
+        let a = synth_digest("a.pickle", 8);
+        let b = synth_digest("b.pickle", 30);
+        let tree = diff(&a.live_set, &b.live_set);
+        let rows = diff_rows(&tree, &HashSet::new());
+        assert!(!rows.is_empty() && rows[0].open);
+        let top: i64 = tree.children.iter().map(|c| c.delta_bytes).sum();
+        assert_eq!(top, tree.delta_bytes);
+        let comps = component_deltas(&a, &b);
+        assert_eq!(
+            comps.iter().map(|c| c.delta_bytes).sum::<i64>(),
+            tree.delta_bytes
+        );
+        let cats = category_deltas(&a, &b);
+        assert_eq!(
+            cats.iter().map(|c| c.delta_bytes).sum::<i64>(),
+            tree.delta_bytes
+        );
+        assert_eq!(signed_bytes(-1024), "-1.0 KiB");
+    }
+}

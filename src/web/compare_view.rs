@@ -1,0 +1,671 @@
+//! Compare runs: every open or compared file × device as a row of the peak table (config read from the
+//! names, a baseline and deltas, Copy as Markdown, CSV), their live curves overlaid, the rank strip when
+//! the names carry ranks, and the diff of two runs at their peaks (call-stack tree, components,
+//! categories, call paths that grew). Figures are the engine's digests (`analysis::compare`); the
+//! chart is `memograph-charts`' (the report's `compare.png` draws the same).
+
+use std::collections::HashSet;
+
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use memograph_charts::{curve_points, full_range, run_color, Bars, CompareAxis, PlotArea};
+use memograph_snapshot::analysis::compare::{
+    diff, grown_sites, peak_rows, peak_table, ranks, Digest, Presence,
+};
+use memograph_snapshot::format::{bytes, grouped};
+use wasm_bindgen::JsCast;
+
+use super::{Phase, Ui, View};
+use crate::load::{self, store};
+use crate::view_model::analysis::short_frame;
+use crate::view_model::compare::{
+    category_deltas, common_marks, component_deltas, diff_rows, signed_bytes, sorted_order,
+    values_at, Delta,
+};
+
+/// A row of the comparison: a file (name and size) and a device.
+pub type RowKey = (String, u64, i64);
+
+fn key_of(d: &Digest) -> RowKey {
+    (d.file.clone(), d.file_bytes, d.device)
+}
+
+/// The Compare view's choices, kept while other views are shown.
+#[derive(Clone, Copy)]
+pub struct CompareUi {
+    /// Rows whose taking part differs from the default (a file's default device takes part).
+    pub toggled: RwSignal<HashSet<RowKey>>,
+    pub baseline: RwSignal<Option<RowKey>>,
+    /// B of the diff (A is the baseline unless picked).
+    pub diff_a: RwSignal<Option<RowKey>>,
+    pub diff_b: RwSignal<Option<RowKey>>,
+    /// Sort column of the table and whether descending.
+    pub sort: RwSignal<Option<(usize, bool)>>,
+    pub axis: RwSignal<CompareAxis>,
+    /// The chart's visible x range (`None`: all).
+    pub range: RwSignal<Option<(f64, f64)>>,
+    pub hover_x: RwSignal<Option<f64>>,
+    pub tree_toggled: RwSignal<HashSet<Vec<usize>>>,
+}
+
+impl CompareUi {
+    pub fn new() -> CompareUi {
+        CompareUi {
+            toggled: RwSignal::new(HashSet::new()),
+            baseline: RwSignal::new(None),
+            diff_a: RwSignal::new(None),
+            diff_b: RwSignal::new(None),
+            sort: RwSignal::new(None),
+            axis: RwSignal::new(CompareAxis::Fraction),
+            range: RwSignal::new(None),
+            hover_x: RwSignal::new(None),
+            tree_toggled: RwSignal::new(HashSet::new()),
+        }
+    }
+}
+
+/// Every row's digest, in the order the runs came (tracks the open and compared files).
+fn all_digests(ui: Ui) -> Vec<Digest> {
+    ui.files.get();
+    ui.compared.get();
+    store::runs().into_iter().flat_map(|r| r.digests).collect()
+}
+
+fn included(ui: Ui, d: &Digest) -> bool {
+    d.default_device != ui.compare.toggled.with(|t| t.contains(&key_of(d)))
+}
+
+/// The rows taking part, in table order.
+fn chosen(ui: Ui, all: &[Digest]) -> Vec<Digest> {
+    all.iter().filter(|d| included(ui, d)).cloned().collect()
+}
+
+/// Index of the baseline among `rows` (the first unless one was picked).
+fn baseline_of(ui: Ui, rows: &[Digest]) -> usize {
+    ui.compare
+        .baseline
+        .get()
+        .and_then(|k| rows.iter().position(|d| key_of(d) == k))
+        .unwrap_or(0)
+}
+
+#[component]
+pub fn CompareView(ui: Ui) -> impl IntoView {
+    let digests = Memo::new(move |_| all_digests(ui));
+    let rows = Memo::new(move |_| chosen(ui, &digests.get()));
+    let status = move || {
+        let (done, total) = ui.comparing.get();
+        let runs = rows.with(|r| r.len());
+        let reading = if total > 0 {
+            format!(" · reading files: {done} of {total} done")
+        } else {
+            String::new()
+        };
+        format!("{runs} runs compared{reading}")
+    };
+    view! {
+        <div class="compare-view">
+            <div class="view-toolbar">
+                <span class="peak" data-testid="compare-status">{status}</span>
+                <CopyButtons ui=ui rows=rows />
+                <span class="muted hint">"tick the rows to compare · ★ sets the baseline · click a row to diff it against the baseline · click a heading to sort"</span>
+            </div>
+            <div class="compare-body">
+                <section class="panel wide">
+                    <h3>"Peaks"</h3>
+                    <PeakTable ui=ui digests=digests rows=rows />
+                </section>
+                <section class="panel wide">
+                    <h3>"Live memory over each trace" <span class="muted">" · wheel: zoom · drag: pan · double-click: all"</span></h3>
+                    <OverlaidChart ui=ui rows=rows />
+                </section>
+                <RankStrip ui=ui rows=rows />
+                <DiffPanel ui=ui rows=rows />
+            </div>
+        </div>
+    }
+}
+
+/// "Copy as Markdown" and "Download CSV" of the chosen rows.
+#[component]
+fn CopyButtons(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
+    let copied = RwSignal::new(false);
+    let table = move |exact: bool| {
+        let rows = rows.get_untracked();
+        let base = ui.compare.baseline.get_untracked();
+        let b = base
+            .and_then(|k| rows.iter().position(|d| key_of(d) == k))
+            .unwrap_or(0);
+        peak_table(&peak_rows(&rows, b), exact)
+    };
+    let copy = move |_| {
+        let text = table(false).markdown();
+        if let Some(w) = web_sys::window() {
+            let _ = w.navigator().clipboard().write_text(&text);
+        }
+        copied.set(true);
+    };
+    let download = move |_| save_text("memograph_compare.csv", "text/csv", &table(true).csv());
+    view! {
+        <button class="button small" data-testid="compare-copy" on:click=copy
+            title="Copy the table of the ticked rows as Markdown">
+            {move || if copied.get() { "Copied ✓" } else { "Copy as Markdown" }}
+        </button>
+        <button class="button small" data-testid="compare-csv" on:click=download
+            title="Download the table of the ticked rows as CSV (exact bytes)">"Download CSV"</button>
+    }
+}
+
+/// Offers `text` as a download named `name`.
+fn save_text(name: &str, mime: &str, text: &str) {
+    let parts = js_sys::Array::of1(&text.into());
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(mime);
+    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+        return;
+    };
+    let link = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.create_element("a").ok())
+        .and_then(|a| a.dyn_into::<web_sys::HtmlAnchorElement>().ok());
+    if let Some(a) = link {
+        a.set_href(&url);
+        a.set_download(name);
+        a.click();
+    }
+    let _ = web_sys::Url::revoke_object_url(&url);
+}
+
+/// The peak table over every row (unticked ones greyed), deltas against the baseline.
+#[component]
+fn PeakTable(ui: Ui, digests: Memo<Vec<Digest>>, rows: Memo<Vec<Digest>>) -> impl IntoView {
+    let body = move || {
+        let all = digests.get();
+        let chosen = rows.get();
+        let base_key = chosen.get(baseline_of(ui, &chosen)).map(key_of);
+        let base = base_key
+            .as_ref()
+            .and_then(|k| all.iter().position(|d| &key_of(d) == k))
+            .unwrap_or(0);
+        let shown = peak_table(&peak_rows(&all, base), false);
+        let exact = peak_table(&peak_rows(&all, base), true);
+        let order = sorted_order(&exact, ui.compare.sort.get());
+        let (_, b_key) = diff_pair(ui, &chosen);
+        let sort = ui.compare.sort.get();
+        let head = shown
+            .header
+            .iter()
+            .enumerate()
+            .map(|(k, h)| {
+                let arrow = match sort {
+                    Some((c, true)) if c == k => " ▼",
+                    Some((c, false)) if c == k => " ▲",
+                    _ => "",
+                };
+                let numeric = shown.numeric[k];
+                view! {
+                    <th class:num=numeric title="Sort by this column" on:click=move |_| {
+                        ui.compare.sort.update(|s| *s = match *s {
+                            Some((c, true)) if c == k => Some((k, false)),
+                            Some((c, false)) if c == k => None,
+                            _ => Some((k, true)),
+                        });
+                    }>{format!("{h}{arrow}")}</th>
+                }
+            })
+            .collect_view();
+        let body = order
+            .into_iter()
+            .map(|i| {
+                let d = all[i].clone();
+                let key = key_of(&d);
+                let is_in = included(ui, &d);
+                let is_base = base_key.as_ref() == Some(&key);
+                let is_b = b_key.as_ref() == Some(&key);
+                let cells = shown.rows[i]
+                    .iter()
+                    .zip(&shown.numeric)
+                    .map(|(c, &n)| view! { <td class:num=n>{c.clone()}</td> })
+                    .collect_view();
+                let title = format!(
+                    "{}, cuda:{}: peak {} bytes at entry {}",
+                    d.file,
+                    d.device,
+                    grouped(d.timeline_peak_bytes),
+                    d.peak_event_index
+                );
+                let (k1, k2, k3) = (key.clone(), key.clone(), key.clone());
+                let open_key = key.clone();
+                let removable = store::compared_blob(&key.0, key.1).is_some();
+                let (name, size) = (key.0.clone(), key.1);
+                view! {
+                    <tr data-file=d.file.clone() data-device=d.device.to_string()
+                        data-peak=d.timeline_peak_bytes.to_string()
+                        class:excluded=!is_in class:baseline=is_base class:picked=is_b class:oom=d.oom
+                        title=title
+                        on:click=move |_| if is_in && !is_base { ui.compare.diff_b.set(Some(k3.clone())) }>
+                        <td on:click=|ev| ev.stop_propagation()>
+                            <input type="checkbox" prop:checked=is_in title="Take part in the comparison"
+                                on:change=move |_| ui.compare.toggled.update(|t| {
+                                    if !t.remove(&k1) {
+                                        t.insert(k1.clone());
+                                    }
+                                }) />
+                        </td>
+                        <td on:click=|ev| ev.stop_propagation()>
+                            <button class="star" class:on=is_base title="Make this the baseline"
+                                on:click=move |_| ui.compare.baseline.set(Some(k2.clone()))>
+                                {if is_base { "★" } else { "☆" }}
+                            </button>
+                        </td>
+                        {cells}
+                        <td on:click=|ev| ev.stop_propagation()>
+                            <button class="button small" title="Open this run's timeline"
+                                on:click=move |_| open_run(ui, &open_key)>"Open"</button>
+                            <Show when=move || removable>
+                                <button class="button small" title="Remove this file from the comparison"
+                                    on:click={
+                                        let name = name.clone();
+                                        move |_| {
+                                            store::remove_compared(&name, size);
+                                            ui.compared.update(|n| *n += 1);
+                                        }
+                                    }>"✕"</button>
+                            </Show>
+                        </td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        view! {
+            <thead><tr><th></th><th></th>{head}<th></th></tr></thead>
+            <tbody>{body}</tbody>
+        }
+    };
+    view! {
+        <div class="table-scroll">
+            <table class="compare-table" data-testid="compare-table">{body}</table>
+        </div>
+    }
+}
+
+/// Shows a run's timeline: selects it when it is open, else opens its file whole.
+fn open_run(ui: Ui, key: &RowKey) {
+    let (name, size, device) = key.clone();
+    let open = store::list()
+        .iter()
+        .position(|(n, b, _)| *n == name && *b == size);
+    ui.hovered.set(None);
+    ui.view.set(View::Timeline);
+    match open {
+        Some(i) => {
+            ui.select(i, device);
+            ui.phase.set(Phase::Ready);
+        }
+        None => {
+            if let Some(blob) = store::compared_blob(&name, size) {
+                load::load(std::rc::Rc::new(ui), name, blob);
+            }
+        }
+    }
+}
+
+/// A and B of the diff among the chosen rows: A the picked one or the baseline, B the picked one or
+/// the first other row.
+fn diff_pair(ui: Ui, rows: &[Digest]) -> (Option<RowKey>, Option<RowKey>) {
+    let find = |k: Option<RowKey>| k.filter(|k| rows.iter().any(|d| &key_of(d) == k));
+    let a = find(ui.compare.diff_a.get()).or_else(|| rows.get(baseline_of(ui, rows)).map(key_of));
+    let b = find(ui.compare.diff_b.get())
+        .filter(|b| Some(b) != a.as_ref())
+        .or_else(|| rows.iter().map(key_of).find(|k| Some(k) != a.as_ref()));
+    (a, b)
+}
+
+/// The chosen rows' live curves on one chart, in their run colours.
+#[component]
+fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
+    let canvas = NodeRef::<Canvas>::new();
+    let plot = StoredValue::new(None::<(PlotArea, f64)>);
+    let drag = StoredValue::new(None::<(f64, (f64, f64))>);
+    let resized = RwSignal::new(0u32);
+    let on_resize = window_event_listener(leptos::ev::resize, move |_| resized.update(|r| *r += 1));
+    on_cleanup(move || on_resize.remove());
+    Effect::new(move |_| {
+        resized.track();
+        let (dark, axis, range, hover) = (
+            ui.dark.get(),
+            ui.compare.axis.get(),
+            ui.compare.range.get(),
+            ui.compare.hover_x.get(),
+        );
+        let rows = rows.get();
+        let Some(el) = canvas.get() else { return };
+        let colored: Vec<(&Digest, _)> = rows
+            .iter()
+            .enumerate()
+            .map(|(k, d)| (d, run_color(k)))
+            .collect();
+        let mut area = None;
+        let drawn = crate::render::charts::draw(&el, dark, |a, t| {
+            area = Some(memograph_charts::overlaid_curves(
+                a, "", &colored, &axis, range, hover, t,
+            )?);
+            Ok(Bars::default())
+        });
+        plot.set_value(drawn.and(area).map(|p| {
+            let dpr = web_sys::window()
+                .map_or(1.0, |w| w.device_pixel_ratio())
+                .max(1.0);
+            (p, dpr)
+        }));
+    });
+    let x_at = move |ev: &web_sys::MouseEvent| {
+        let (p, dpr) = plot.get_value()?;
+        p.x_at((f64::from(ev.offset_x()) * dpr) as i32)
+            .map(|x| (x, p))
+    };
+    let full = move || {
+        let axis = ui.compare.axis.get_untracked();
+        let curves: Vec<Vec<(f64, u64)>> = rows
+            .get_untracked()
+            .iter()
+            .map(|d| curve_points(d, &axis))
+            .collect();
+        full_range(&curves)
+    };
+    let on_move = move |ev: web_sys::MouseEvent| {
+        let Some((x, p)) = x_at(&ev) else {
+            ui.compare.hover_x.set(None);
+            return;
+        };
+        if let Some((from, (x0, x1))) = drag.get_value() {
+            let dx = from - x;
+            let _ = p;
+            ui.compare.range.set(Some((x0 + dx, x1 + dx)));
+            return;
+        }
+        ui.compare.hover_x.set(Some(x));
+    };
+    let on_down = move |ev: web_sys::MouseEvent| {
+        if let Some((x, p)) = x_at(&ev) {
+            drag.set_value(Some((x, p.x_range)));
+        }
+    };
+    let on_up = move |_| drag.set_value(None);
+    let on_wheel = move |ev: web_sys::WheelEvent| {
+        let Some((x, p)) = x_at(&ev) else { return };
+        ev.prevent_default();
+        let (x0, x1) = p.x_range;
+        let factor = if ev.delta_y() > 0.0 { 1.25 } else { 0.8 };
+        let (f0, f1) = full();
+        let span = ((x1 - x0) * factor).min(f1 - f0).max((f1 - f0) * 1e-6);
+        let t = (x - x0) / (x1 - x0).max(f64::MIN_POSITIVE);
+        let lo = x - t * span;
+        ui.compare.range.set(Some((lo, lo + span)));
+    };
+    let readout = move || {
+        let x = ui.compare.hover_x.get()?;
+        let axis = ui.compare.axis.get();
+        let rows = rows.get();
+        let refs: Vec<&Digest> = rows.iter().collect();
+        let values = values_at(&refs, &axis, x);
+        let at = match &axis {
+            CompareAxis::Fraction => format!("at {:.1} % of each trace", x * 100.0),
+            CompareAxis::Seconds => format!("at {x:.3} s"),
+            CompareAxis::AtMark(name) => format!("{x:+.0} entries from '{name}'"),
+        };
+        let items = rows
+            .iter()
+            .zip(values)
+            .enumerate()
+            .map(|(k, (d, v))| {
+                let color = memograph_charts::RUN_COLORS[k % memograph_charts::RUN_COLORS.len()];
+                view! {
+                    <span class="readout-item">
+                        <span class="swatch" style=format!("background:{color}")></span>
+                        {format!("{}: {}", d.file, v.map_or("—".to_string(), bytes))}
+                    </span>
+                }
+            })
+            .collect_view();
+        Some(
+            view! { <div class="readout" data-testid="compare-readout"><span class="muted">{at}</span>{items}</div> },
+        )
+    };
+    let axes = move || {
+        let rows = rows.get();
+        let refs: Vec<&Digest> = rows.iter().collect();
+        let timed = !rows.is_empty() && rows.iter().all(|d| !d.curve.time_us.is_empty());
+        (timed, common_marks(&refs))
+    };
+    let axis_key = move || match ui.compare.axis.get() {
+        CompareAxis::Fraction => "fraction".to_string(),
+        CompareAxis::Seconds => "seconds".to_string(),
+        CompareAxis::AtMark(name) => format!("mark:{name}"),
+    };
+    view! {
+        <div class="chart-tools">
+            <label>"x axis "
+                <select class="select" data-testid="compare-axis" on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    let axis = match v.as_str() {
+                        "seconds" => CompareAxis::Seconds,
+                        v => v.strip_prefix("mark:").map_or(CompareAxis::Fraction, |m| CompareAxis::AtMark(m.to_string())),
+                    };
+                    ui.compare.range.set(None);
+                    ui.compare.axis.set(axis);
+                }>
+                    <option value="fraction" selected=move || axis_key() == "fraction">"share of each trace"</option>
+                    <option value="seconds" disabled=move || !axes().0 selected=move || axis_key() == "seconds">"seconds from each start"</option>
+                    {move || axes().1.into_iter().map(|m| {
+                        let value = format!("mark:{m}");
+                        let v2 = value.clone();
+                        view! { <option value=value selected=move || axis_key() == v2>{format!("aligned at '{m}'")}</option> }
+                    }).collect_view()}
+                </select>
+            </label>
+        </div>
+        <canvas class="compare-chart" data-testid="compare-chart" node_ref=canvas
+            on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
+            on:mouseleave=move |_| { drag.set_value(None); ui.compare.hover_x.set(None); }
+            on:wheel=on_wheel on:dblclick=move |_| ui.compare.range.set(None)></canvas>
+        {readout}
+    }
+}
+
+/// Peaks per rank, mean, max and imbalance, the rank out of line marked; a click opens that rank.
+#[component]
+fn RankStrip(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
+    move || {
+        let rows = rows.get();
+        let refs: Vec<&Digest> = rows.iter().collect();
+        let strip = ranks(&refs)?;
+        let max = strip.max_bytes.max(1) as f64;
+        let bars = strip
+            .peaks
+            .iter()
+            .map(|&(rank, peak)| {
+                let key = rows
+                    .iter()
+                    .find(|d| d.config.get("rank").and_then(|r| r.parse::<u32>().ok()) == Some(rank))
+                    .map(key_of);
+                let out = strip.outlier == Some(rank);
+                view! {
+                    <button class="rank" class:outlier=out data-rank=rank.to_string()
+                        data-peak=peak.to_string()
+                        title=format!("rank {rank}: peak {} bytes{} · click to open", grouped(peak), if out { " · out of line" } else { "" })
+                        on:click=move |_| if let Some(k) = &key { open_run(ui, k) }>
+                        <span class="rank-bar" style=format!("height:{:.1}%", peak as f64 / max * 100.0)></span>
+                        <span class="rank-label">{rank.to_string()}</span>
+                    </button>
+                }
+            })
+            .collect_view();
+        let mean_at = strip.mean_bytes / max * 100.0;
+        let mean_title = format!("mean {}", bytes(strip.mean_bytes as u64));
+        let summary = format!(
+            "{} ranks · mean {} · max {} · imbalance ×{:.2}{}",
+            strip.peaks.len(),
+            bytes(strip.mean_bytes as u64),
+            bytes(strip.max_bytes),
+            strip.imbalance,
+            strip
+                .outlier
+                .map(|r| format!(" · rank {r} is out of line"))
+                .unwrap_or_default()
+        );
+        Some(view! {
+            <section class="panel wide">
+                <h3>"Ranks" <span class="muted">" · click a rank to open it"</span></h3>
+                <div class="rank-summary" data-testid="rank-summary" data-outlier=strip.outlier.map(|r| r.to_string()).unwrap_or_default()
+                    data-imbalance=format!("{:.4}", strip.imbalance)>{summary}</div>
+                <div class="rank-strip" data-testid="rank-strip">
+                    <span class="rank-mean" style=format!("bottom:{mean_at:.1}%") title=mean_title></span>
+                    {bars}
+                </div>
+            </section>
+        })
+    }
+}
+
+/// The diff of two runs at their peaks: totals, components, categories, call paths that grew, and the
+/// call-stack tree.
+#[component]
+fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
+    let pair = Memo::new(move |_| {
+        let rows = rows.get();
+        let (a, b) = diff_pair(ui, &rows);
+        let find = |k: &Option<RowKey>| {
+            k.as_ref()
+                .and_then(|k| rows.iter().find(|d| &key_of(d) == k).cloned())
+        };
+        Some((find(&a)?, find(&b)?))
+    });
+    let tree = Memo::new(move |_| pair.get().map(|(a, b)| diff(&a.live_set, &b.live_set)));
+    let picker = move |which: RwSignal<Option<RowKey>>, testid: &'static str, is_a: bool| {
+        view! {
+            <select class="select" data-testid=testid on:change=move |ev| {
+                let k: usize = event_target_value(&ev).parse().unwrap_or(0);
+                if let Some(d) = rows.get_untracked().get(k) {
+                    which.set(Some(key_of(d)));
+                }
+            }>
+                {move || {
+                    let current = pair.get().map(|(a, b)| key_of(if is_a { &a } else { &b }));
+                    rows.get().iter().enumerate().map(|(k, d)| {
+                        let selected = current.as_ref() == Some(&key_of(d));
+                        view! { <option value=k.to_string() selected=selected>{format!("{} · cuda:{}", d.file, d.device)}</option> }
+                    }).collect_view()
+                }}
+            </select>
+        }
+    };
+    let totals = move || {
+        let (a, b) = pair.get()?;
+        let t = tree.get()?;
+        Some(view! {
+            <div class="diff-total" data-testid="compare-diff-total" data-delta=t.delta_bytes.to_string()
+                title=format!("{} − {} = {} bytes", grouped(t.b_bytes), grouped(t.a_bytes), t.delta_bytes)>
+                {format!("At their peaks: {} → {} ({}, ×{:.2})", bytes(a.timeline_peak_bytes), bytes(b.timeline_peak_bytes),
+                    signed_bytes(t.delta_bytes), b.timeline_peak_bytes as f64 / a.timeline_peak_bytes.max(1) as f64)}
+            </div>
+        })
+    };
+    let deltas = move |rows: Vec<Delta>| {
+        rows.into_iter()
+            .map(|d| view! {
+                <tr><td>{d.label}</td><td class="num">{bytes(d.a_bytes)}</td><td class="num">{bytes(d.b_bytes)}</td>
+                    <td class="num" class:grew={d.delta_bytes > 0} class:shrank={d.delta_bytes < 0}>{signed_bytes(d.delta_bytes)}</td></tr>
+            })
+            .collect_view()
+    };
+    let breakdowns = move || {
+        let (a, b) = pair.get()?;
+        let grown = grown_sites(&a.sites, &b.sites);
+        let grown_rows = grown
+            .into_iter()
+            .take(15)
+            .map(|s| {
+                let ratio = s.ratio.map_or("new".to_string(), |x| format!("×{x:.1}"));
+                view! {
+                    <tr title=s.site.clone()><td class="frame">{short_frame(&s.site)}</td><td class="num">{bytes(s.a_bytes)}</td>
+                        <td class="num">{bytes(s.b_bytes)}</td><td class="num grew">{ratio}</td></tr>
+                }
+            })
+            .collect_view();
+        Some(view! {
+            <div class="diff-tables">
+                <table class="delta-table" data-testid="compare-components">
+                    <thead><tr><th>"Component"</th><th class="num">"A"</th><th class="num">"B"</th><th class="num">"Δ"</th></tr></thead>
+                    <tbody>{deltas(component_deltas(&a, &b))}</tbody>
+                </table>
+                <table class="delta-table">
+                    <thead><tr><th>"Category"</th><th class="num">"A"</th><th class="num">"B"</th><th class="num">"Δ"</th></tr></thead>
+                    <tbody>{deltas(category_deltas(&a, &b))}</tbody>
+                </table>
+                <table class="delta-table" data-testid="compare-grown">
+                    <thead><tr><th>"Grew at the same call path"</th><th class="num">"A"</th><th class="num">"B"</th><th class="num">"×"</th></tr></thead>
+                    <tbody>{grown_rows}</tbody>
+                </table>
+            </div>
+        })
+    };
+    let tree_view = move || {
+        let t = tree.get()?;
+        let toggled = ui.compare.tree_toggled.get();
+        let rows = diff_rows(&t, &toggled)
+            .into_iter()
+            .map(|r| {
+                let path = r.path.clone();
+                let mark = match r.presence {
+                    Presence::New => "+ ",
+                    Presence::Vanished => "− ",
+                    Presence::Both => "",
+                };
+                let twisty = if r.leaf { "  " } else if r.open { "▾ " } else { "▸ " };
+                view! {
+                    <div class="diff-row" class:new={r.presence == Presence::New} class:vanished={r.presence == Presence::Vanished}
+                        title=r.frame.clone()
+                        on:click=move |_| ui.compare.tree_toggled.update(|t| {
+                            if !t.remove(&path) {
+                                t.insert(path.clone());
+                            }
+                        })>
+                        <span class="num">{bytes(r.a_bytes)}</span>
+                        <span class="num">{bytes(r.b_bytes)}</span>
+                        <span class="num" class:grew={r.delta_bytes > 0} class:shrank={r.delta_bytes < 0}>{signed_bytes(r.delta_bytes)}</span>
+                        <span class="frame" style=format!("padding-left:{}px", (r.path.len() - 1) * 14)>
+                            {format!("{twisty}{mark}{}", short_frame(&r.frame))}
+                        </span>
+                    </div>
+                }
+            })
+            .collect_view();
+        Some(view! {
+            <div class="diff-tree" data-testid="compare-diff" data-root-delta=t.delta_bytes.to_string()>
+                <div class="diff-row head"><span class="num">"A"</span><span class="num">"B"</span><span class="num">"Δ"</span>
+                    <span class="frame muted">"call path, outermost first (framework frames hidden; + new, − vanished)"</span></div>
+                {rows}
+            </div>
+        })
+    };
+    move || {
+        (rows.with(|r| r.len()) >= 2).then(|| {
+            view! {
+                <section class="panel wide">
+                    <h3>"Diff of two runs at their peaks"</h3>
+                    <div class="chart-tools">
+                        <label>"A " {picker(ui.compare.diff_a, "diff-a", true)}</label>
+                        <label>"B " {picker(ui.compare.diff_b, "diff-b", false)}</label>
+                    </div>
+                    {totals}
+                    {breakdowns}
+                    {tree_view}
+                </section>
+            }
+        })
+    }
+}

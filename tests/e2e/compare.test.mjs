@@ -1,0 +1,171 @@
+// End-to-end: comparing runs in the page. Several files picked at once (or a folder) are read for
+// comparison only; the Compare view shows the peak table with the reference peaks and the config read
+// from the names, copies it as Markdown, overlays the curves in one colour per run, diffs two runs
+// exactly, names the rank out of line, and holds 16 files in a few megabytes of wasm memory.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { serve, browser, shot, FIXTURES, ROOT, TIER2 } from './harness.mjs';
+
+let server, b, ranks;
+before(async () => {
+  server = await serve();
+  b = await browser();
+  ranks = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-ranks-'));
+  if (fs.existsSync(path.join(FIXTURES, 'a0kuma_adam.pickle'))) {
+    execFileSync('python3', [path.join(ROOT, 'scripts', 'make_rank_set.py'), '--out', ranks,
+      '--source', path.join(FIXTURES, 'a0kuma_adam.pickle')], { stdio: 'ignore' });
+  }
+});
+after(async () => { await b?.close(); await server?.close(); fs.rmSync(ranks, { recursive: true, force: true }); });
+
+const reference = name => JSON.parse(fs.readFileSync(path.join(FIXTURES, 'reference', `${name}.json`)));
+
+/** A page (clipboard allowed) that keeps the wasm instance for memory readings. */
+async function comparePage() {
+  const context = await b.newContext({ viewport: { width: 1500, height: 1000 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url.replace(/\/memograph\/.*$/, '') });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', e => errors.push(String(e)));
+  page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.addInitScript(() => addEventListener('TrunkApplicationStarted', e => { window.__wasm = e.detail.wasm; }));
+  await page.goto(server.url);
+  await page.waitForSelector('#app[data-state=empty]');
+  return { page, errors, context };
+}
+
+/** Picks `files` at once and waits until `count` runs are compared. */
+async function pick(page, files, count, selector = 'input[type=file]') {
+  await page.setInputFiles(selector, files);
+  await page.waitForFunction(n => {
+    const s = document.querySelector('[data-testid=compare-status]');
+    return s && s.textContent.startsWith(`${n} runs compared`) && !s.textContent.includes('reading')
+      && document.querySelector('#app').dataset.state === 'ready';
+  }, count, { timeout: 120000 });
+}
+
+/** Pixels of the canvas close to each colour (hex). */
+async function colourCounts(page, selector, colours) {
+  return page.$eval(selector, (c, colours) => {
+    const ctx = c.getContext('2d');
+    const { data } = ctx.getImageData(0, 0, c.width, c.height);
+    const rgb = colours.map(h => [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16)));
+    const counts = colours.map(() => 0);
+    for (let i = 0; i < data.length; i += 4) {
+      rgb.forEach(([r, g, b], k) => {
+        if (Math.abs(data[i] - r) < 12 && Math.abs(data[i + 1] - g) < 12 && Math.abs(data[i + 2] - b) < 12) counts[k]++;
+      });
+    }
+    return counts;
+  }, colours);
+}
+
+test('three fixtures: the peak table holds the reference peaks and config, copies as Markdown, overlays three curves and diffs exactly', TIER2, async () => {
+  const { page, errors, context } = await comparePage();
+  const names = ['kk_memory_ctx128_forward.pickle', 'kk_memory_ctx128_fullstep.pickle', 'cs_memory_snapshot.pickle'];
+  await pick(page, names.map(n => path.join(FIXTURES, n)), 3);
+  assert.equal(await page.$eval('[data-testid=view-select]', e => e.value), 'compare');
+  // One row per file × device (cs has three devices; its default one takes part), the exact peak in
+  // each row's title.
+  for (const name of names) {
+    const ref = reference(name).devices;
+    for (const [device, figures] of Object.entries(ref)) {
+      if (figures.allocations === 0 && figures.timeline_peak_bytes === 0) continue;
+      const row = page.locator(`[data-testid=compare-table] tr[data-file="${name}"][data-device="${device}"]`);
+      assert.equal(await row.count(), 1, `${name} cuda:${device}`);
+      const title = await row.getAttribute('title');
+      const exact = figures.timeline_peak_bytes.toLocaleString('en-US').replace(/,/g, ' ');
+      assert.ok(title.includes(`peak ${exact} bytes`), `${title} vs ${figures.timeline_peak_bytes}`);
+    }
+  }
+  const headers = await page.$$eval('[data-testid=compare-table] th', ths => ths.map(t => t.textContent));
+  assert.ok(headers.includes('ctx') && headers.includes('phase'), headers.join('|'));
+  const forward = page.locator('tr[data-file="kk_memory_ctx128_forward.pickle"]');
+  assert.match(await forward.textContent(), /128.*forward/);
+
+  // Copy as Markdown: a header, a rule and one line per run taking part.
+  await page.click('[data-testid=compare-copy]');
+  const markdown = await page.evaluate(() => navigator.clipboard.readText());
+  const lines = markdown.trim().split('\n');
+  assert.equal(lines.length, 5, markdown);
+  assert.ok(lines[0].startsWith('| file | device | ctx | phase | peak allocated |'), lines[0]);
+  assert.ok(lines[1].startsWith('|---|---|'), lines[1]);
+  assert.ok(lines.slice(2).every(l => l.startsWith('| ')), markdown);
+
+  // The overlaid chart: each run in its colour.
+  const counts = await colourCounts(page, '[data-testid=compare-chart]', ['#1f77b4', '#d62728', '#2ca02c']);
+  assert.ok(counts.every(c => c > 50), `pixels per run colour: ${counts}`);
+  // Hovering reads every curve.
+  const box = await page.locator('[data-testid=compare-chart]').boundingBox();
+  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.5);
+  await page.waitForSelector('[data-testid=compare-readout]');
+  assert.equal(await page.locator('[data-testid=compare-readout] .readout-item').count(), 3);
+
+  // Diff forward → fullstep: the root's delta is the difference of the reference peaks, exactly.
+  await page.selectOption('[data-testid=diff-a]', { index: 0 });
+  await page.selectOption('[data-testid=diff-b]', { index: 1 });
+  const peak = n => reference(n).devices['0'].timeline_peak_bytes;
+  const delta = peak(names[1]) - peak(names[0]);
+  await page.waitForFunction(d => document.querySelector('[data-testid=compare-diff]')?.dataset.rootDelta === String(d), delta);
+  assert.match(await page.textContent('[data-testid=compare-grown]'), /optimizers\.py:8[24]/);
+  await shot(page, 'compare-three');
+  await page.locator('[data-testid=compare-diff]').scrollIntoViewIfNeeded();
+  await shot(page, 'compare-diff');
+
+  // Another baseline: deltas follow it.
+  await page.click('tr[data-file="kk_memory_ctx128_fullstep.pickle"][data-device="0"] .star');
+  assert.match(await forward.textContent(), /-34\.6 GiB/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a rank set: the strip names the rank out of line and the imbalance', TIER2, async () => {
+  const { page, errors, context } = await comparePage();
+  const files = fs.readdirSync(ranks).sort().map(f => path.join(ranks, f));
+  assert.equal(files.length, 8);
+  await pick(page, ranks, 8, '[data-testid=open-folder]');
+  const summary = page.locator('[data-testid=rank-summary]');
+  assert.equal(await summary.getAttribute('data-outlier'), '6');
+  const peaks = await page.$$eval('[data-testid=rank-strip] .rank', bars => bars.map(b => Number(b.dataset.peak)));
+  assert.equal(peaks.length, 8);
+  const mean = peaks.reduce((a, b) => a + b, 0) / peaks.length;
+  const imbalance = Math.max(...peaks) / mean;
+  assert.ok(Math.abs(Number(await summary.getAttribute('data-imbalance')) - imbalance) < 1e-3);
+  assert.equal(Math.max(...peaks), peaks[6]);
+  assert.match(await summary.textContent(), /rank 6 is out of line/);
+  await page.locator('[data-testid=rank-strip]').scrollIntoViewIfNeeded();
+  await shot(page, 'compare-ranks');
+  // A click on a rank opens its timeline.
+  await page.click('[data-testid=rank-strip] .rank[data-rank="6"]');
+  await page.waitForSelector('[data-testid=timeline]');
+  await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('sixteen files open at once and the tab keeps only their digests', TIER2, async (t) => {
+  const { page, errors, context } = await comparePage();
+  const fixtures = ['a0kuma_adam.pickle', 'a0kuma_adam.proto5.pickle', 'cs_memory_snapshot.pickle',
+    'ftcourse_memory_snapshot.pickle', 'kk_memory_ctx128_forward.pickle', 'kk_memory_ctx128_fullstep.pickle',
+    'magma_memory_snapshot.pickle.gz', 'yiyi_oom_snapshot.pickle'].map(n => path.join(FIXTURES, n));
+  const files = [...fixtures, ...fs.readdirSync(ranks).sort().map(f => path.join(ranks, f))];
+  assert.equal(files.length, 16);
+  const total = files.reduce((s, f) => s + fs.statSync(f).size, 0);
+  const started = Date.now();
+  await pick(page, files, 16);
+  const ms = Date.now() - started;
+  const memory = await page.evaluate(() => window.__wasm.memory.buffer.byteLength);
+  t.diagnostic(`16 files (${(total / 2 ** 20).toFixed(1)} MiB) compared in ${ms} ms; wasm memory ${(memory / 2 ** 20).toFixed(1)} MiB`);
+  // The bound: the page's memory after its rehearsal (about 40 MiB) plus well under the files' size.
+  assert.ok(memory < 64 * 2 ** 20, `wasm memory ${memory}`);
+  // The OOM snapshot is kept and marked.
+  assert.equal(await page.locator('tr.oom[data-file="yiyi_oom_snapshot.pickle"]').count() +
+    await page.locator('tr.oom[data-file="cs_memory_snapshot.pickle"]').count() > 0, true);
+  await shot(page, 'compare-sixteen');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
