@@ -14,6 +14,7 @@ use memograph_snapshot::analysis::efficiency::Bucket;
 use memograph_snapshot::analysis::report::{CategorySeries, Component, DeviceReport};
 use memograph_snapshot::analysis::stats::SegmentStats;
 use memograph_snapshot::format::bytes;
+use memograph_snapshot::steps::{StepRecord, StepRun};
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::coord::ranged1d::SegmentedCoord;
 use plotters::coord::types::{RangedCoordf64, RangedCoordu32};
@@ -1213,4 +1214,205 @@ where
     )?;
     peak_bars(&right, "Peak allocated", &colored, theme)?;
     Ok(())
+}
+
+/// What the step chart draws of each run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepChartOptions {
+    /// Peak reserved per step instead of peak allocated.
+    pub reserved: bool,
+    /// Each run's theoretical memory as a red line (where the input has it).
+    pub theoretical: bool,
+}
+
+/// The bytes a run's step chart shows at a step.
+pub fn step_value(s: &StepRecord, reserved: bool) -> Option<u64> {
+    if reserved {
+        s.peak_reserved_bytes.or(s.reserved_bytes)
+    } else {
+        s.peak_allocated_bytes.or(s.allocated_bytes)
+    }
+}
+
+/// One line per run × rank over its steps, in run colours (simulated runs dashed); static memory as a
+/// green horizontal line and, when asked, theoretical memory as a red one (each only where the input
+/// has it); steps with new allocation retries or OOMs marked. `marks`: (run, step, label) points to
+/// circle (a snapshot of the same run). `marker`: a step to draw a vertical rule at (the pointer).
+pub fn step_chart<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    heading: &str,
+    runs: &[&StepRun],
+    options: StepChartOptions,
+    marks: &[(usize, u64, String)],
+    marker: Option<f64>,
+    theme: &Theme,
+) -> Result<PlotArea>
+where
+    DB::ErrorType: 'static,
+{
+    let points: Vec<Vec<(f64, u64)>> = runs
+        .iter()
+        .map(|r| {
+            r.steps
+                .iter()
+                .filter_map(|s| Some((s.step as f64, step_value(s, options.reserved)?)))
+                .collect()
+        })
+        .collect();
+    let (x0, x1) = full_range(&points);
+    let x0 = points
+        .iter()
+        .flatten()
+        .map(|p| p.0)
+        .fold(x1, f64::min)
+        .min(x0.max(0.0));
+    let mut top = points.iter().flatten().map(|p| p.1).max().unwrap_or(1);
+    for r in runs {
+        top = top.max(r.static_bytes.unwrap_or(0));
+        if options.theoretical {
+            top = top.max(r.theoretical_bytes.unwrap_or(0));
+        }
+    }
+    let top = top.max(1);
+    let (div, unit_name) = unit(top);
+    let x1 = if x1 > x0 { x1 } else { x0 + 1.0 };
+    let mut chart = builder(area, heading, theme)
+        .x_label_area_size(theme.px(36))
+        .y_label_area_size(theme.px(64))
+        .build_cartesian_2d(x0..x1, 0f64..top as f64 * 1.12 / div)?;
+    chart
+        .configure_mesh()
+        .x_desc("step")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_desc(if options.reserved {
+            format!("peak reserved per step ({unit_name})")
+        } else {
+            format!("peak allocated per step ({unit_name})")
+        })
+        .label_style(theme.text(12))
+        .axis_desc_style(theme.text(13))
+        .axis_style(theme.muted)
+        .bold_line_style(theme.muted.mix(0.25))
+        .light_line_style(TRANSPARENT)
+        .draw()?;
+    let width = theme.px(2);
+    let green = RGBColor(0x2c, 0xa0, 0x2c);
+    // Whether static, theoretical, OOM and retry marks have their legend entry yet.
+    let mut labelled = (false, false, false, false);
+    for (k, (r, pts)) in runs.iter().zip(&points).enumerate() {
+        let color = run_color(k);
+        let line: Vec<(f64, f64)> = pts.iter().map(|&(x, b)| (x, b as f64 / div)).collect();
+        let label = format!(
+            "{}{}{}",
+            r.name,
+            r.rank.map_or(String::new(), |x| format!(" rank {x}")),
+            if r.simulated { " (simulated)" } else { "" }
+        );
+        let legend = move |(x, y): (i32, i32)| {
+            PathElement::new(vec![(x, y), (x + 12, y)], color.stroke_width(width))
+        };
+        if r.simulated {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    line,
+                    theme.px(6),
+                    theme.px(4),
+                    color.stroke_width(width),
+                ))?
+                .label(label)
+                .legend(legend);
+        } else {
+            chart
+                .draw_series(LineSeries::new(line, color.stroke_width(width)))?
+                .label(label)
+                .legend(legend);
+        }
+        let hline = |bytes: u64, c: RGBColor| {
+            PathElement::new(
+                vec![(x0, bytes as f64 / div), (x1, bytes as f64 / div)],
+                c.stroke_width(theme.px(1).max(1)),
+            )
+        };
+        // The first line or mark of each kind carries its legend entry.
+        let thin = theme.px(1).max(1);
+        if let Some(b) = r.static_bytes {
+            let drawn = chart.draw_series(std::iter::once(hline(b, green)))?;
+            if !std::mem::replace(&mut labelled.0, true) {
+                drawn.label("static memory").legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 12, y)], green.stroke_width(thin))
+                });
+            }
+        }
+        if options.theoretical {
+            if let Some(b) = r.theoretical_bytes {
+                let drawn = chart.draw_series(std::iter::once(hline(b, PEAK)))?;
+                if !std::mem::replace(&mut labelled.1, true) {
+                    drawn.label("theoretical memory").legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 12, y)], PEAK.stroke_width(thin))
+                    });
+                }
+            }
+        }
+        // New retries or OOMs since the previous step.
+        let mut last = (0u64, 0u64);
+        for s in &r.steps {
+            let now = (s.alloc_retries.unwrap_or(last.0), s.ooms.unwrap_or(last.1));
+            let y = step_value(s, options.reserved).unwrap_or(0) as f64 / div;
+            let (cross, triangle) = (theme.px(6), theme.px(5));
+            if now.1 > last.1 {
+                let drawn = chart.draw_series(std::iter::once(Cross::new(
+                    (s.step as f64, y),
+                    cross,
+                    PEAK.stroke_width(width),
+                )))?;
+                if !std::mem::replace(&mut labelled.2, true) {
+                    drawn.label("out of memory").legend(move |(x, y)| {
+                        Cross::new((x + 6, y), cross, PEAK.stroke_width(width))
+                    });
+                }
+            } else if now.0 > last.0 {
+                let drawn = chart.draw_series(std::iter::once(TriangleMarker::new(
+                    (s.step as f64, y),
+                    triangle,
+                    PENDING.filled(),
+                )))?;
+                if !std::mem::replace(&mut labelled.3, true) {
+                    drawn.label("allocation retries").legend(move |(x, y)| {
+                        TriangleMarker::new((x + 6, y), triangle, PENDING.filled())
+                    });
+                }
+            }
+            last = now;
+        }
+    }
+    for (run, step, label) in marks {
+        let Some(pts) = points.get(*run) else {
+            continue;
+        };
+        if let Some(&(x, b)) = pts.iter().find(|p| p.0 as u64 == *step) {
+            chart.draw_series(std::iter::once(Circle::new(
+                (x, b as f64 / div),
+                theme.px(7),
+                theme.ink.stroke_width(width),
+            )))?;
+            chart.draw_series(std::iter::once(Text::new(
+                format!(" {label}"),
+                (x, b as f64 / div),
+                theme.text(12).pos(Pos::new(HPos::Left, VPos::Bottom)),
+            )))?;
+        }
+    }
+    if let Some(x) = marker.filter(|x| (x0..=x1).contains(x)) {
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(x, 0.0), (x, top as f64 * 1.12 / div)],
+            theme.muted.stroke_width(theme.px(1)),
+        )))?;
+    }
+    legend(&mut chart, SeriesLabelPosition::LowerRight, theme)?;
+    let (px, py) = chart.plotting_area().get_pixel_range();
+    Ok(PlotArea {
+        x: (px.start, px.end),
+        y: (py.start, py.end),
+        x_range: (x0, x1),
+    })
 }

@@ -4,9 +4,12 @@
 use std::path::Path;
 use std::sync::Once;
 
-use memograph_charts::{compare_page, report_page, Theme, CHARTS, FONT};
+use memograph_charts::{
+    compare_page, report_page, step_chart, StepChartOptions, Theme, CHARTS, FONT,
+};
 use memograph_snapshot::analysis::compare::Digest;
 use memograph_snapshot::analysis::report::DeviceReport;
+use memograph_snapshot::steps::StepRun;
 use plotters::prelude::*;
 
 pub use memograph_charts::CHARTS as FILES;
@@ -44,6 +47,29 @@ pub fn draw_compare(runs: &[&Digest], path: &Path) -> Result<(), String> {
     let drawn = (|| -> memograph_charts::Result<()> {
         let root = BitMapBackend::new(path, SIZE).into_drawing_area();
         compare_page(&root, runs, &Theme::light())?;
+        root.present()?;
+        Ok(())
+    })();
+    drawn.map_err(|e| format!("{}: cannot draw the chart: {e}", path.display()))
+}
+
+/// The step chart of `runs` (the page's), into `path`.
+pub fn draw_steps(
+    runs: &[&StepRun],
+    reserved: bool,
+    theoretical: bool,
+    path: &Path,
+) -> Result<(), String> {
+    register_fonts();
+    let drawn = (|| -> memograph_charts::Result<()> {
+        let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+        let theme = Theme::light();
+        root.fill(&theme.background)?;
+        let options = StepChartOptions {
+            reserved,
+            theoretical,
+        };
+        step_chart(&root, "Memory per step", runs, options, &[], None, &theme)?;
         root.present()?;
         Ok(())
     })();

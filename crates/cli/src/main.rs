@@ -5,6 +5,7 @@ mod clock;
 mod compare;
 mod load;
 mod report;
+mod steps;
 mod summary;
 mod trace;
 
@@ -39,6 +40,13 @@ USAGE:
                                             what is live in B and not in A (and back), as a call-
                                             stack tree with A bytes, B bytes and the delta, at the
                                             peaks unless --at names two entries
+    memograph steps FILE... [--json | --markdown] [--show-theoretical] [--reserved] [-o OUT.png]
+                                            per-step memory records (memograph-capture's
+                                            rank*_steps.jsonl and run.json, torchtitan metrics,
+                                            logs and exports, Megatron-LM logs and memory
+                                            traces, CSV): a row per run and rank with its highest
+                                            peak allocated and reserved, static and theoretical
+                                            memory, retries and OOMs; -o draws them per step
     memograph help | --help | --version
 
 FILE may be a plain or gzip-compressed pickle (protocols 0-5). No pickle code is ever run.
@@ -72,6 +80,7 @@ fn main() -> ExitCode {
             compare::CompareArgs::parse(&args[1..]).map(|c| compare::run_compare(&c))
         }
         Some("diff") => compare::DiffArgs::parse(&args[1..]).map(|d| compare::run_diff(&d)),
+        Some("steps") => steps::StepsArgs::parse(&args[1..]).map(|s| steps::run(&s)),
         Some(other) => Err(format!("unknown command '{other}'")),
     };
     match result {

@@ -37,6 +37,7 @@ pub mod model;
 mod pickle;
 mod push;
 mod schema;
+pub mod steps;
 pub mod synth;
 #[doc(hidden)]
 pub mod testing;

@@ -1,0 +1,120 @@
+//! `memograph steps`: per-step memory records (memograph-capture, torchtitan, Megatron-LM, CSV) as a
+//! table per run × rank, as JSON, or as a chart drawn by the page's chart code.
+
+use std::path::PathBuf;
+
+use memograph_snapshot::steps::{merge, read_steps, run_json, steps_table, StepFile, StepRun};
+
+use crate::{load, Failure};
+
+pub struct StepsArgs {
+    pub files: Vec<String>,
+    pub json: bool,
+    pub markdown: bool,
+    pub theoretical: bool,
+    pub reserved: bool,
+    pub chart: Option<PathBuf>,
+}
+
+impl StepsArgs {
+    pub fn parse(args: &[String]) -> Result<StepsArgs, String> {
+        let mut s = StepsArgs {
+            files: Vec::new(),
+            json: false,
+            markdown: false,
+            theoretical: false,
+            reserved: false,
+            chart: None,
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--json" => s.json = true,
+                "--markdown" | "--md" => s.markdown = true,
+                "--show-theoretical" => s.theoretical = true,
+                "--reserved" => s.reserved = true,
+                "-o" | "--out" => {
+                    s.chart = Some(PathBuf::from(
+                        it.next().ok_or("-o needs a file name (OUT.png)")?,
+                    ))
+                }
+                flag if flag.starts_with('-') && flag.len() > 1 => {
+                    return Err(format!("unknown option '{flag}'"))
+                }
+                file => s.files.push(file.to_string()),
+            }
+        }
+        if s.files.is_empty() {
+            return Err("no FILE given".into());
+        }
+        Ok(s)
+    }
+}
+
+pub fn run(args: &StepsArgs) -> Result<(), Failure> {
+    let mut files: Vec<StepFile> = Vec::new();
+    let mut failures = 0;
+    for path in &args.files {
+        let read = std::fs::read(path)
+            .map_err(|e| load::io_reason(&e))
+            .and_then(|bytes| read_steps(path, &bytes));
+        match read {
+            Ok(f) => files.push(f),
+            Err(reason) => {
+                eprintln!("error: {path}: {reason}");
+                failures += 1;
+            }
+        }
+    }
+    let runs = merge(files);
+    if args.json {
+        let runs: Vec<serde_json::Value> = runs.iter().map(run_json).collect();
+        println!("{}", serde_json::json!({ "runs": runs }));
+    } else if !runs.is_empty() {
+        let table = steps_table(&runs, false);
+        print!(
+            "{}",
+            if args.markdown {
+                table.markdown()
+            } else {
+                table.text()
+            }
+        );
+        notes(&runs);
+    }
+    if let Some(out) = &args.chart {
+        let refs: Vec<&StepRun> = runs.iter().collect();
+        crate::charts::draw_steps(&refs, args.reserved, args.theoretical, out).map_err(Failure)?;
+        eprintln!("wrote {}", out.display());
+    }
+    if failures > 0 {
+        return Err(Failure::reported());
+    }
+    Ok(())
+}
+
+/// What the table's figures mean where the inputs differ from the allocator's own counters.
+fn notes(runs: &[StepRun]) {
+    if runs.iter().any(|r| r.reserved_is_device_used) {
+        println!("\nreserved: for Megatron memory traces, the device's used memory (not the allocator's reserved bytes)");
+    }
+    for r in runs.iter().filter(|r| !r.components.is_empty()) {
+        let sum: u64 = r.components.iter().map(|c| c.1).sum();
+        let parts: Vec<String> = r
+            .components
+            .iter()
+            .map(|(k, v)| format!("{k} {}", memograph_snapshot::format::bytes(*v)))
+            .collect();
+        let peak = r.peak_allocated_bytes().unwrap_or(0);
+        println!(
+            "\n{}: {} = {} in all; the measured peak is {} ({} {})",
+            r.name,
+            parts.join(" + "),
+            memograph_snapshot::format::bytes(sum),
+            memograph_snapshot::format::bytes(peak),
+            memograph_snapshot::format::bytes(peak.abs_diff(sum)),
+            if peak >= sum { "more" } else { "less" }
+        );
+    }
+    println!("\nMB in these files is 2^20 bytes and GB/GiB 2^30.");
+}

@@ -1,0 +1,111 @@
+//! `memograph steps` on step records written here (tier 1: no fixture needed).
+
+mod common;
+
+use common::memograph_in as memograph;
+
+const MIB: u64 = 1 << 20;
+
+fn scratch(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("memograph-steps-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("run")).unwrap();
+    dir
+}
+
+/// Two capture ranks (rank 1 peaks higher, at step 4) with a manifest, and a Megatron trace.
+fn write_inputs(dir: &std::path::Path) {
+    for rank in 0..2u64 {
+        let mut lines = String::new();
+        for step in 1..=6u64 {
+            let peak = 1000 * MIB + (step % 5) * MIB + rank * 100 * MIB;
+            lines.push_str(&format!(
+                "{{\"step\": {step}, \"time\": 1.0, \"rank\": {rank}, \"allocated_bytes\": 1, \"allocated_peak_bytes\": {peak}, \"active_bytes\": 1, \"active_peak_bytes\": 1, \"reserved_bytes\": 2, \"reserved_peak_bytes\": {}, \"alloc_retries\": 0, \"ooms\": 0}}\n",
+                peak + MIB
+            ));
+        }
+        std::fs::write(dir.join(format!("run/rank{rank}_steps.jsonl")), lines).unwrap();
+    }
+    std::fs::write(
+        dir.join("run/rank1_run.json"),
+        r#"{"rank": 1, "command": ["train.py"], "static_memory_bytes": 524288000, "first_step": {"parameter_bytes": 100, "gradient_bytes": 100, "optimizer_state_bytes": 200}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("memory_trace_rank0_tp2.json"),
+        r#"{"1": {"samples": [{"timestamp_s": 0, "allocated_memory_MB": 10, "reserved_memory_MB": 20}], "peak_allocated_MB": 12.5, "theoretical_memory_MB": 30}}"#,
+    )
+    .unwrap();
+}
+
+#[test]
+fn steps_json_has_one_run_per_rank_with_nulls_where_inputs_lack_figures() {
+    let dir = scratch("json");
+    write_inputs(&dir);
+    let (code, stdout, stderr) = memograph(
+        &[
+            "steps",
+            "--json",
+            "run/rank0_steps.jsonl",
+            "run/rank1_steps.jsonl",
+            "run/rank1_run.json",
+            "memory_trace_rank0_tp2.json",
+        ],
+        &dir,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    assert_eq!(runs[0]["rank"], 0);
+    assert_eq!(runs[0]["peak_allocated_bytes"], 1004 * MIB);
+    assert_eq!(runs[0]["static_bytes"], serde_json::Value::Null);
+    assert_eq!(runs[1]["rank"], 1);
+    assert_eq!(runs[1]["peak_allocated_bytes"], 1104 * MIB);
+    assert_eq!(runs[1]["peak_reserved_bytes"], 1105 * MIB);
+    assert_eq!(runs[1]["static_bytes"], 500 * MIB);
+    assert_eq!(runs[1]["steps"], 6);
+    assert_eq!(runs[2]["peak_allocated_bytes"], (12.5 * MIB as f64) as u64);
+    assert_eq!(runs[2]["theoretical_bytes"], 30 * MIB);
+    assert_eq!(runs[2]["alloc_retries"], serde_json::Value::Null);
+    // The text table and a chart.
+    let (code, stdout, _) = memograph(
+        &[
+            "steps",
+            "run/rank0_steps.jsonl",
+            "run/rank1_steps.jsonl",
+            "-o",
+            "steps.png",
+        ],
+        &dir,
+    );
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("peak allocated")
+            && stdout.contains("1004.0 MiB")
+            && stdout.contains("1.1 GiB"),
+        "{stdout}"
+    );
+    assert!(std::fs::metadata(dir.join("steps.png")).unwrap().len() > 10_000);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_malformed_file_is_one_line_and_exit_1_while_the_others_are_read() {
+    let dir = scratch("bad");
+    write_inputs(&dir);
+    std::fs::write(
+        dir.join("steps.json"),
+        r#"[{"step": 1, "device_mem_stats": {}}, {"device_mem_stats": {}}]"#,
+    )
+    .unwrap();
+    let (code, stdout, stderr) = memograph(
+        &["steps", "--json", "steps.json", "run/rank0_steps.jsonl"],
+        &dir,
+    );
+    assert_eq!(code, 1);
+    assert_eq!(stderr.trim(), "error: steps.json: entry 1 has no step");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

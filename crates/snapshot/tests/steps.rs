@@ -1,0 +1,247 @@
+//! Step records in every format the engine reads, written here from the formats' documented shapes
+//! with series whose maxima are known, and a malformed file of each format.
+
+use memograph_snapshot::steps::{looks_like_steps, merge, read_steps, StepFile, StepRun};
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// A step series whose highest value is known: (step, step × 7 mod 11) for steps 1 to n; for n = 10 the
+/// values are 1 to 10 in another order, the highest (10) at step 3.
+fn series(n: u64) -> Vec<(u64, u64)> {
+    (1..=n).map(|s| (s, (s * 7) % 11)).collect()
+}
+
+fn runs(name: &str, text: &str) -> Vec<StepRun> {
+    assert!(looks_like_steps(text.as_bytes()), "{name} not recognised");
+    match read_steps(name, text.as_bytes()).unwrap_or_else(|e| panic!("{name}: {e}")) {
+        StepFile::Runs(r) => r,
+        StepFile::Manifest(_) => panic!("{name}: a manifest"),
+    }
+}
+
+fn err(name: &str, text: &str) -> String {
+    read_steps(name, text.as_bytes()).unwrap_err()
+}
+
+#[test]
+fn memograph_capture_steps_and_manifest() {
+    let s = series(10);
+    let mut jsonl = String::new();
+    for &(step, v) in &s {
+        let peak = 4 * GIB + v * MIB;
+        jsonl.push_str(&format!(
+            "{{\"step\": {step}, \"time\": 1700000000.5, \"rank\": 3, \"allocated_bytes\": {}, \"allocated_peak_bytes\": {peak}, \"active_bytes\": 1, \"active_peak_bytes\": 2, \"reserved_bytes\": {}, \"reserved_peak_bytes\": {}, \"alloc_retries\": {}, \"ooms\": 0}}\n",
+            GIB, 6 * GIB, 6 * GIB + v * MIB, step / 5
+        ));
+    }
+    let r = runs("job/rank3_steps.jsonl", &jsonl);
+    assert_eq!(r.len(), 1);
+    let r = &r[0];
+    assert_eq!(
+        (r.rank, r.format, r.steps.len()),
+        (Some(3), "memograph-capture", 10)
+    );
+    assert_eq!(r.peak_allocated_bytes(), Some(4 * GIB + 10 * MIB));
+    assert_eq!(r.peak_reserved_bytes(), Some(6 * GIB + 10 * MIB));
+    assert_eq!((r.alloc_retries(), r.ooms()), (Some(2), Some(0)));
+    assert_eq!(r.name, "job/steps");
+    assert_eq!((r.static_bytes, r.theoretical_bytes), (None, None));
+    let manifest = r#"{"command": ["python", "train.py"], "rank": 3, "static_memory_bytes": 1234567,
+        "first_step": {"parameter_bytes": 1000, "gradient_bytes": 1000, "optimizer_state_bytes": 2000}}"#;
+    let m = read_steps("job/rank3_run.json", manifest.as_bytes()).unwrap();
+    let merged = merge(vec![StepFile::Runs(vec![r.clone()]), m]);
+    assert_eq!(merged[0].static_bytes, Some(1234567));
+    assert_eq!(merged[0].components.len(), 3);
+    // Malformed: a record without a step.
+    let bad = "{\"allocated_peak_bytes\": 5, \"reserved_peak_bytes\": 6}\n";
+    assert_eq!(err("rank0_steps.jsonl", bad), "line 1 has no step");
+    assert!(err(
+        "rank0_steps.jsonl",
+        "{\"step\": 1, \"allocated_peak_bytes\": 5}\n{oops\n"
+    )
+    .starts_with("line 2 is not JSON"));
+}
+
+#[test]
+fn torchtitan_rows_logs_and_exports() {
+    let s = series(10);
+    // Metric rows as JSONL (GiB with two decimals, as logged).
+    let mut jsonl = String::new();
+    for &(step, v) in &s {
+        jsonl.push_str(&format!(
+            "{{\"step\": {step}, \"loss\": 7.9, \"memory/max_active(GiB)\": {}, \"memory/max_active(%)\": 30.1, \"memory/max_reserved(GiB)\": {}, \"memory/max_reserved(%)\": 35.0, \"memory/num_alloc_retries\": 0, \"memory/num_ooms\": 0, \"tps\": 1000}}\n",
+            20.0 + v as f64 * 0.25, 25.0 + v as f64 * 0.25
+        ));
+    }
+    let r = &runs("titan_metrics.jsonl", &jsonl)[0];
+    assert_eq!(r.format, "torchtitan");
+    assert_eq!(r.peak_allocated_bytes(), Some((22.5 * GIB as f64) as u64));
+    assert_eq!(r.peak_reserved_bytes(), Some((27.5 * GIB as f64) as u64));
+    assert_eq!(r.peak_step(), Some(3));
+    // The same rows as CSV.
+    let mut csv = String::from("step,loss,memory/max_active(GiB),memory/max_active(%),memory/max_reserved(GiB),memory/num_alloc_retries,memory/num_ooms\n");
+    for &(step, v) in &s {
+        csv.push_str(&format!(
+            "{step},7.9,{},30.1,{},0,1\n",
+            20.0 + v as f64 * 0.25,
+            25.0 + v as f64 * 0.25
+        ));
+    }
+    let c = &runs("titan.csv", &csv)[0];
+    assert_eq!(c.peak_allocated_bytes(), r.peak_allocated_bytes());
+    assert_eq!(c.peak_reserved_bytes(), r.peak_reserved_bytes());
+    assert_eq!(c.ooms(), Some(1));
+    // The console log, rank prefixes from torchrun: one run per rank; memory there is max reserved.
+    let mut log = String::from("[rank0]:[titan] Starting job\n");
+    for &(step, v) in &s {
+        for rank in 0..2 {
+            log.push_str(&format!(
+                "[rank{rank}]:[titan] 2025-01-01 12:00:00,000 - root - INFO - step: {step:2}  loss:  7.9300  memory: {:5.2}GiB({:.2}%)  tps: 1,234  mfu: 40.0%\n",
+                25.0 + v as f64 * 0.25 + rank as f64, 26.72
+            ));
+        }
+    }
+    let l = runs("train.log", &log);
+    assert_eq!(l.len(), 2);
+    assert_eq!((l[1].rank, l[1].format), (Some(1), "torchtitan-log"));
+    assert_eq!(l[1].peak_reserved_bytes(), Some((28.5 * GIB as f64) as u64));
+    assert_eq!(l[0].peak_allocated_bytes(), None);
+    // A structured export, metadata as columns, under "history".
+    let entries: Vec<String> = s
+        .iter()
+        .map(|&(step, v)| format!(
+            "{{\"step\": {step}, \"timestamp\": 1700000000, \"device_mem_stats\": {{\"max_active_gib\": {}, \"max_active_pct\": 1, \"max_reserved_gib\": 30, \"max_reserved_pct\": 2, \"num_alloc_retries\": 0, \"num_ooms\": 0}}, \"metadata\": {{\"model_flavor\": \"8B\", \"batch_size\": 8, \"seq_len\": 8192}}}}",
+            20.0 + v as f64 * 0.25
+        ))
+        .collect();
+    let export = format!("{{\"history\": [{}]}}", entries.join(","));
+    let e = &runs("export.json", &export)[0];
+    assert_eq!(e.peak_allocated_bytes(), Some((22.5 * GIB as f64) as u64));
+    assert_eq!(e.config["seq_len"], "8192");
+    assert_eq!(e.config["model_flavor"], "8B");
+    // peak_allocated_gib, where written, is the allocated peak.
+    let with_peak = export.replace(
+        "\"max_active_gib\"",
+        "\"peak_allocated_gib\": 1.0, \"max_active_gib\"",
+    );
+    assert_eq!(
+        runs("export.json", &with_peak)[0].peak_allocated_bytes(),
+        Some(GIB)
+    );
+    // Malformed: an entry without a step.
+    let bad = "[{\"step\": 1, \"device_mem_stats\": {}}, {\"device_mem_stats\": {}}]";
+    assert_eq!(err("steps.json", bad), "entry 1 has no step");
+}
+
+#[test]
+fn megatron_logs_and_memory_traces() {
+    let s = series(10);
+    let mut log = String::from(
+        "Theoretical memory footprints: weight and optimizer=1024.00 MB, activation=2048.50 MB, total=3072.50 MB\n",
+    );
+    for &(step, v) in &s {
+        log.push_str(&format!(
+            "[Rank 0] (after {step} iterations) memory (MB) | allocated: 1000.0 | max allocated: {} | reserved: 3000.0 | max reserved: 3500.0\n",
+            2000.0 + v as f64 * 10.0
+        ));
+    }
+    let r = &runs("megatron.log", &log)[0];
+    assert_eq!((r.rank, r.format), (Some(0), "megatron-log"));
+    assert_eq!(r.peak_allocated_bytes(), Some(2100 * MIB));
+    assert_eq!(r.theoretical_bytes, Some((3072.5 * MIB as f64) as u64));
+    assert_eq!(r.components[1].1, (2048.5 * MIB as f64) as u64);
+    assert_eq!(r.static_bytes, None);
+    // The GB variant in iteration lines.
+    let gb = " [2025-01-01 00:00:00] iteration       10/    100 | consumed samples: 80 | mem-max-allocated-gigabytes: 12.5 | loss: 1.0\n";
+    assert_eq!(
+        runs("m.log", gb)[0].peak_allocated_bytes(),
+        Some((12.5 * GIB as f64) as u64)
+    );
+    // A memory trace, with and without the optional static and theoretical figures.
+    let iteration = |k: u64, v: u64, extra: &str| {
+        format!(
+        "\"{k}\": {{\"samples\": [{{\"timestamp_s\": 1.0, \"allocated_memory_MB\": 100.0, \"reserved_memory_MB\": 900.0}}, {{\"timestamp_s\": 1.5, \"allocated_memory_MB\": {}, \"reserved_memory_MB\": 950.0}}], \"peak_allocated_MB\": {}{extra}}}",
+        500 + v, 600 + v
+    )
+    };
+    let full: Vec<String> = s
+        .iter()
+        .map(|&(k, v)| {
+            iteration(
+                k,
+                v,
+                ", \"theoretical_memory_MB\": 700.0, \"static_memory_MB\": 300.0",
+            )
+        })
+        .collect();
+    let t = &runs(
+        "memory_traces_scaling/memory_trace_rank2_tp2_pp4_dp1_mbs1_gbs64.json",
+        &format!("{{{}}}", full.join(",")),
+    )[0];
+    assert_eq!(
+        (t.rank, t.simulated, t.reserved_is_device_used),
+        (Some(2), true, true)
+    );
+    assert_eq!(t.peak_allocated_bytes(), Some(610 * MIB));
+    assert_eq!(t.peak_reserved_bytes(), Some(950 * MIB));
+    assert_eq!(
+        (t.static_bytes, t.theoretical_bytes),
+        (Some(300 * MIB), Some(700 * MIB))
+    );
+    assert_eq!(
+        (t.config["tp"].as_str(), t.config["gbs"].as_str()),
+        ("2", "64")
+    );
+    let old: Vec<String> = s.iter().map(|&(k, v)| iteration(k, v, "")).collect();
+    let o = &runs(
+        "memory_traces/memory_trace_rank0_tp1.json",
+        &format!("{{{}}}", old.join(",")),
+    )[0];
+    assert_eq!(
+        (o.static_bytes, o.theoretical_bytes, o.simulated),
+        (None, None, false)
+    );
+    // Malformed: an iteration without samples.
+    assert_eq!(
+        err(
+            "memory_trace_rank0.json",
+            "{\"1\": {\"samples\": []}, \"2\": {\"peak_allocated_MB\": 1}}"
+        ),
+        "iteration 2 has no samples"
+    );
+}
+
+#[test]
+fn csv_with_units_in_the_header() {
+    let s = series(10);
+    let mut csv = String::from("epoch,train_loss,peak_memory_mb,reserved_GiB\n");
+    for &(step, v) in &s {
+        csv.push_str(&format!("{step},0.5,{},{}\n", 1000 + v, 2.0));
+    }
+    let r = &runs("epochs.csv", &csv)[0];
+    assert_eq!((r.format, r.steps.len()), ("csv", 10));
+    assert_eq!(r.peak_allocated_bytes(), Some(1010 * MIB));
+    assert_eq!(r.peak_reserved_bytes(), Some(2 * GIB));
+    let bad = "epoch,peak_memory_mb\n1,100\n2,lots\n";
+    assert_eq!(
+        err("epochs.csv", bad),
+        "row 3: 'lots' in column 2 is not a number"
+    );
+    assert_eq!(
+        err("x.csv", "epoch,peak_memory_mb\n,100\n"),
+        "row 2 has no step"
+    );
+}
+
+#[test]
+fn snapshots_and_other_files_are_not_step_records() {
+    assert!(!looks_like_steps(
+        b"{\"segments\": [], \"device_traces\": []}"
+    ));
+    assert!(!looks_like_steps(b"\x80\x04\x95"));
+    assert!(!looks_like_steps(b"hello, world\nnothing here\n"));
+    assert!(read_steps("notes.txt", b"hello\n")
+        .unwrap_err()
+        .starts_with("no step records found"));
+}
