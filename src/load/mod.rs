@@ -41,7 +41,9 @@ pub mod store;
 pub mod worker;
 
 pub use js::now;
-pub use page::{compare, fetch, load, load_example, warm_up, Listener, LoadProgress};
+pub use page::{
+    compare, fetch, head_of, load, load_example, read_steps, warm_up, Listener, LoadProgress,
+};
 
 /// Where the largest file a tab can hold ends: the page's wasm memory tops out at 4 GiB and a loaded
 /// file takes about 0.8× its size there (the worker needs about 1× in its own).

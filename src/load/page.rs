@@ -555,6 +555,37 @@ fn record_timings(timings: &LoadTimings) {
     }
 }
 
+/// The first 64 KiB of `blob` (empty when it cannot be read), to tell step records from snapshots.
+pub async fn head_of(blob: &Blob) -> Vec<u8> {
+    let Ok(head) = blob.slice_with_f64_and_f64(0.0, 65536.0) else {
+        return Vec::new();
+    };
+    match JsFuture::from(head.array_buffer()).await {
+        Ok(buffer) => Uint8Array::new(&buffer).to_vec(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Step records are small next to snapshots; past this a file is refused rather than read whole.
+const MAX_STEP_FILE_BYTES: f64 = 512.0 * 1024.0 * 1024.0;
+
+/// Reads a step-record file whole and parses it (see `memograph_snapshot::steps`).
+pub async fn read_steps(
+    name: &str,
+    blob: &Blob,
+) -> Result<memograph_snapshot::steps::StepFile, String> {
+    if blob.size() > MAX_STEP_FILE_BYTES {
+        return Err(format!(
+            "{} of step records is more than the page reads at once; `memograph steps` reads it",
+            memograph_snapshot::format::bytes(blob.size() as u64)
+        ));
+    }
+    let buffer = JsFuture::from(blob.array_buffer())
+        .await
+        .map_err(|_| "the browser could not read the file".to_string())?;
+    memograph_snapshot::steps::read_steps(name, &Uint8Array::new(&buffer).to_vec())
+}
+
 /// Loads the example bundled in `assets/` (a real snapshot).
 pub fn load_example(sink: Sink) {
     fetch(

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use memograph_snapshot::analysis::categories::Rules;
 use memograph_snapshot::analysis::compare::{self, Digest};
+use memograph_snapshot::steps::{merge, StepFile, StepRun};
 use memograph_snapshot::Snapshot;
 
 use crate::view_model::DeviceModel;
@@ -43,6 +44,27 @@ pub struct Run {
 thread_local! {
     static FILES: RefCell<Vec<OpenFile>> = const { RefCell::new(Vec::new()) };
     static COMPARED: RefCell<Vec<Compared>> = const { RefCell::new(Vec::new()) };
+    /// Step-record files (runs and capture manifests), as read.
+    static STEP_FILES: RefCell<Vec<StepFile>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Adds a step-record file.
+pub fn add_steps(file: StepFile) {
+    STEP_FILES.with(|s| s.borrow_mut().push(file));
+}
+
+/// Every step run, manifests merged in (see `memograph_snapshot::steps::merge`).
+pub fn step_runs() -> Vec<StepRun> {
+    STEP_FILES.with(|s| merge(s.borrow().clone()))
+}
+
+pub fn step_file_count() -> usize {
+    STEP_FILES.with(|s| s.borrow().len())
+}
+
+/// Forgets every step-record file.
+pub fn clear_steps() {
+    STEP_FILES.with(|s| s.borrow_mut().clear());
 }
 
 /// Adds a file read for a comparison, at its place in the order given; its digests are named after it.

@@ -1,6 +1,7 @@
 //! Renderer tests in a real browser (wasm-bindgen-test in headless Chromium): draw a snapshot on a canvas
 //! and read pixels back. The snapshot is `synth`'s (first tier: nothing outside the repository).
 
+use memograph_snapshot::analysis::report::Component;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
@@ -164,13 +165,14 @@ fn component_bars_are_drawn_in_their_colours_where_the_chart_says_they_are() {
         memograph_charts::component_bars(a, "", &report, t)
     })
     .unwrap();
-    assert_eq!(bars.count, 5);
+    assert_eq!(bars.count, Component::ALL.len());
     assert!(!bars.horizontal);
     let max = report.components.iter().map(|c| c.bytes).max().unwrap();
     let width = bars.x.1 - bars.x.0;
     let mut checked = 0;
     for (k, c) in report.components.iter().enumerate() {
-        let x = bars.x.0 + width * (2 * k as i32 + 1) / 10;
+        let slots = 2 * Component::ALL.len() as i32;
+        let x = bars.x.0 + width * (2 * k as i32 + 1) / slots;
         let y = bars.y.1 - 3;
         assert_eq!(bars.at(x, y), Some(k));
         if c.bytes < max / 10 {

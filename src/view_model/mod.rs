@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod compare;
 mod state;
+pub mod steps;
 mod timeline;
 
 use std::cell::OnceCell;

@@ -157,7 +157,7 @@ fn CopyButtons(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
 }
 
 /// Offers `text` as a download named `name`.
-fn save_text(name: &str, mime: &str, text: &str) {
+pub fn save_text(name: &str, mime: &str, text: &str) {
     let parts = js_sys::Array::of1(&text.into());
     let options = web_sys::BlobPropertyBag::new();
     options.set_type(mime);

@@ -7,6 +7,7 @@ mod compare_view;
 mod settings_view;
 mod stack_panel;
 mod state_view;
+mod steps_view;
 mod timeline_view;
 
 use std::rc::Rc;
@@ -45,16 +46,18 @@ pub enum View {
     State,
     Settings,
     Compare,
+    Steps,
 }
 
 impl View {
-    const ALL: [View; 6] = [
+    const ALL: [View; 7] = [
         View::Timeline,
         View::Analysis,
         View::Segments,
         View::State,
         View::Settings,
         View::Compare,
+        View::Steps,
     ];
     fn key(self) -> &'static str {
         match self {
@@ -64,6 +67,7 @@ impl View {
             View::State => "state",
             View::Settings => "settings",
             View::Compare => "compare",
+            View::Steps => "steps",
         }
     }
     fn label(self) -> &'static str {
@@ -74,6 +78,7 @@ impl View {
             View::State => "Allocator State History",
             View::Settings => "Allocator Settings",
             View::Compare => "Compare runs",
+            View::Steps => "Steps",
         }
     }
 }
@@ -137,6 +142,9 @@ pub struct Ui {
     pub comparing: RwSignal<(usize, usize)>,
     /// The Compare view's choices.
     pub compare: compare_view::CompareUi,
+    /// Bumped whenever step-record files are added or removed.
+    pub steps: RwSignal<u32>,
+    pub steps_ui: steps_view::StepsUi,
 }
 
 impl Ui {
@@ -170,7 +178,20 @@ impl Ui {
             compared: RwSignal::new(0),
             comparing: RwSignal::new((0, 0)),
             compare: compare_view::CompareUi::new(),
+            steps: RwSignal::new(0),
+            steps_ui: steps_view::StepsUi::new(),
         }
+    }
+
+    /// Step-record files open (tracks them).
+    pub fn step_count(&self) -> usize {
+        self.steps.get();
+        store::step_file_count()
+    }
+
+    /// Whether anything is open: a snapshot, a compared run or step records.
+    pub fn anything_open(&self) -> bool {
+        self.run_count() != 0 || self.step_count() != 0
     }
 
     /// Runs a comparison can take (open files and files read for comparing; tracks both).
@@ -180,13 +201,18 @@ impl Ui {
         store::run_count()
     }
 
-    /// The view to show: the one picked, or Compare while only compared files are there.
+    /// The view to show: the one picked, or what can be shown while no snapshot is open whole
+    /// (Compare, or Steps).
     pub fn shown_view(&self) -> View {
         let view = self.view.get();
-        if store_count(*self) == 0 {
-            View::Compare
-        } else {
-            view
+        let steps = self.step_count() > 0;
+        let runs = self.run_count() > 0;
+        match view {
+            View::Steps if steps => View::Steps,
+            View::Compare if runs => View::Compare,
+            _ if store_count(*self) > 0 => view,
+            _ if runs => View::Compare,
+            _ => View::Steps,
         }
     }
 
@@ -334,10 +360,10 @@ fn App() -> impl IntoView {
             <Header ui=ui />
             <Loading ui=ui />
             <ErrorPanel ui=ui />
-            <Show when=move || ui.run_count() == 0 && ui.phase.get() != Phase::Loading>
+            <Show when=move || !ui.anything_open() && ui.phase.get() != Phase::Loading>
                 <Welcome ui=ui />
             </Show>
-            <Show when=move || { ui.run_count() != 0 }>
+            <Show when=move || ui.anything_open()>
                 <main class="views">
                     {move || match ui.shown_view() {
                         View::Timeline => view! { <timeline_view::TimelineView ui=ui segments=false /> }.into_any(),
@@ -346,6 +372,7 @@ fn App() -> impl IntoView {
                         View::State => view! { <state_view::StateView ui=ui /> }.into_any(),
                         View::Settings => view! { <settings_view::SettingsView ui=ui /> }.into_any(),
                         View::Compare => view! { <compare_view::CompareView ui=ui /> }.into_any(),
+                        View::Steps => view! { <steps_view::StepsView ui=ui /> }.into_any(),
                     }}
                 </main>
             </Show>
@@ -369,19 +396,71 @@ fn open_files(ui: Ui, files: web_sys::FileList) {
     );
 }
 
-/// `files` as (name, file); `folder`: they come from a folder, where only snapshot-like names count.
+/// `files` as (name, file); `folder`: they come from a folder, where only snapshot-like and
+/// text names count. Step records (recognised by their first bytes) open in the Steps view; of the
+/// snapshots, one alone is opened whole, and several are read for comparison.
 fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
-    let files: Vec<(String, web_sys::File)> = if folder {
-        // A folder lists its files in no useful order: by name, numbers as numbers (rank2 < rank10).
-        let mut files: Vec<_> = files
-            .into_iter()
-            .filter(|(name, _)| snapshot_like(name))
-            .collect();
-        files.sort_by(|a, b| crate::view_model::compare::natural_order(&a.0, &b.0));
+    let mut files: Vec<(String, web_sys::File)> = if folder {
         files
+            .into_iter()
+            .filter(|(name, _)| snapshot_like(name) || text_like(name))
+            .collect()
     } else {
         files
     };
+    if folder {
+        // A folder lists its files in no useful order: by name, numbers as numbers (rank2 < rank10).
+        files.sort_by(|a, b| crate::view_model::compare::natural_order(&a.0, &b.0));
+    }
+    let Some((first, _)) = files.first() else {
+        return;
+    };
+    // Loading from now on (telling step records from snapshots takes a read of each file's start).
+    ui.error.set(None);
+    ui.progress.set(LoadProgress {
+        name: first.clone(),
+        ..LoadProgress::default()
+    });
+    ui.phase.set(Phase::Loading);
+    leptos::task::spawn_local(async move {
+        let mut snapshots = Vec::new();
+        let mut steps = 0;
+        for (name, file) in files {
+            let head = load::head_of(&file).await;
+            if memograph_snapshot::steps::looks_like_steps(&head) {
+                match load::read_steps(&name, &file).await {
+                    Ok(f) => {
+                        store::add_steps(f);
+                        steps += 1;
+                    }
+                    Err(reason) => ui.listener().failed(&name, &reason),
+                }
+            } else if !folder || snapshot_like(&name) {
+                snapshots.push((name, file));
+            }
+        }
+        if steps > 0 {
+            ui.steps.update(|n| *n += 1);
+            if snapshots.is_empty() {
+                ui.view.set(View::Steps);
+            }
+        }
+        if snapshots.is_empty() {
+            // Nothing more loads: the page shows what it has.
+            let phase = if ui.error.get_untracked().is_some() {
+                Phase::Error
+            } else if ui.anything_open() {
+                Phase::Ready
+            } else {
+                Phase::Empty
+            };
+            ui.phase.set(phase);
+        }
+        open_snapshots(ui, snapshots, folder);
+    });
+}
+
+fn open_snapshots(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
     match files.len() {
         0 => {}
         1 if !folder => {
@@ -406,6 +485,15 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
             load::compare(ui.listener(), blobs);
         }
     }
+}
+
+/// Names step records go by in a folder (their content decides).
+fn text_like(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    [".jsonl", ".json", ".csv", ".log", ".txt"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
 }
 
 /// Names a folder's snapshots go by (other files in a run's folder are left alone).
@@ -498,7 +586,7 @@ fn Header(ui: Ui) -> impl IntoView {
             <span class="brand" title="Memograph: PyTorch CUDA memory snapshots, in your browser">"Memograph"</span>
             <label class="button primary">
                 "Open snapshot…"
-                <input type="file" multiple accept=".pickle,.pkl,.gz,application/octet-stream" on:change=on_pick />
+                <input type="file" multiple accept=".pickle,.pkl,.gz,.json,.jsonl,.csv,.log,.txt,application/octet-stream" on:change=on_pick />
             </label>
             <label class="button" title="Open every snapshot in a folder (a sweep, or a job's rank files) to compare them">
                 "Open folder…"
@@ -535,7 +623,7 @@ fn Header(ui: Ui) -> impl IntoView {
                 </select>
 
             </Show>
-            <Show when=move || ui.run_count() != 0>
+            <Show when=move || ui.anything_open()>
                 <select class="select" data-testid="view-select" title="View" on:change=move |ev| {
                     let key = event_target_value(&ev);
                     if let Some(v) = View::ALL.into_iter().find(|v| v.key() == key) {
@@ -548,6 +636,7 @@ fn Header(ui: Ui) -> impl IntoView {
                         <option value=v.key() selected=move || ui.shown_view() == v
                             disabled=move || match v {
                                 View::Compare => ui.run_count() < 2,
+                                View::Steps => ui.step_count() == 0,
                                 _ => store_count(ui) == 0,
                             }>{v.label()}</option>
                     }).collect_view()}

@@ -1330,11 +1330,11 @@ where
         let hline = |bytes: u64, c: RGBColor| {
             PathElement::new(
                 vec![(x0, bytes as f64 / div), (x1, bytes as f64 / div)],
-                c.stroke_width(theme.px(1).max(1)),
+                c.stroke_width(theme.px(2).max(1)),
             )
         };
         // The first line or mark of each kind carries its legend entry.
-        let thin = theme.px(1).max(1);
+        let thin = theme.px(2).max(1);
         if let Some(b) = r.static_bytes {
             let drawn = chart.draw_series(std::iter::once(hline(b, green)))?;
             if !std::mem::replace(&mut labelled.0, true) {

@@ -234,6 +234,8 @@ pub fn config_from_name(name: &str) -> BTreeMap<String, String> {
             ("rank", r"rank[_-]?(\d+)"),
             ("iter", r"(?:iter|iteration|it)[_-]?(\d+)"),
             ("step", r"step[_-]?(\d+)"),
+            // memograph-capture's snapshots: rank{R}_{reason}_{step}.pickle.
+            ("step", r"rank\d+_(?:exit|oom|peak|signal)_(\d+)"),
             ("tp", r"tp[_-]?(\d+)"),
             ("pp", r"pp[_-]?(\d+)"),
             ("dp", r"dp[_-]?(\d+)"),
@@ -254,6 +256,9 @@ pub fn config_from_name(name: &str) -> BTreeMap<String, String> {
     let stem = strip_extensions(&stem);
     let mut config = BTreeMap::new();
     for (key, re) in patterns {
+        if config.contains_key(*key) {
+            continue;
+        }
         if let Some(m) = re.captures(stem).and_then(|c| c.get(1)) {
             let value = m.as_str();
             let value = match *key {
@@ -706,6 +711,8 @@ mod tests {
             ("2", "4", "1")
         );
         assert!(config_from_name("snapshot.pickle").is_empty());
+        let c = config_from_name("memograph_snapshots/rank2_peak_37.pickle");
+        assert_eq!((c["rank"].as_str(), c["step"].as_str()), ("2", "37"));
         assert!(config_from_name("cs_memory_snapshot.pickle").is_empty());
     }
 

@@ -1,0 +1,315 @@
+//! Steps: per-step memory records (training logs, memograph-capture's step files, Megatron traces, CSV)
+//! as one line per run × rank, static memory as a green baseline and theoretical memory as a red line
+//! (on request), simulated runs dashed, retries and OOMs marked; the per-run table (Copy as Markdown,
+//! CSV); components against the measured peak; snapshots of the same run marked on the chart (a click
+//! opens one). Figures are the engine's (`memograph_snapshot::steps`); the chart is `memograph-charts`'
+//! (`memograph steps -o` draws the same).
+
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use memograph_charts::{step_chart, Bars, PlotArea, StepChartOptions};
+use memograph_snapshot::format::{bytes, grouped};
+use memograph_snapshot::steps::{steps_table, StepRun};
+
+use super::{Phase, Ui, View};
+use crate::load::store;
+use crate::view_model::compare::signed_bytes;
+use crate::view_model::steps::{breakdown, snapshot_marks, values_at};
+
+/// The Steps view's choices, kept while other views are shown.
+#[derive(Clone, Copy)]
+pub struct StepsUi {
+    pub reserved: RwSignal<bool>,
+    pub theoretical: RwSignal<bool>,
+    pub hover: RwSignal<Option<f64>>,
+}
+
+impl StepsUi {
+    pub fn new() -> StepsUi {
+        StepsUi {
+            reserved: RwSignal::new(false),
+            theoretical: RwSignal::new(false),
+            hover: RwSignal::new(None),
+        }
+    }
+}
+
+#[component]
+pub fn StepsView(ui: Ui) -> impl IntoView {
+    let runs = Memo::new(move |_| {
+        ui.steps.get();
+        store::step_runs()
+    });
+    let s = ui.steps_ui;
+    let any_theoretical = move || runs.with(|r| r.iter().any(|r| r.theoretical_bytes.is_some()));
+    let device_used = move || runs.with(|r| r.iter().any(|r| r.reserved_is_device_used));
+    let copied = RwSignal::new(false);
+    let copy = move |_| {
+        let text = steps_table(&runs.get_untracked(), false).markdown();
+        if let Some(w) = web_sys::window() {
+            let _ = w.navigator().clipboard().write_text(&text);
+        }
+        copied.set(true);
+    };
+    let csv = move |_| {
+        super::compare_view::save_text(
+            "memograph_steps.csv",
+            "text/csv",
+            &steps_table(&runs.get_untracked(), true).csv(),
+        )
+    };
+    let clear = move |_| {
+        store::clear_steps();
+        ui.steps.update(|n| *n += 1);
+        if !ui.anything_open() {
+            ui.phase.set(Phase::Empty);
+        }
+    };
+    view! {
+        <div class="compare-view">
+            <div class="view-toolbar">
+                <span class="peak" data-testid="steps-status">{move || format!("{} runs", runs.with(|r| r.len()))}</span>
+                <label class="check" title="Peak reserved per step instead of peak allocated">
+                    <input type="checkbox" data-testid="show-reserved" prop:checked=move || s.reserved.get()
+                        on:change=move |ev| s.reserved.set(event_target_checked(&ev)) />
+                    "Reserved"
+                </label>
+                <label class="check" title="Each run's theoretical memory (from its memory model) as a red line">
+                    <input type="checkbox" data-testid="show-theoretical" prop:checked=move || s.theoretical.get()
+                        prop:disabled=move || !any_theoretical()
+                        on:change=move |ev| s.theoretical.set(event_target_checked(&ev)) />
+                    "Theoretical"
+                </label>
+                <button class="button small" data-testid="steps-copy" on:click=copy>
+                    {move || if copied.get() { "Copied ✓" } else { "Copy as Markdown" }}
+                </button>
+                <button class="button small" on:click=csv>"Download CSV"</button>
+                <button class="button small" title="Close every step-record file" on:click=clear>"Close step files"</button>
+                <span class="muted hint">
+                    "MB in these files is 2^20 bytes and GB/GiB 2^30"
+                    {move || if device_used() { " · Megatron traces' “reserved” is the device's used memory" } else { "" }}
+                </span>
+            </div>
+            <div class="compare-body">
+                <section class="panel wide">
+                    <h3>"Runs"</h3>
+                    <StepsTable runs=runs />
+                </section>
+                <section class="panel wide">
+                    <h3>"Memory per step" <span class="muted">" · static memory green, theoretical red, simulated runs dashed; ▲ allocation retries, ✕ out of memory; ○ a snapshot of the run (click to open it)"</span></h3>
+                    <StepsChart ui=ui runs=runs />
+                </section>
+                <Breakdowns runs=runs />
+            </div>
+        </div>
+    }
+}
+
+#[component]
+fn StepsTable(runs: Memo<Vec<StepRun>>) -> impl IntoView {
+    move || {
+        let runs = runs.get();
+        let table = steps_table(&runs, false);
+        let head = table
+            .header
+            .iter()
+            .zip(&table.numeric)
+            .map(|(h, &n)| view! { <th class:num=n>{h.clone()}</th> })
+            .collect_view();
+        let rows = runs
+            .iter()
+            .zip(&table.rows)
+            .map(|(r, cells)| {
+                let title = match (r.peak_allocated_bytes(), r.peak_step()) {
+                    (Some(p), Some(step)) => format!("{}: highest peak allocated {} bytes at step {step}", r.file, grouped(p)),
+                    _ => format!("{}: no allocated figure in this input", r.file),
+                };
+                let cells = cells
+                    .iter()
+                    .zip(&table.numeric)
+                    .map(|(c, &n)| view! { <td class:num=n>{c.clone()}</td> })
+                    .collect_view();
+                view! {
+                    <tr data-run=r.name.clone() data-rank=r.rank.map(|x| x.to_string()).unwrap_or_default()
+                        data-peak=r.peak_allocated_bytes().map(|x| x.to_string()).unwrap_or_default()
+                        class:simulated=r.simulated title=title>{cells}</tr>
+                }
+            })
+            .collect_view();
+        view! {
+            <div class="table-scroll">
+                <table class="compare-table" data-testid="steps-table">
+                    <thead><tr>{head}</tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+        }
+    }
+}
+
+#[component]
+fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
+    let canvas = NodeRef::<Canvas>::new();
+    let plot = StoredValue::new(None::<(PlotArea, f64)>);
+    let s = ui.steps_ui;
+    let resized = RwSignal::new(0u32);
+    let on_resize = window_event_listener(leptos::ev::resize, move |_| resized.update(|r| *r += 1));
+    on_cleanup(move || on_resize.remove());
+    // Snapshots of the same runs (open or compared), by rank and step in their names.
+    let marks = Memo::new(move |_| {
+        ui.files.get();
+        ui.compared.get();
+        let digests: Vec<_> = store::runs().into_iter().flat_map(|r| r.digests).collect();
+        let runs = runs.get();
+        let refs: Vec<&StepRun> = runs.iter().collect();
+        snapshot_marks(&refs, &digests)
+            .into_iter()
+            .map(|(run, step, k)| (run, step, digests[k].file.clone(), digests[k].file_bytes))
+            .collect::<Vec<_>>()
+    });
+    Effect::new(move |_| {
+        resized.track();
+        let (dark, reserved, theoretical, hover) = (
+            ui.dark.get(),
+            s.reserved.get(),
+            s.theoretical.get(),
+            s.hover.get(),
+        );
+        let runs = runs.get();
+        let marks = marks.get();
+        let Some(el) = canvas.get() else { return };
+        let refs: Vec<&StepRun> = runs.iter().collect();
+        let labels: Vec<(usize, u64, String)> = marks
+            .iter()
+            .map(|(r, st, _, _)| (*r, *st, "snapshot".to_string()))
+            .collect();
+        let mut area = None;
+        let drawn = crate::render::charts::draw(&el, dark, |a, t| {
+            let options = StepChartOptions {
+                reserved,
+                theoretical,
+            };
+            area = Some(step_chart(a, "", &refs, options, &labels, hover, t)?);
+            Ok(Bars::default())
+        });
+        let dpr = web_sys::window()
+            .map_or(1.0, |w| w.device_pixel_ratio())
+            .max(1.0);
+        plot.set_value(drawn.and(area).map(|p| (p, dpr)));
+    });
+    let step_at = move |ev: &web_sys::MouseEvent| {
+        let (p, dpr) = plot.get_value()?;
+        p.x_at((f64::from(ev.offset_x()) * dpr) as i32)
+            .map(|x| (x, p))
+    };
+    let on_move = move |ev: web_sys::MouseEvent| s.hover.set(step_at(&ev).map(|(x, _)| x.round()));
+    let on_click = move |ev: web_sys::MouseEvent| {
+        let Some((x, p)) = step_at(&ev) else { return };
+        let near = (p.x_range.1 - p.x_range.0) * 0.015;
+        let hit = marks
+            .get_untracked()
+            .into_iter()
+            .find(|(_, step, _, _)| (*step as f64 - x).abs() <= near.max(0.5));
+        if let Some((_, _, name, size)) = hit {
+            let open = store::list()
+                .iter()
+                .position(|(n, b, _)| *n == name && *b == size);
+            ui.view.set(View::Timeline);
+            match open {
+                Some(i) => {
+                    let device = store::with_file(i, |f| f.snapshot.default_device().unwrap_or(0))
+                        .unwrap_or(0);
+                    ui.select(i, device);
+                }
+                None => {
+                    if let Some(blob) = store::compared_blob(&name, size) {
+                        crate::load::load(std::rc::Rc::new(ui), name, blob);
+                    }
+                }
+            }
+        }
+    };
+    let readout = move || {
+        let step = s.hover.get()?;
+        let runs = runs.get();
+        let refs: Vec<&StepRun> = runs.iter().collect();
+        let values = values_at(&refs, step, s.reserved.get());
+        let items = runs
+            .iter()
+            .zip(values)
+            .enumerate()
+            .map(|(k, (r, v))| {
+                let color = memograph_charts::RUN_COLORS[k % memograph_charts::RUN_COLORS.len()];
+                let rank = r.rank.map_or(String::new(), |x| format!(" rank {x}"));
+                view! {
+                    <span class="readout-item">
+                        <span class="swatch" style=format!("background:{color}")></span>
+                        {format!("{}{rank}: {}", r.name, v.map_or("—".to_string(), |(_, b)| bytes(b)))}
+                    </span>
+                }
+            })
+            .collect_view();
+        Some(
+            view! { <div class="readout" data-testid="steps-readout"><span class="muted">{format!("step {step:.0}")}</span>{items}</div> },
+        )
+    };
+    view! {
+        <canvas class="compare-chart" data-testid="steps-chart" node_ref=canvas
+            data-marks=move || marks.with(|m| m.len().to_string())
+            on:mousemove=on_move on:mouseleave=move |_| s.hover.set(None) on:click=on_click></canvas>
+        {readout}
+    }
+}
+
+/// Components against the measured peak, per run that has them (capture manifests, Megatron's
+/// theoretical footprint): both figures side by side and the gap in bytes.
+#[component]
+fn Breakdowns(runs: Memo<Vec<StepRun>>) -> impl IntoView {
+    move || {
+        let runs = runs.get();
+        let rows: Vec<_> = runs
+            .iter()
+            .filter_map(|r| Some((r, breakdown(r)?)))
+            .collect();
+        if rows.is_empty() {
+            return None;
+        }
+        let body = rows
+            .into_iter()
+            .map(|(r, b)| {
+                let max = b.parts.iter().map(|p| p.1).chain(b.peak).max().unwrap_or(1).max(1) as f64;
+                let parts = b
+                    .parts
+                    .iter()
+                    .map(|(name, v)| view! {
+                        <div class="part"><span class="part-name">{name.clone()}</span>
+                            <span class="part-bar" style=format!("width:{:.1}%", *v as f64 / max * 100.0)></span>
+                            <span class="num">{bytes(*v)}</span></div>
+                    })
+                    .collect_view();
+                let rank = r.rank.map_or(String::new(), |x| format!(" rank {x}"));
+                let gap = match (b.peak, b.gap) {
+                    (Some(p), Some(g)) => format!(
+                        "components {} ({} bytes) · measured peak {} ({} bytes) · the peak is {} {} the components",
+                        bytes(b.sum), grouped(b.sum), bytes(p), grouped(p), signed_bytes(g),
+                        if g >= 0 { "above" } else { "from" }
+                    ),
+                    _ => format!("components {} ({} bytes) · no measured peak in this input", bytes(b.sum), grouped(b.sum)),
+                };
+                view! {
+                    <div class="breakdown" data-run=r.name.clone()>
+                        <h4>{format!("{}{rank}", r.name)}</h4>
+                        {parts}
+                        <p class="gap" data-testid="steps-gap">{gap}</p>
+                    </div>
+                }
+            })
+            .collect_view();
+        Some(view! {
+            <section class="panel wide">
+                <h3>"Components and the measured peak"</h3>
+                <div class="breakdowns">{body}</div>
+            </section>
+        })
+    }
+}

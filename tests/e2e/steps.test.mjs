@@ -1,0 +1,102 @@
+// End-to-end: per-step memory records in the page. Files of each format are written here with known
+// maxima; the Steps view shows one row per run × rank with its highest peak in exact bytes, the
+// theoretical line only on request and only where the input has it, a malformed file's one-line error,
+// and a snapshot of the same run marked on the step chart.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { serve, browser, open, shot, FIXTURES, TIER2 } from './harness.mjs';
+
+const MIB = 2 ** 20;
+const GIB = 2 ** 30;
+let server, b, dir;
+before(async () => {
+  server = await serve();
+  b = await browser();
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-steps-'));
+  // memograph-capture: two ranks, peaks (step × 7 mod 11) MiB over 4 GiB, highest at step 3.
+  for (const rank of [0, 1]) {
+    const lines = [];
+    for (let step = 1; step <= 10; step++) {
+      const peak = 4 * GIB + ((step * 7) % 11) * MIB + rank * 512 * MIB;
+      lines.push(JSON.stringify({ step, time: 1700000000 + step, rank, allocated_bytes: GIB, allocated_peak_bytes: peak,
+        active_bytes: GIB, active_peak_bytes: peak, reserved_bytes: 6 * GIB, reserved_peak_bytes: peak + GIB,
+        alloc_retries: step > 8 ? 1 : 0, ooms: 0 }));
+    }
+    fs.writeFileSync(path.join(dir, `rank${rank}_steps.jsonl`), lines.join('\n') + '\n');
+  }
+  fs.writeFileSync(path.join(dir, 'rank1_run.json'), JSON.stringify({ rank: 1, command: ['train.py'],
+    static_memory_bytes: 3 * GIB, first_step: { parameter_bytes: GIB, gradient_bytes: GIB, optimizer_state_bytes: 2 * GIB } }));
+  // A Megatron memory trace with its theoretical and static figures.
+  const trace = {};
+  for (let it = 1; it <= 5; it++) {
+    trace[it] = { samples: [{ timestamp_s: it, allocated_memory_MB: 1000, reserved_memory_MB: 3000 }],
+      peak_allocated_MB: 2000 + it * 10, theoretical_memory_MB: 2500, static_memory_MB: 800 };
+  }
+  fs.writeFileSync(path.join(dir, 'memory_trace_rank0_tp2_pp1.json'), JSON.stringify(trace));
+  fs.writeFileSync(path.join(dir, 'broken_steps.json'), JSON.stringify([{ step: 1, device_mem_stats: {} }, { device_mem_stats: {} }]));
+});
+after(async () => { await b?.close(); await server?.close(); fs.rmSync(dir, { recursive: true, force: true }); });
+
+const rowPeak = (page, run, rank) => page.getAttribute(`[data-testid=steps-table] tr[data-run="${run}"][data-rank="${rank}"]`, 'data-peak');
+
+test('step records of each format: the table holds each run\'s highest peak, theoretical only on request', async () => {
+  const { page, errors } = await open(b, server.url, { width: 1500, height: 1000 });
+  await page.setInputFiles('input[type=file]', ['rank0_steps.jsonl', 'rank1_steps.jsonl', 'rank1_run.json',
+    'memory_trace_rank0_tp2_pp1.json'].map(f => path.join(dir, f)));
+  await page.waitForSelector('[data-testid=steps-table] tr[data-run]');
+  assert.equal(await page.$eval('[data-testid=view-select]', e => e.value), 'steps');
+  assert.equal(await page.locator('[data-testid=steps-table] tbody tr').count(), 3);
+  assert.equal(Number(await rowPeak(page, 'steps', '0')), 4 * GIB + 10 * MIB);
+  assert.equal(Number(await rowPeak(page, 'steps', '1')), 4 * GIB + 522 * MIB);
+  assert.equal(Number(await rowPeak(page, 'memory_trace_tp2_pp1', '0')), 2050 * MIB);
+  const title = await page.getAttribute('tr[data-run="steps"][data-rank="1"]', 'title');
+  assert.match(title, /highest peak allocated 4 842 323 968 bytes at step 3/);
+  // Static memory from the manifest; components against the measured peak.
+  assert.match(await page.textContent('[data-testid=steps-table] tr[data-rank="1"]'), /3\.0 GiB/);
+  assert.match(await page.textContent('[data-testid=steps-gap]'), /components 4\.0 GiB .* measured peak 4\.5 GiB/);
+  // Theoretical: off by default; asked for, the chart changes (the trace's red line).
+  const pixels = () => page.$eval('[data-testid=steps-chart]', c => c.toDataURL());
+  assert.equal(await page.isChecked('[data-testid=show-theoretical]'), false);
+  const before = await pixels();
+  await page.check('[data-testid=show-theoretical]');
+  await page.waitForTimeout(200);
+  assert.notEqual(await pixels(), before);
+  await shot(page, 'steps-theoretical');
+  // Hover reads every line.
+  const box = await page.locator('[data-testid=steps-chart]').boundingBox();
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
+  await page.waitForSelector('[data-testid=steps-readout]');
+  assert.equal(await page.locator('[data-testid=steps-readout] .readout-item').count(), 3);
+  await shot(page, 'steps');
+  // Copy as Markdown and the JSON figures in one table.
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a malformed step file gives its one-line error; the others still open', async () => {
+  const { page } = await open(b, server.url);
+  await page.setInputFiles('input[type=file]', [path.join(dir, 'broken_steps.json'), path.join(dir, 'rank0_steps.jsonl')]);
+  await page.waitForSelector('[data-testid=error]');
+  assert.equal(await page.textContent('[data-testid=error]'), 'broken_steps.json: entry 1 has no step');
+  await page.waitForSelector('[data-testid=steps-table] tr[data-run]');
+  // No input here has a theoretical figure: the toggle cannot be turned on.
+  assert.equal(await page.isDisabled('[data-testid=show-theoretical]'), true);
+  await page.close();
+});
+
+test('a snapshot of the same run is marked on the step chart', TIER2, async () => {
+  const { page, errors } = await open(b, server.url, { width: 1500, height: 1000 });
+  // memograph-capture names its snapshots rank{R}_{reason}_{step}.pickle.
+  const snap = path.join(dir, 'rank0_peak_3.pickle');
+  fs.copyFileSync(path.join(FIXTURES, 'a0kuma_adam.pickle'), snap);
+  await page.setInputFiles('input[type=file]', [path.join(dir, 'rank0_steps.jsonl'), snap]);
+  await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready');
+  await page.selectOption('[data-testid=view-select]', 'steps');
+  await page.waitForFunction(() => document.querySelector('[data-testid=steps-chart]')?.dataset.marks === '1');
+  await shot(page, 'steps-with-snapshot');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
