@@ -620,6 +620,7 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
             .into_iter()
             .map(|r| {
                 let path = r.path.clone();
+                let frames = t.frames_to(&r.path);
                 let mark = match r.presence {
                     Presence::New => "+ ",
                     Presence::Vanished => "− ",
@@ -640,6 +641,14 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
                         <span class="frame" style=format!("padding-left:{}px", (r.path.len() - 1) * 14)>
                             {format!("{twisty}{mark}{}", short_frame(&r.frame))}
                         </span>
+                        <button class="mark" title="Highlight this call path's allocations on each run's timeline"
+                            on:click={
+                                let frames = frames.clone();
+                                move |ev: web_sys::MouseEvent| {
+                                    ev.stop_propagation();
+                                    ui.compare_path.set(frames.clone());
+                                }
+                            }>"◎"</button>
                     </div>
                 }
             })
@@ -649,6 +658,20 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
                 <div class="diff-row head"><span class="num">"A"</span><span class="num">"B"</span><span class="num">"Δ"</span>
                     <span class="frame muted">"call path, outermost first (framework frames hidden; + new, − vanished)"</span></div>
                 {rows}
+            </div>
+        })
+    };
+    let picked_path = move || {
+        let path = ui.compare_path.get()?;
+        let (a, b) = pair.get()?;
+        let (ka, kb) = (key_of(&a), key_of(&b));
+        let last = path.last().cloned().unwrap_or_default();
+        Some(view! {
+            <div class="chip" data-testid="compare-path" title=path.join("\n")>
+                {format!("Call path {} picked: open a run to see its allocations highlighted", short_frame(&last))}
+                <button class="button small" on:click=move |_| open_run(ui, &ka)>"Open A"</button>
+                <button class="button small" on:click=move |_| open_run(ui, &kb)>"Open B"</button>
+                <button class="chip-close" title="Forget the call path" on:click=move |_| ui.compare_path.set(None)>"×"</button>
             </div>
         })
     };
@@ -663,6 +686,7 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
                     </div>
                     {totals}
                     {breakdowns}
+                    {picked_path}
                     {tree_view}
                 </section>
             }

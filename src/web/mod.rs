@@ -142,6 +142,9 @@ pub struct Ui {
     pub comparing: RwSignal<(usize, usize)>,
     /// The Compare view's choices.
     pub compare: compare_view::CompareUi,
+    /// A call path picked in the Compare view's diff (frames, outermost first): highlighted on each
+    /// run's timeline when it is shown.
+    pub compare_path: RwSignal<Option<Vec<String>>>,
     /// Bumped whenever step-record files are added or removed.
     pub steps: RwSignal<u32>,
     pub steps_ui: steps_view::StepsUi,
@@ -178,6 +181,7 @@ impl Ui {
             compared: RwSignal::new(0),
             comparing: RwSignal::new((0, 0)),
             compare: compare_view::CompareUi::new(),
+            compare_path: RwSignal::new(None),
             steps: RwSignal::new(0),
             steps_ui: steps_view::StepsUi::new(),
         }
@@ -230,6 +234,18 @@ impl Ui {
         self.detail.set(detail);
         self.file.set(file);
         self.device.set(device);
+        // A call path picked in the Compare view's diff: its allocations in this run.
+        if let Some(path) = self.compare_path.get_untracked() {
+            use memograph_snapshot::analysis::live_set::allocations_under;
+            let under = store::with_model(file, device, |m, s| {
+                allocations_under(s, &m.blocks.lifetimes, &path, true)
+            });
+            if let Some(under) = under.filter(|u| !u.is_empty()) {
+                let label = path.last().map_or("call path", |f| f.as_str());
+                let label = crate::view_model::analysis::short_frame(label);
+                self.highlight.set(Some(Highlight::new(label, under)));
+            }
+        }
     }
 
     /// The current file and device, when a file is open (tracks `files`, `file` and `device`).

@@ -445,7 +445,10 @@ pub fn HighlightChip(ui: Ui) -> impl IntoView {
     view! {
         <span class="chip" data-testid="highlight" title="Highlighted on the timelines">
             {move || ui.highlight.get().map(|h| format!("Highlighted: {} ({} allocations)", h.label, grouped(h.allocations.len() as u64))).unwrap_or_default()}
-            <button class="chip-close" title="Clear the highlight" on:click=move |_| ui.highlight.set(None)>"×"</button>
+            <button class="chip-close" title="Clear the highlight" on:click=move |_| {
+                ui.highlight.set(None);
+                ui.compare_path.set(None);
+            }>"×"</button>
         </span>
     }
 }

@@ -116,6 +116,17 @@ test('three fixtures: the peak table holds the reference peaks and config, copie
   await page.locator('[data-testid=compare-diff]').scrollIntoViewIfNeeded();
   await shot(page, 'compare-diff');
 
+  // A diff node's call path, picked, is highlighted on a run's own timeline when it opens.
+  await page.locator('[data-testid=compare-diff] .diff-row:not(.head) .mark').first().click({ force: true });
+  await page.waitForSelector('[data-testid=compare-path]');
+  await page.click('[data-testid=compare-path] button:has-text("Open B")');
+  await page.waitForSelector('[data-testid=highlight]', { timeout: 60000 });
+  const chip = await page.textContent('[data-testid=highlight]');
+  assert.match(chip, /Highlighted: .*\(([1-9][\d ]*) allocations\)/);
+  await shot(page, 'compare-path-on-timeline');
+  await page.selectOption('[data-testid=view-select]', 'compare');
+  await page.waitForSelector('[data-testid=compare-table]');
+
   // Another baseline: deltas follow it.
   await page.click('tr[data-file="kk_memory_ctx128_fullstep.pickle"][data-device="0"] .star');
   assert.match(await forward.textContent(), /-34\.6 GiB/);

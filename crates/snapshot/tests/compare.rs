@@ -93,6 +93,19 @@ fn forward_against_fullstep_adds_up_and_names_the_optimizer_state() {
         );
         assert!(s.b_bytes > 12 << 30 && s.a_bytes == 0, "{s:?}");
     }
+    // A node's call path finds its allocations in the file: those live at the peak add up to its B bytes.
+    let path = [0usize, 0];
+    let frames = tree.frames_to(&path).unwrap();
+    let s = read_bytes(&fullstep).unwrap();
+    let l = memograph_snapshot::analysis::lifetimes::Lifetimes::of(&s, 0);
+    let under = memograph_snapshot::analysis::live_set::allocations_under(&s, &l, &frames, true);
+    let live: u64 = under
+        .iter()
+        .map(|&i| &l.allocations[i as usize])
+        .filter(|x| x.is_live_at(b.peak_event_index))
+        .map(|x| x.size)
+        .sum();
+    assert_eq!(live, tree.at(&path).unwrap().b_bytes);
     let both = [a.clone(), b.clone()];
     let rows = peak_rows(&both, 0);
     assert_eq!(

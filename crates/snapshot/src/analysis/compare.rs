@@ -533,6 +533,18 @@ impl DiffNode {
     pub fn at(&self, path: &[usize]) -> Option<&DiffNode> {
         path.iter().try_fold(self, |n, &k| n.children.get(k))
     }
+
+    /// The frames from this node down to the node at `path`, outermost first (the call path a node
+    /// stands for, to find its allocations in either file with `live_set::allocations_under`).
+    pub fn frames_to(&self, path: &[usize]) -> Option<Vec<String>> {
+        let mut node = self;
+        let mut frames = Vec::with_capacity(path.len());
+        for &k in path {
+            node = node.children.get(k)?;
+            frames.push(node.frame.clone()?);
+        }
+        Some(frames)
+    }
 }
 
 /// The call-stack diff of two live-set trees, matched frame by frame from the outermost. Every node's

@@ -132,6 +132,17 @@ impl Node {
     pub fn at(&self, path: &[usize]) -> Option<&Node> {
         path.iter().try_fold(self, |n, &k| n.children.get(k))
     }
+
+    /// The frames from this node down to the node at `path` (child indices), outermost first.
+    pub fn frames_to(&self, path: &[usize]) -> Option<Vec<String>> {
+        let mut node = self;
+        let mut frames = Vec::with_capacity(path.len());
+        for &k in path {
+            node = node.children.get(k)?;
+            frames.push(node.frame.clone()?);
+        }
+        Some(frames)
+    }
 }
 
 /// The live set at `event` as a tree from the outermost frame inwards. Plumbing frames are always left
@@ -182,6 +193,29 @@ pub fn live_set_tree(
     }
     sort(&mut root);
     root
+}
+
+/// Every allocation of `lifetimes` (live at any time) whose tree path begins with `path` (frames
+/// outermost first, as [`live_set_tree`] names its nodes): what a call-stack tree's node stands for over
+/// the whole trace. Sorted.
+pub fn allocations_under(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    path: &[String],
+    hide_framework: bool,
+) -> Vec<u32> {
+    let mut under: std::collections::HashMap<StackId, bool> = std::collections::HashMap::new();
+    lifetimes
+        .allocations
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| {
+            *under
+                .entry(a.stack)
+                .or_insert_with(|| tree_path(snapshot, a.stack, hide_framework).starts_with(path))
+        })
+        .map(|(i, _)| i as u32)
+        .collect()
 }
 
 /// The tree path of a stack, outermost frame first: plumbing (and, with `hide_framework`, framework)
