@@ -17,6 +17,7 @@ use super::js::{clock, grow_heap, now};
 use super::protocol::{FromWorker, LoadTimings, ToWorker};
 use super::store::{self, OpenFile};
 use crate::view_model::DeviceModel;
+use memograph_snapshot::analysis::compare::Digest;
 
 /// Bytes handed to the worker and not parsed yet, at most. The browser reads faster than the worker
 /// parses: without a bound, a big file would pile up in the worker's queue.
@@ -182,7 +183,7 @@ fn next_digest(sink: Sink) {
             digest_ended(&sink);
             continue;
         };
-        start(sink.clone(), name, blob, worker, Some(order));
+        start(sink.clone(), name, blob, worker, Purpose::Compare(order));
     }
 }
 
@@ -197,12 +198,47 @@ fn digest_ended(sink: &Sink) {
     sink.digested(done, total);
 }
 
+/// What a load is for.
+enum Purpose {
+    /// To open the file whole (the worker answers with the snapshot).
+    Open,
+    /// To compare it, at its place in the order given (the worker answers with its digests).
+    Compare(u64),
+    /// One device's digest at one entry, handed to a callback (a diff at entries picked on the curves).
+    At {
+        device: i64,
+        entry: i64,
+        done: RefCell<Option<DigestCallback>>,
+    },
+}
+
+type DigestCallback = Box<dyn FnOnce(Result<Digest, String>)>;
+
+/// Reads `blob` again in a worker of its own for `device`'s digest at `entry`, and hands it to `done`
+/// (or the reason it could not be made).
+pub fn digest_at(
+    sink: Sink,
+    name: String,
+    blob: Blob,
+    device: i64,
+    entry: i64,
+    done: impl FnOnce(Result<Digest, String>) + 'static,
+) {
+    let Some(worker) = spawn_worker() else {
+        return done(Err("this browser cannot start the parsing worker".into()));
+    };
+    let purpose = Purpose::At {
+        device,
+        entry,
+        done: RefCell::new(Some(Box::new(done))),
+    };
+    start(sink, name, blob, worker, purpose);
+}
+
 /// One file on its way from the blob to the store; shared by the reading task and the worker's replies.
 struct Load {
     sink: Sink,
-    /// Read for a comparison (its place in the order given): the worker answers with digests, not the
-    /// snapshot.
-    digest: Option<u64>,
+    purpose: Purpose,
     blob: Blob,
     name: String,
     size: f64,
@@ -238,39 +274,62 @@ impl Load {
 
     /// The next queued file starts (for a full load, with a worker already up).
     fn next_file(&self) {
-        if self.digest.is_some() {
-            DIGESTING.with(|d| d.set(d.get().saturating_sub(1)));
-            digest_ended(&self.sink);
-            return next_digest(self.sink.clone());
+        match self.purpose {
+            Purpose::Compare(_) => {
+                DIGESTING.with(|d| d.set(d.get().saturating_sub(1)));
+                digest_ended(&self.sink);
+                next_digest(self.sink.clone());
+            }
+            Purpose::Open => {
+                BUSY.with(|b| b.set(false));
+                warm_up();
+                next(self.sink.clone());
+            }
+            Purpose::At { .. } => {}
         }
-        BUSY.with(|b| b.set(false));
-        warm_up();
-        next(self.sink.clone());
     }
 
-    /// The worker's digests go to the store's compared runs.
+    /// The worker's digests go to the store's compared runs (or to the callback that asked for one).
     fn digested(&self, json: &str) {
         if !self.end() {
             return;
         }
-        match serde_json::from_str::<Vec<memograph_snapshot::analysis::compare::Digest>>(json) {
-            Ok(digests) => store::add_compared(
-                self.digest.unwrap_or(0),
-                &self.name,
-                self.size as u64,
-                digests,
-                &self.blob,
-            ),
-            Err(e) => self.sink.failed(
-                &self.name,
-                &format!("the comparison could not be read ({e})"),
-            ),
+        let digests = serde_json::from_str::<Vec<Digest>>(json)
+            .map_err(|e| format!("the comparison could not be read ({e})"));
+        match (&self.purpose, digests) {
+            (Purpose::At { done, .. }, digests) => {
+                if let Some(done) = done.borrow_mut().take() {
+                    let one = digests.and_then(|d| {
+                        d.into_iter()
+                            .next()
+                            .ok_or_else(|| "no such device".to_string())
+                    });
+                    done(one.map(|mut d| {
+                        d.file = self.name.clone();
+                        d.file_bytes = self.size as u64;
+                        d.config =
+                            memograph_snapshot::analysis::compare::config_from_name(&self.name);
+                        d
+                    }));
+                }
+            }
+            (Purpose::Compare(order), Ok(digests)) => {
+                store::add_compared(*order, &self.name, self.size as u64, digests, &self.blob)
+            }
+            (_, Err(e)) => self.sink.failed(&self.name, &e),
+            (Purpose::Open, Ok(_)) => {}
         }
         self.next_file();
     }
 
     fn fail(&self, reason: &str) {
         if self.end() {
+            if let Purpose::At { done, .. } = &self.purpose {
+                if let Some(done) = done.borrow_mut().take() {
+                    done(Err(reason.to_string()));
+                }
+                return;
+            }
             self.sink.failed(&self.name, reason);
             self.next_file();
         }
@@ -282,7 +341,7 @@ impl Load {
     }
 
     fn report(&self) {
-        if self.digest.is_some() {
+        if !matches!(self.purpose, Purpose::Open) {
             return;
         }
         self.sink.progress(LoadProgress {
@@ -463,14 +522,31 @@ fn next(sink: Sink) {
         return next(sink);
     };
     BUSY.with(|b| b.set(true));
-    start(sink, name, blob, worker, None);
+    start(sink, name, blob, worker, Purpose::Open);
 }
 
 /// Starts reading `blob` into `worker`, wiring its replies.
-fn start(sink: Sink, name: String, blob: Blob, worker: Worker, digest: Option<u64>) {
+fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose) {
+    let start = match &purpose {
+        Purpose::Open => ToWorker::Start {
+            size: Some(blob.size()),
+            digest: false,
+            at: None,
+        },
+        Purpose::Compare(_) => ToWorker::Start {
+            size: Some(blob.size()),
+            digest: true,
+            at: None,
+        },
+        Purpose::At { device, entry, .. } => ToWorker::Start {
+            size: Some(blob.size()),
+            digest: true,
+            at: Some((*device, *entry)),
+        },
+    };
     let load = Rc::new(Load {
         sink,
-        digest,
+        purpose,
         blob: blob.clone(),
         name,
         size: blob.size(),
@@ -503,13 +579,7 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, digest: Option<u6
     });
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     on_error.forget();
-    post(
-        &worker,
-        ToWorker::Start {
-            size: Some(blob.size()),
-            digest: digest.is_some(),
-        },
-    );
+    post(&worker, start);
     leptos::task::spawn_local(load.stream(blob));
 }
 

@@ -8,8 +8,13 @@ use wasm_bindgen::{JsCast, JsValue};
 /// What the page asks of a worker.
 pub enum ToWorker {
     /// A file of `size` bytes (when known) begins; `digest`: answer with its comparison digests
-    /// ([`FromWorker::Digests`]) instead of the whole snapshot.
-    Start { size: Option<f64>, digest: bool },
+    /// ([`FromWorker::Digests`]) instead of the whole snapshot, every device's at its peak, or with
+    /// `at` (device, entry) that device's alone, with its live set at that entry.
+    Start {
+        size: Option<f64>,
+        digest: bool,
+        at: Option<(i64, i64)>,
+    },
     /// Its next piece (the buffer is transferred).
     Piece { bytes: Uint8Array },
     /// The file ended (or the page stopped reading because the worker wanted no more).
@@ -74,12 +79,16 @@ impl ToWorker {
     pub fn to_js(&self) -> (Object, js_sys::Array) {
         let transfer = js_sys::Array::new();
         let m = match self {
-            ToWorker::Start { size, digest } => {
+            ToWorker::Start { size, digest, at } => {
                 let m = message("start");
                 if let Some(size) = size {
                     set(&m, "size", &(*size).into());
                 }
                 set(&m, "digest", &(*digest).into());
+                if let Some((device, entry)) = at {
+                    set(&m, "at_device", &(*device as f64).into());
+                    set(&m, "at_entry", &(*entry as f64).into());
+                }
                 m
             }
             ToWorker::Piece { bytes } => {
@@ -99,6 +108,9 @@ impl ToWorker {
             "start" => ToWorker::Start {
                 size: number(data, "size"),
                 digest: get(data, "digest").as_bool().unwrap_or(false),
+                at: number(data, "at_device")
+                    .zip(number(data, "at_entry"))
+                    .map(|(d, e)| (d as i64, e as i64)),
             },
             "piece" => ToWorker::Piece {
                 bytes: get(data, "bytes").dyn_into().ok()?,

@@ -22,8 +22,9 @@ struct Job {
     /// When the first message came, and the milliseconds spent reading pieces (not waiting for them).
     received: f64,
     busy: f64,
-    /// Answer with the comparison digests, not the snapshot.
+    /// Answer with the comparison digests, not the snapshot (with `at`: one device's, at an entry).
     digest: bool,
+    at: Option<(i64, i64)>,
 }
 
 thread_local! {
@@ -49,7 +50,7 @@ pub fn worker_main() {
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let handler = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         match ToWorker::from_js(&ev.data()) {
-            Some(ToWorker::Start { size, digest }) => start(size, digest),
+            Some(ToWorker::Start { size, digest, at }) => start(size, digest, at),
             Some(ToWorker::Piece { bytes }) => piece(&bytes),
             Some(ToWorker::End) => end(),
             Some(ToWorker::Rehearse) => rehearse(),
@@ -60,7 +61,7 @@ pub fn worker_main() {
     handler.forget();
 }
 
-fn start(size: Option<f64>, digest: bool) {
+fn start(size: Option<f64>, digest: bool, at: Option<(i64, i64)>) {
     // Parsing needs about the file's size (see "Heap growth" in the module's header).
     grow_heap(size.unwrap_or(0.0).clamp(0.0, (1u64 << 30) as f64) as usize);
     JOB.with(|job| {
@@ -70,6 +71,7 @@ fn start(size: Option<f64>, digest: bool) {
             received: clock(),
             busy: 0.0,
             digest,
+            at,
         })
     });
 }
@@ -125,8 +127,18 @@ fn end() {
     };
     if job.digest {
         // The page keeps only this of the file (named and sized there): many files fit in one tab.
+        use memograph_snapshot::analysis::compare::{digest_at, digests};
         let rules = memograph_snapshot::analysis::categories::Rules::built_in();
-        let digests = memograph_snapshot::analysis::compare::digests(&snapshot, &rules, "", 0);
+        let digests = match job.at {
+            None => digests(&snapshot, &rules, "", 0),
+            Some((device, entry)) => {
+                let lifetimes =
+                    memograph_snapshot::analysis::lifetimes::Lifetimes::of(&snapshot, device);
+                let mut d = digest_at(&snapshot, &lifetimes, &rules, Some(entry));
+                d.default_device = snapshot.default_device() == Some(device);
+                vec![d]
+            }
+        };
         drop(snapshot);
         return match serde_json::to_string(&digests) {
             Ok(json) => post(FromWorker::Digests { json }),

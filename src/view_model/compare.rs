@@ -51,6 +51,21 @@ pub fn values_at(digests: &[&Digest], axis: &CompareAxis, x: f64) -> Vec<Option<
         .collect()
 }
 
+/// The trace entry a curve shows at `x` (its last point at or before `x`; the first point before it).
+pub fn entry_at(d: &Digest, axis: &CompareAxis, x: f64) -> Option<i64> {
+    let points = curve_points(d, axis);
+    if points.is_empty() {
+        return None;
+    }
+    let k = points.partition_point(|p| p.0 <= x).max(1);
+    // The points' x come from the curve's entries, in the same order.
+    let entries: Vec<i64> = match axis {
+        CompareAxis::Seconds if d.curve.time_us.is_empty() => return None,
+        _ => d.curve.entries.clone(),
+    };
+    entries.get(k - 1).copied()
+}
+
 /// The `external_annotations` names every one of `digests` carries (for "align at").
 pub fn common_marks(digests: &[&Digest]) -> Vec<String> {
     let Some(first) = digests.first() else {
@@ -289,6 +304,12 @@ mod tests {
             vec![None]
         );
         assert!(common_marks(&[&d]).is_empty());
+        let e = entry_at(&d, &CompareAxis::Fraction, x).unwrap();
+        assert_eq!(d.curve.entries[points.len() / 2], e);
+        assert_eq!(
+            entry_at(&d, &CompareAxis::Fraction, -1.0),
+            Some(d.curve.entries[0])
+        );
     }
 
     #[test]

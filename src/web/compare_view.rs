@@ -19,8 +19,8 @@ use super::{Phase, Ui, View};
 use crate::load::{self, store};
 use crate::view_model::analysis::short_frame;
 use crate::view_model::compare::{
-    category_deltas, common_marks, component_deltas, diff_rows, signed_bytes, sorted_order,
-    values_at, Delta,
+    category_deltas, common_marks, component_deltas, diff_rows, entry_at, signed_bytes,
+    sorted_order, values_at, Delta,
 };
 
 /// A row of the comparison: a file (name and size) and a device.
@@ -46,6 +46,10 @@ pub struct CompareUi {
     pub range: RwSignal<Option<(f64, f64)>>,
     pub hover_x: RwSignal<Option<f64>>,
     pub tree_toggled: RwSignal<HashSet<Vec<usize>>>,
+    /// The diff at entries picked on the curves: A and B with their digests at those entries (`None`:
+    /// at their peaks), and whether one is being made (or why it could not be).
+    pub at: RwSignal<Option<(Digest, Digest)>>,
+    pub at_status: RwSignal<Option<String>>,
 }
 
 impl CompareUi {
@@ -60,6 +64,8 @@ impl CompareUi {
             range: RwSignal::new(None),
             hover_x: RwSignal::new(None),
             tree_toggled: RwSignal::new(HashSet::new()),
+            at: RwSignal::new(None),
+            at_status: RwSignal::new(None),
         }
     }
 }
@@ -313,6 +319,78 @@ fn open_run(ui: Ui, key: &RowKey) {
     }
 }
 
+/// The entry a digest's live set was taken at (its peak unless it was made at a picked entry).
+fn live_entry(d: &Digest) -> i64 {
+    d.live_entry.unwrap_or(d.peak_event_index)
+}
+
+/// Diffs A and B at the entries their curves show at `x`: each side's digest at its entry, made from
+/// the open file on the page or by reading the file again in a worker.
+fn diff_at(ui: Ui, rows: &[Digest], x: f64) {
+    let (Some(ka), Some(kb)) = diff_pair(ui, rows) else {
+        return;
+    };
+    let axis = ui.compare.axis.get_untracked();
+    let find = |k: &RowKey| rows.iter().find(|d| &key_of(d) == k);
+    let (Some(a), Some(b)) = (find(&ka), find(&kb)) else {
+        return;
+    };
+    let (Some(ea), Some(eb)) = (entry_at(a, &axis, x), entry_at(b, &axis, x)) else {
+        ui.compare
+            .at_status
+            .set(Some("A or B has no point there".into()));
+        return;
+    };
+    ui.compare.at_status.set(Some(format!(
+        "reading A at entry {ea} and B at entry {eb}…"
+    )));
+    let results: std::rc::Rc<std::cell::RefCell<[Option<Digest>; 2]>> = Default::default();
+    for (side, (key, entry)) in [(ka, ea), (kb, eb)].into_iter().enumerate() {
+        let results = results.clone();
+        let (name, size, device) = key.clone();
+        let label = name.clone();
+        let deliver = move |made: Result<Digest, String>| match made {
+            Ok(d) => {
+                let mut r = results.borrow_mut();
+                r[side] = Some(d);
+                if let [Some(a), Some(b)] = &*r {
+                    ui.compare.at.set(Some((a.clone(), b.clone())));
+                    ui.compare.at_status.set(None);
+                }
+            }
+            Err(e) => ui.compare.at_status.set(Some(format!("{label}: {e}"))),
+        };
+        let open = store::list()
+            .iter()
+            .position(|(n, s, _)| *n == name && *s == size);
+        match open {
+            Some(i) => {
+                let made = store::with_model(i, device, |m, s| {
+                    let rules = memograph_snapshot::analysis::categories::Rules::built_in();
+                    let mut d = memograph_snapshot::analysis::compare::digest_at(
+                        s,
+                        &m.blocks.lifetimes,
+                        &rules,
+                        Some(entry),
+                    );
+                    d.file = name.clone();
+                    d.file_bytes = size;
+                    d.default_device = s.default_device() == Some(device);
+                    d.config = memograph_snapshot::analysis::compare::config_from_name(&name);
+                    d
+                });
+                deliver(made.ok_or_else(|| "the file is no longer open".to_string()));
+            }
+            None => match store::compared_blob(&name, size) {
+                Some(blob) => {
+                    load::digest_at(std::rc::Rc::new(ui), name, blob, device, entry, deliver)
+                }
+                None => deliver(Err("the file is no longer there".into())),
+            },
+        }
+    }
+}
+
 /// A and B of the diff among the chosen rows: A the picked one or the baseline, B the picked one or
 /// the first other row.
 fn diff_pair(ui: Ui, rows: &[Digest]) -> (Option<RowKey>, Option<RowKey>) {
@@ -376,6 +454,7 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
             .collect();
         full_range(&curves)
     };
+    let moved = StoredValue::new(false);
     let on_move = move |ev: web_sys::MouseEvent| {
         let Some((x, p)) = x_at(&ev) else {
             ui.compare.hover_x.set(None);
@@ -383,6 +462,9 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
         };
         if let Some((from, (x0, x1))) = drag.get_value() {
             let dx = from - x;
+            if dx.abs() > (x1 - x0) * 0.002 {
+                moved.set_value(true);
+            }
             let _ = p;
             ui.compare.range.set(Some((x0 + dx, x1 + dx)));
             return;
@@ -394,7 +476,17 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
             drag.set_value(Some((x, p.x_range)));
         }
     };
-    let on_up = move |_| drag.set_value(None);
+    // A click (a press and release without moving) diffs A and B at the entries under the pointer.
+    let on_up = move |ev: web_sys::MouseEvent| {
+        let was_drag = moved.get_value();
+        drag.set_value(None);
+        moved.set_value(false);
+        if !was_drag {
+            if let Some((x, _)) = x_at(&ev) {
+                diff_at(ui, &rows.get_untracked(), x);
+            }
+        }
+    };
     let on_wheel = move |ev: web_sys::WheelEvent| {
         let Some((x, p)) = x_at(&ev) else { return };
         ev.prevent_default();
@@ -542,7 +634,14 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
             k.as_ref()
                 .and_then(|k| rows.iter().find(|d| &key_of(d) == k).cloned())
         };
-        Some((find(&a)?, find(&b)?))
+        let (a, b) = (find(&a)?, find(&b)?);
+        // Digests at picked entries replace the peaks' while A and B stay the same runs.
+        match ui.compare.at.get() {
+            Some((pa, pb)) if key_of(&pa) == key_of(&a) && key_of(&pb) == key_of(&b) => {
+                Some((pa, pb))
+            }
+            _ => Some((a, b)),
+        }
     });
     let tree = Memo::new(move |_| pair.get().map(|(a, b)| diff(&a.live_set, &b.live_set)));
     let picker = move |which: RwSignal<Option<RowKey>>, testid: &'static str, is_a: bool| {
@@ -566,11 +665,26 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
     let totals = move || {
         let (a, b) = pair.get()?;
         let t = tree.get()?;
+        let at_peaks = a.peak_event_index == live_entry(&a) && b.peak_event_index == live_entry(&b);
+        let when = if ui.compare.at.with(|x| x.is_none()) || at_peaks {
+            "At their peaks".to_string()
+        } else {
+            format!(
+                "At entry {} of A and {} of B",
+                live_entry(&a),
+                live_entry(&b)
+            )
+        };
         Some(view! {
             <div class="diff-total" data-testid="compare-diff-total" data-delta=t.delta_bytes.to_string()
+                data-entry-a=live_entry(&a).to_string() data-entry-b=live_entry(&b).to_string()
                 title=format!("{} − {} = {} bytes", grouped(t.b_bytes), grouped(t.a_bytes), t.delta_bytes)>
-                {format!("At their peaks: {} → {} ({}, ×{:.2})", bytes(a.timeline_peak_bytes), bytes(b.timeline_peak_bytes),
-                    signed_bytes(t.delta_bytes), b.timeline_peak_bytes as f64 / a.timeline_peak_bytes.max(1) as f64)}
+                {format!("{when}: {} → {} ({}, ×{:.2})", bytes(t.a_bytes), bytes(t.b_bytes),
+                    signed_bytes(t.delta_bytes), t.b_bytes as f64 / t.a_bytes.max(1) as f64)}
+                <Show when=move || ui.compare.at.with(|x| x.is_some())>
+                    <button class="button small" data-testid="back-to-peaks" on:click=move |_| ui.compare.at.set(None)>"Back to the peaks"</button>
+                </Show>
+                <span class="muted hint">{move || ui.compare.at_status.get().unwrap_or_else(|| "click the curves to diff at other entries".into())}</span>
             </div>
         })
     };

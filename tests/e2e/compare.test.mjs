@@ -116,6 +116,22 @@ test('three fixtures: the peak table holds the reference peaks and config, copie
   await page.locator('[data-testid=compare-diff]').scrollIntoViewIfNeeded();
   await shot(page, 'compare-diff');
 
+  // A click on the curves diffs A and B at the entries there (the files are read again in workers);
+  // the command line's diff at the same entries gives the same delta.
+  const chart = await page.locator('[data-testid=compare-chart]').boundingBox();
+  await page.mouse.click(chart.x + chart.width * 0.55, chart.y + chart.height * 0.5);
+  await page.waitForFunction(() => document.querySelector('[data-testid=compare-diff-total]')?.textContent.startsWith('At entry'), null, { timeout: 60000 });
+  const total = page.locator('[data-testid=compare-diff-total]');
+  const [ea, eb, picked] = [await total.getAttribute('data-entry-a'), await total.getAttribute('data-entry-b'), Number(await total.getAttribute('data-delta'))];
+  assert.equal(await page.getAttribute('[data-testid=compare-diff]', 'data-root-delta'), String(picked));
+  const cli = ['release', 'debug'].map(p => path.join(ROOT, 'target', p, 'memograph')).find(f => fs.existsSync(f));
+  if (cli) {
+    const out = JSON.parse(execFileSync(cli, ['diff', path.join(FIXTURES, names[0]), path.join(FIXTURES, names[1]), '--at', `${ea}:${eb}`, '--json']));
+    assert.equal(out.delta_bytes, picked, `entries ${ea}:${eb}`);
+  }
+  await page.click('[data-testid=back-to-peaks]');
+  await page.waitForFunction(d => document.querySelector('[data-testid=compare-diff]')?.dataset.rootDelta === String(d), delta);
+
   // A diff node's call path, picked, is highlighted on a run's own timeline when it opens.
   await page.locator('[data-testid=compare-diff] .diff-row:not(.head) .mark').first().click({ force: true });
   await page.waitForSelector('[data-testid=compare-path]');

@@ -47,7 +47,11 @@ pub struct Digest {
     pub curve: Curve,
     /// `external_annotations` of this device that could be placed on the trace: (name, entry).
     pub marks: Vec<(String, i64)>,
-    /// The live set at the peak, framework frames hidden, unpruned (so diffs add up exactly).
+    /// The entry the live set and sites were taken at (the peak's unless asked for another).
+    #[serde(default)]
+    pub live_entry: Option<i64>,
+    /// The live set at the peak (or `live_entry`), framework frames hidden, unpruned (so diffs add up
+    /// exactly).
     pub live_set: Node,
     /// The live set at the peak by where each allocation was made (the innermost user frame).
     pub sites: Vec<Site>,
@@ -152,6 +156,7 @@ pub fn digest_at(
         config: BTreeMap::new(),
         curve: curve(snapshot, lifetimes, CURVE_POINTS),
         marks: marks(snapshot, device),
+        live_entry: Some(event),
         live_set: live_set_tree(snapshot, lifetimes, event, true),
         sites,
     }
@@ -781,6 +786,7 @@ mod tests {
                 config: BTreeMap::new(),
                 curve: Curve::default(),
                 marks: Vec::new(),
+                live_entry: None,
                 live_set: node("", peak, vec![]),
                 sites: Vec::new(),
             };
