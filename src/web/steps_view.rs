@@ -19,6 +19,9 @@ use crate::view_model::steps::{breakdown, snapshot_marks, values_at};
 /// The Steps view's choices, kept while other views are shown.
 #[derive(Clone, Copy)]
 pub struct StepsUi {
+    /// The baseline run (file, rank) and the table's sort column (and whether descending).
+    pub baseline: RwSignal<Option<(String, Option<u32>)>>,
+    pub sort: RwSignal<Option<(usize, bool)>>,
     pub reserved: RwSignal<bool>,
     pub theoretical: RwSignal<bool>,
     pub hover: RwSignal<Option<f64>>,
@@ -27,6 +30,8 @@ pub struct StepsUi {
 impl StepsUi {
     pub fn new() -> StepsUi {
         StepsUi {
+            baseline: RwSignal::new(None),
+            sort: RwSignal::new(None),
             reserved: RwSignal::new(false),
             theoretical: RwSignal::new(false),
             hover: RwSignal::new(None),
@@ -45,18 +50,18 @@ pub fn StepsView(ui: Ui) -> impl IntoView {
     let device_used = move || runs.with(|r| r.iter().any(|r| r.reserved_is_device_used));
     let copied = RwSignal::new(false);
     let copy = move |_| {
-        let text = steps_table(&runs.get_untracked(), false).markdown();
+        let runs = runs.get_untracked();
+        let text = steps_table(&runs, baseline_of(s, &runs), false).markdown();
         if let Some(w) = web_sys::window() {
             let _ = w.navigator().clipboard().write_text(&text);
         }
         copied.set(true);
     };
     let csv = move |_| {
-        super::compare_view::save_text(
-            "memograph_steps.csv",
-            "text/csv",
-            &steps_table(&runs.get_untracked(), true).csv(),
-        )
+        super::compare_view::save_text("memograph_steps.csv", "text/csv", &{
+            let runs = runs.get_untracked();
+            steps_table(&runs, baseline_of(s, &runs), true).csv()
+        })
     };
     let clear = move |_| {
         store::clear_steps();
@@ -93,7 +98,7 @@ pub fn StepsView(ui: Ui) -> impl IntoView {
             <div class="compare-body">
                 <section class="panel wide">
                     <h3>"Runs"</h3>
-                    <StepsTable runs=runs />
+                    <StepsTable ui=ui runs=runs />
                 </section>
                 <section class="panel wide">
                     <h3>"Memory per step" <span class="muted">" · static memory green, theoretical red, simulated runs dashed; ▲ allocation retries, ✕ out of memory; ○ a snapshot of the run (click to open it)"</span></h3>
@@ -105,21 +110,52 @@ pub fn StepsView(ui: Ui) -> impl IntoView {
     }
 }
 
+/// Index of the baseline run (the first unless one was picked).
+fn baseline_of(s: StepsUi, runs: &[StepRun]) -> usize {
+    s.baseline
+        .get_untracked()
+        .and_then(|k| runs.iter().position(|r| (r.file.clone(), r.rank) == k))
+        .unwrap_or(0)
+}
+
 #[component]
-fn StepsTable(runs: Memo<Vec<StepRun>>) -> impl IntoView {
+fn StepsTable(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
+    let s = ui.steps_ui;
     move || {
         let runs = runs.get();
-        let table = steps_table(&runs, false);
+        s.baseline.track();
+        let base = baseline_of(s, &runs);
+        let table = steps_table(&runs, base, false);
+        let exact = steps_table(&runs, base, true);
+        let sort = s.sort.get();
+        let order = crate::view_model::compare::sorted_order(&exact, sort);
         let head = table
             .header
             .iter()
             .zip(&table.numeric)
-            .map(|(h, &n)| view! { <th class:num=n>{h.clone()}</th> })
+            .enumerate()
+            .map(|(k, (h, &n))| {
+                let arrow = match sort {
+                    Some((c, true)) if c == k => " ▼",
+                    Some((c, false)) if c == k => " ▲",
+                    _ => "",
+                };
+                view! {
+                    <th class:num=n title="Sort by this column" on:click=move |_| {
+                        s.sort.update(|x| *x = match *x {
+                            Some((c, true)) if c == k => Some((k, false)),
+                            Some((c, false)) if c == k => None,
+                            _ => Some((k, true)),
+                        });
+                    }>{format!("{h}{arrow}")}</th>
+                }
+            })
             .collect_view();
-        let rows = runs
-            .iter()
-            .zip(&table.rows)
-            .map(|(r, cells)| {
+        let rows = order
+            .into_iter()
+            .map(|i| {
+                let r = &runs[i];
+                let cells = &table.rows[i];
                 let title = match (r.peak_allocated_bytes(), r.peak_step()) {
                     (Some(p), Some(step)) => format!("{}: highest peak allocated {} bytes at step {step}", r.file, grouped(p)),
                     _ => format!("{}: no allocated figure in this input", r.file),
@@ -129,17 +165,23 @@ fn StepsTable(runs: Memo<Vec<StepRun>>) -> impl IntoView {
                     .zip(&table.numeric)
                     .map(|(c, &n)| view! { <td class:num=n>{c.clone()}</td> })
                     .collect_view();
+                let key = (r.file.clone(), r.rank);
+                let is_base = i == base;
                 view! {
                     <tr data-run=r.name.clone() data-rank=r.rank.map(|x| x.to_string()).unwrap_or_default()
                         data-peak=r.peak_allocated_bytes().map(|x| x.to_string()).unwrap_or_default()
-                        class:simulated=r.simulated title=title>{cells}</tr>
+                        class:simulated=r.simulated class:baseline=is_base title=title>
+                        <td><button class="star" class:on=is_base title="Make this the baseline"
+                            on:click=move |_| s.baseline.set(Some(key.clone()))>{if is_base { "★" } else { "☆" }}</button></td>
+                        {cells}
+                    </tr>
                 }
             })
             .collect_view();
         view! {
             <div class="table-scroll">
                 <table class="compare-table" data-testid="steps-table">
-                    <thead><tr>{head}</tr></thead>
+                    <thead><tr><th></th>{head}</tr></thead>
                     <tbody>{rows}</tbody>
                 </table>
             </div>

@@ -54,6 +54,9 @@ test('step records of each format: the table holds each run\'s highest peak, the
   assert.equal(Number(await rowPeak(page, 'memory_trace_tp2_pp1', '0')), 2050 * MIB);
   const title = await page.getAttribute('tr[data-run="steps"][data-rank="1"]', 'title');
   assert.match(title, /highest peak allocated 4 842 323 968 bytes at step 3/);
+  // A baseline: the other runs' deltas are against it.
+  await page.click('tr[data-run="steps"][data-rank="1"] .star');
+  assert.match(await page.textContent('tr[data-run="steps"][data-rank="0"]'), /-512\.0 MiB/);
   // Static memory from the manifest; components against the measured peak.
   assert.match(await page.textContent('[data-testid=steps-table] tr[data-rank="1"]'), /3\.0 GiB/);
   assert.match(await page.textContent('[data-testid=steps-gap]'), /components 4\.0 GiB .* measured peak 4\.5 GiB/);

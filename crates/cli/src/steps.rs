@@ -71,7 +71,7 @@ pub fn run(args: &StepsArgs) -> Result<(), Failure> {
         let runs: Vec<serde_json::Value> = runs.iter().map(run_json).collect();
         println!("{}", serde_json::json!({ "runs": runs }));
     } else if !runs.is_empty() {
-        let table = steps_table(&runs, false);
+        let table = steps_table(&runs, 0, false);
         print!(
             "{}",
             if args.markdown {

@@ -760,9 +760,13 @@ pub fn merge(files: Vec<StepFile>) -> Vec<StepRun> {
 }
 
 /// The per-run table: run, rank, config, steps, the highest peak allocated and its delta against the
-/// first run, the highest peak reserved, static and theoretical memory, retries and OOMs. `exact`: bytes
-/// as whole numbers (CSV), else in binary units. Missing figures are empty cells.
-pub fn steps_table(runs: &[StepRun], exact: bool) -> crate::analysis::compare::Table {
+/// baseline run (`runs[baseline]`), the highest peak reserved, static and theoretical memory, retries
+/// and OOMs. `exact`: bytes as whole numbers (CSV), else in binary units. Missing figures are empty.
+pub fn steps_table(
+    runs: &[StepRun],
+    baseline: usize,
+    exact: bool,
+) -> crate::analysis::compare::Table {
     use crate::analysis::compare::{delta, Table};
     use crate::format::bytes;
     let size = |b: Option<u64>| {
@@ -779,14 +783,14 @@ pub fn steps_table(runs: &[StepRun], exact: bool) -> crate::analysis::compare::T
             }
         }
     }
-    let base = runs.first().and_then(StepRun::peak_allocated_bytes);
+    let base = runs.get(baseline).and_then(StepRun::peak_allocated_bytes);
     let mut header: Vec<String> = vec!["run".into(), "rank".into()];
     header.extend(keys.iter().cloned());
     let mut numeric = vec![false; header.len()];
     for h in [
         "steps",
         "peak allocated",
-        "vs first",
+        "vs baseline",
         "peak reserved",
         "static",
         "theoretical",
