@@ -12,7 +12,7 @@ use memograph_snapshot::analysis::lifetimes::Lifetimes;
 use memograph_snapshot::format::bytes;
 use memograph_snapshot::Snapshot;
 
-use crate::{device_arg, load, Failure};
+use crate::{load, Failure};
 
 /// How a comparison is written.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -32,42 +32,26 @@ pub struct CompareArgs {
 }
 
 impl CompareArgs {
-    pub fn parse(args: &[String]) -> Result<CompareArgs, String> {
-        let mut c = CompareArgs {
-            files: Vec::new(),
-            baseline: None,
-            device: None,
-            output: Output::Text,
-            top: 10,
-        };
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            match a.as_str() {
-                "--json" => c.output = Output::Json,
-                "--markdown" | "--md" => c.output = Output::Markdown,
-                "--device" | "-d" => c.device = Some(device_arg(it.next())?),
-                "--baseline" | "-b" => {
-                    c.baseline = Some(it.next().ok_or("--baseline needs a FILE")?.clone())
-                }
-                "--top" => {
-                    let v = it.next().ok_or("--top needs a number")?;
-                    c.top = v
-                        .parse()
-                        .map_err(|_| format!("--top needs a number, not '{v}'"))?;
-                }
-                flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
-                file => c.files.push(file.to_string()),
+    /// The baseline, when named and not among the files, is compared first.
+    pub fn new(
+        mut files: Vec<String>,
+        baseline: Option<String>,
+        device: Option<i64>,
+        output: Output,
+        top: usize,
+    ) -> CompareArgs {
+        if let Some(b) = &baseline {
+            if !files.contains(b) {
+                files.insert(0, b.clone());
             }
         }
-        if let Some(b) = &c.baseline {
-            if !c.files.contains(b) {
-                c.files.insert(0, b.clone());
-            }
+        CompareArgs {
+            files,
+            baseline,
+            device,
+            output,
+            top,
         }
-        if c.files.is_empty() {
-            return Err("no FILE given".into());
-        }
-        Ok(c)
     }
 }
 
@@ -231,29 +215,17 @@ pub struct DiffArgs {
 }
 
 impl DiffArgs {
-    pub fn parse(args: &[String]) -> Result<DiffArgs, String> {
-        let mut files = Vec::new();
-        let (mut at, mut device, mut json) = (None, None, false);
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            match a.as_str() {
-                "--json" => json = true,
-                "--device" | "-d" => device = Some(device_arg(it.next())?),
-                "--at" => {
-                    let v = it.next().ok_or("--at needs peak or ENTRY_A:ENTRY_B")?;
-                    at = parse_at(v)?;
-                }
-                flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
-                file => files.push(file.to_string()),
-            }
-        }
-        let [a, b]: [String; 2] = files
-            .try_into()
-            .map_err(|_| "diff takes two FILEs: A B".to_string())?;
+    pub fn new(
+        a: String,
+        b: String,
+        at: Option<&str>,
+        device: Option<i64>,
+        json: bool,
+    ) -> Result<DiffArgs, String> {
         Ok(DiffArgs {
             a,
             b,
-            at,
+            at: at.map(parse_at).transpose()?.flatten(),
             device,
             json,
         })

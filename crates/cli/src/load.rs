@@ -1,8 +1,11 @@
-//! Opening a snapshot file, with a progress bar on stderr for big files when stderr is a terminal.
+//! Opening a snapshot file, with a progress bar (indicatif) on stderr for big files when stderr is a
+//! terminal and `--quiet` was not given.
 
 use std::fs::File;
-use std::io::{IsTerminal, Write};
-use std::time::Instant;
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use indicatif::{ProgressBar, ProgressStyle};
 
 use memograph_snapshot::{read_snapshot, Snapshot};
 
@@ -10,6 +13,13 @@ use crate::Failure;
 
 /// Files at least this big get a progress bar.
 const PROGRESS_MIN_BYTES: u64 = 16 << 20;
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// No progress bars (`--quiet`).
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
 
 pub fn open(path: &str) -> Result<Snapshot, Failure> {
     let fail = |reason: String| Failure(format!("{path}: {reason}"));
@@ -19,29 +29,27 @@ pub fn open(path: &str) -> Result<Snapshot, Failure> {
         return Err(fail("is a directory".into()));
     }
     let len = meta.len();
-    let progress: Option<Box<dyn FnMut(u64)>> =
-        if len >= PROGRESS_MIN_BYTES && std::io::stderr().is_terminal() {
-            let start = Instant::now();
-            let mut last = 0u64;
-            Some(Box::new(move |done: u64| {
-                let pct = done * 100 / len.max(1);
-                if pct != last || done == len {
-                    last = pct;
-                    let secs = start.elapsed().as_secs_f64().max(1e-3);
-                    let bar: String = (0..30)
-                        .map(|i| if i * 100 / 30 < pct { '█' } else { '░' })
-                        .collect();
-                    eprint!("\r{bar} {pct:>3}%  {:.0} MB/s ", done as f64 / secs / 1e6);
-                    let _ = std::io::stderr().flush();
-                }
-            }))
-        } else {
-            None
-        };
-    let showing = progress.is_some();
+    // A bar (bytes, MB/s, ETA) on stderr for big files, unless stderr is no terminal or --quiet.
+    let bar = (len >= PROGRESS_MIN_BYTES
+        && std::io::stderr().is_terminal()
+        && !QUIET.load(Ordering::Relaxed))
+    .then(|| {
+        let bar = ProgressBar::new(len);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{msg} {wide_bar} {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta}",
+            )
+            .expect("a valid template"),
+        );
+        bar.set_message(path.to_string());
+        bar
+    });
+    let progress: Option<Box<dyn FnMut(u64)>> = bar
+        .clone()
+        .map(|bar| Box::new(move |done: u64| bar.set_position(done)) as Box<dyn FnMut(u64)>);
     let result = read_snapshot(file, Some(len), progress);
-    if showing {
-        eprint!("\r{:60}\r", "");
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
     result.map_err(|e| fail(e.to_string()))
 }

@@ -1,4 +1,7 @@
-//! `memograph`: summaries, traces and allocator statistics of PyTorch CUDA memory snapshots.
+//! `memograph`: summaries, traces, statistics, reports, comparisons and step records of PyTorch CUDA
+//! memory snapshots. Arguments are parsed by clap (per-command help, suggestions for typos, shell
+//! completions); errors on files are one line, `error: FILE: reason`, and exit status 1; usage errors
+//! exit 2.
 
 mod charts;
 mod clock;
@@ -9,48 +12,131 @@ mod steps;
 mod summary;
 mod trace;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "\
-memograph — read PyTorch CUDA memory snapshots (torch.cuda.memory._dump_snapshot) safely
+use clap::{CommandFactory, Parser, Subcommand};
 
-USAGE:
-    memograph summary FILE... [--json]      peak, allocations, reserved/active bytes per device
-    memograph trace FILE [--device N]        the event history, one line per event
-    memograph stats FILE [--device N] [--json]
-                                            per-segment allocated, free and rounding waste
-    memograph report FILE... [OUT_DIR] [NAME] [--json] [--device N] [--rules RULES.json]
-                                            where the memory goes: the live set at the peak by
-                                            call stack, category and component, top consumers,
-                                            allocator efficiency, recommendations. Writes
-                                            OUT_DIR/YYYYMMDD_HHMMSS_NAME/ (five PNG charts,
-                                            analysis_report.txt, README.md, analysis.json) and
-                                            points OUT_DIR/latest at it; OUT_DIR defaults to
-                                            ./memograph_reports. --json prints the analyses as
-                                            one JSON line per file instead. --rules adds your
-                                            category rules: [{\"category\": …, \"pattern\": regex}]
-    memograph compare FILE... [--baseline FILE] [--device N] [--json | --markdown] [--top N]
-                                            runs side by side: one row per file with the config
-                                            its name tells (ctx512, bs8, bf16, rank3…), peak
-                                            allocated and its delta against the baseline (the
-                                            first FILE unless given), reserved, components at the
-                                            peak; the rank strip when names carry ranks; then the
-                                            call paths that grew from the baseline to each file
-    memograph diff A B [--at peak|ENTRY_A:ENTRY_B] [--device N] [--json]
-                                            what is live in B and not in A (and back), as a call-
-                                            stack tree with A bytes, B bytes and the delta, at the
-                                            peaks unless --at names two entries
-    memograph steps FILE... [--json | --markdown] [--show-theoretical] [--reserved] [-o OUT.png]
-                                            per-step memory records (memograph-capture's
-                                            rank*_steps.jsonl and run.json, torchtitan metrics,
-                                            logs and exports, Megatron-LM logs and memory
-                                            traces, CSV): a row per run and rank with its highest
-                                            peak allocated and reserved, static and theoretical
-                                            memory, retries and OOMs; -o draws them per step
-    memograph help | --help | --version
+const AFTER_HELP: &str = "\
+FILE may be a plain or gzip-compressed pickle (protocols 0-5) or a snapshot saved as JSON. No pickle
+code is ever run. Exit status: 0 on success, 1 when a file cannot be read, 2 on a usage error.";
 
-FILE may be a plain or gzip-compressed pickle (protocols 0-5). No pickle code is ever run.
-Exit status: 0 on success, 1 when a file cannot be read, 2 on a usage error.";
+/// Read PyTorch CUDA memory snapshots (torch.cuda.memory._dump_snapshot) safely.
+#[derive(Parser)]
+#[command(name = "memograph", version, after_help = AFTER_HELP, propagate_version = true)]
+struct Cli {
+    /// No progress bars.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Peak, allocations, reserved/active/requested bytes per device.
+    Summary {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<String>,
+        /// One JSON object per file per line (the shape of the reference figures).
+        #[arg(long)]
+        json: bool,
+    },
+    /// The event history, one line per event.
+    Trace {
+        file: String,
+        /// The device (default: the one with the longest trace).
+        #[arg(short, long, allow_negative_numbers = true)]
+        device: Option<i64>,
+    },
+    /// Per segment: allocated, free, pending and rounding waste.
+    Stats {
+        file: String,
+        #[arg(short, long, allow_negative_numbers = true)]
+        device: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Where the memory goes: the live set at the peak by call stack, category and component, top
+    /// consumers, allocator efficiency, recommendations.
+    ///
+    /// Writes OUT_DIR/YYYYMMDD_HHMMSS_NAME/ (five PNG charts, analysis_report.txt, README.md,
+    /// analysis.json) and points OUT_DIR/latest at it; OUT_DIR defaults to ./memograph_reports. Given
+    /// several files, also a combined table and compare.png.
+    Report {
+        /// FILE... [OUT_DIR] [NAME]: files while they exist (or look like snapshots), then the
+        /// output directory, then the report's name.
+        #[arg(required = true, value_name = "FILE... [OUT_DIR] [NAME]")]
+        args: Vec<String>,
+        /// The analyses as one JSON line per file instead of a directory.
+        #[arg(long)]
+        json: bool,
+        /// The device the charts show (default: the one with the longest trace).
+        #[arg(short, long, allow_negative_numbers = true)]
+        device: Option<i64>,
+        /// Your category rules, tried before the built-in ones: [{"category": …, "pattern": regex}].
+        #[arg(long, value_name = "RULES.json")]
+        rules: Option<String>,
+        /// The output directory (instead of the positional OUT_DIR).
+        #[arg(short, long, value_name = "OUT_DIR")]
+        out: Option<PathBuf>,
+        /// The report's name (instead of the positional NAME).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Runs side by side: the peak table with the config file names tell (ctx512, bs8, bf16,
+    /// rank3…), deltas against a baseline, the rank strip, and the call paths that grew.
+    Compare {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<String>,
+        /// The run the others are compared with (default: the first FILE).
+        #[arg(short, long, value_name = "FILE")]
+        baseline: Option<String>,
+        #[arg(short, long, allow_negative_numbers = true)]
+        device: Option<i64>,
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        #[arg(long)]
+        markdown: bool,
+        /// Grown call paths listed per file.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+    },
+    /// What is live in B and not in A (and back): a call-stack tree with A bytes, B bytes and the
+    /// delta, at the peaks unless --at names two entries.
+    Diff {
+        a: String,
+        b: String,
+        /// `peak`, or ENTRY_A:ENTRY_B.
+        #[arg(long, value_name = "peak|ENTRY_A:ENTRY_B", allow_hyphen_values = true)]
+        at: Option<String>,
+        #[arg(short, long, allow_negative_numbers = true)]
+        device: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Per-step memory records: memograph-capture's rank*_steps.jsonl and run.json, torchtitan
+    /// metrics, logs and exports, Megatron-LM logs and memory traces, CSV.
+    Steps {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<String>,
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        #[arg(long)]
+        markdown: bool,
+        /// Draw each run's theoretical memory (with -o).
+        #[arg(long)]
+        show_theoretical: bool,
+        /// Chart peak reserved instead of peak allocated (with -o).
+        #[arg(long)]
+        reserved: bool,
+        /// Draw the records per step into this PNG.
+        #[arg(short, value_name = "OUT.png")]
+        o: Option<PathBuf>,
+    },
+    /// Shell completions: `memograph completions bash > /etc/bash_completion.d/memograph`.
+    Completions { shell: clap_complete::Shell },
+}
 
 /// A failure to report as `error: {0}` with exit status 1 (an empty message: already reported).
 pub struct Failure(pub String);
@@ -62,32 +148,90 @@ impl Failure {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        None | Some("help" | "--help" | "-h") => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
+    let cli = Cli::parse();
+    load::set_quiet(cli.quiet);
+    let result = match cli.command {
+        Command::Summary { files, json } => Ok(summary::run(&Options {
+            files,
+            json,
+            device: None,
+        })),
+        Command::Trace { file, device } => Ok(trace::run_trace(&Options {
+            files: vec![file],
+            json: false,
+            device,
+        })),
+        Command::Stats { file, device, json } => Ok(trace::run_stats(&Options {
+            files: vec![file],
+            json,
+            device,
+        })),
+        Command::Report {
+            args,
+            json,
+            device,
+            rules,
+            out,
+            name,
+        } => report::ReportArgs::new(args, out, name, json, device, rules).map(|r| report::run(&r)),
+        Command::Compare {
+            files,
+            baseline,
+            device,
+            json,
+            markdown,
+            top,
+        } => Ok(compare::run_compare(&compare::CompareArgs::new(
+            files,
+            baseline,
+            device,
+            if json {
+                compare::Output::Json
+            } else if markdown {
+                compare::Output::Markdown
+            } else {
+                compare::Output::Text
+            },
+            top,
+        ))),
+        Command::Diff {
+            a,
+            b,
+            at,
+            device,
+            json,
+        } => {
+            compare::DiffArgs::new(a, b, at.as_deref(), device, json).map(|d| compare::run_diff(&d))
         }
-        Some("--version" | "-V") => {
-            println!("memograph {}", env!("CARGO_PKG_VERSION"));
-            return ExitCode::SUCCESS;
+        Command::Steps {
+            files,
+            json,
+            markdown,
+            show_theoretical,
+            reserved,
+            o,
+        } => Ok(steps::run(&steps::StepsArgs {
+            files,
+            json,
+            markdown,
+            theoretical: show_theoretical,
+            reserved,
+            chart: o,
+        })),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "memograph",
+                &mut std::io::stdout(),
+            );
+            Ok(Ok(()))
         }
-        Some("summary") => Options::parse(&args[1..], true).map(|o| summary::run(&o)),
-        Some("trace") => Options::parse(&args[1..], false).map(|o| trace::run_trace(&o)),
-        Some("stats") => Options::parse(&args[1..], false).map(|o| trace::run_stats(&o)),
-        Some("report") => report::ReportArgs::parse(&args[1..]).map(|r| report::run(&r)),
-        Some("compare") => {
-            compare::CompareArgs::parse(&args[1..]).map(|c| compare::run_compare(&c))
-        }
-        Some("diff") => compare::DiffArgs::parse(&args[1..]).map(|d| compare::run_diff(&d)),
-        Some("steps") => steps::StepsArgs::parse(&args[1..]).map(|s| steps::run(&s)),
-        Some(other) => Err(format!("unknown command '{other}'")),
     };
     match result {
-        Err(usage) => {
-            eprintln!("error: {usage}\n\n{USAGE}");
-            ExitCode::from(2)
-        }
+        Err(usage) => Cli::command()
+            .error(clap::error::ErrorKind::ValueValidation, usage)
+            .exit(),
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(Failure(message))) => {
             if !message.is_empty() {
@@ -98,42 +242,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// The value of `--device N`.
-pub fn device_arg(value: Option<&String>) -> Result<i64, String> {
-    let v = value.ok_or("--device needs a number")?;
-    v.parse()
-        .map_err(|_| format!("--device needs a number, not '{v}'"))
-}
-
-/// Parsed command-line options shared by the commands.
+/// Options shared by summary, trace and stats.
 pub struct Options {
     pub files: Vec<String>,
     pub json: bool,
     pub device: Option<i64>,
-}
-
-impl Options {
-    fn parse(args: &[String], many_files: bool) -> Result<Options, String> {
-        let mut o = Options {
-            files: Vec::new(),
-            json: false,
-            device: None,
-        };
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            match a.as_str() {
-                "--json" => o.json = true,
-                "--device" | "-d" => o.device = Some(device_arg(it.next())?),
-                flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
-                file => o.files.push(file.to_string()),
-            }
-        }
-        if o.files.is_empty() {
-            return Err("no FILE given".into());
-        }
-        if !many_files && o.files.len() > 1 {
-            return Err("this command takes one FILE".into());
-        }
-        Ok(o)
-    }
 }

@@ -34,31 +34,24 @@ pub struct ReportArgs {
 impl ReportArgs {
     /// `FILE... [OUT_DIR] [NAME]`: the first argument is a file; later ones are files while they name
     /// existing files (or look like snapshots), then the output directory, then the report's name.
-    pub fn parse(args: &[String]) -> Result<ReportArgs, String> {
+    /// `--out` and `--name` stand for the positional ones.
+    pub fn new(
+        positional: Vec<String>,
+        out: Option<PathBuf>,
+        name: Option<String>,
+        json: bool,
+        device: Option<i64>,
+        rules: Option<String>,
+    ) -> Result<ReportArgs, String> {
         let mut r = ReportArgs {
             files: Vec::new(),
-            out_dir: PathBuf::from(DEFAULT_OUT_DIR),
-            name: None,
-            json: false,
-            device: None,
-            rules: None,
+            out_dir: out.unwrap_or_else(|| PathBuf::from(DEFAULT_OUT_DIR)),
+            name,
+            json,
+            device,
+            rules,
         };
-        let mut rest: Vec<String> = Vec::new();
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            match a.as_str() {
-                "--json" => r.json = true,
-                "--device" | "-d" => r.device = Some(crate::device_arg(it.next())?),
-                "--rules" => r.rules = Some(it.next().ok_or("--rules needs a file")?.clone()),
-                "--out" | "-o" => {
-                    r.out_dir = PathBuf::from(it.next().ok_or("--out needs a directory")?)
-                }
-                "--name" => r.name = Some(it.next().ok_or("--name needs a name")?.clone()),
-                flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
-                other => rest.push(other.to_string()),
-            }
-        }
-        let mut positional = rest.into_iter();
+        let mut positional = positional.into_iter();
         r.files.extend(positional.next());
         let mut after: Vec<String> = Vec::new();
         for a in positional {
@@ -656,20 +649,21 @@ fn combined_table(done: &[(FileReport, PathBuf)]) -> String {
 mod tests {
     use super::*;
 
-    fn args(a: &[&str]) -> Vec<String> {
-        a.iter().map(|s| s.to_string()).collect()
+    fn parse(a: &[&str]) -> Result<ReportArgs, String> {
+        let positional = a.iter().map(|s| s.to_string()).collect();
+        ReportArgs::new(positional, None, None, false, None, None)
     }
 
     #[test]
     fn positional_arguments_are_files_then_out_dir_then_name() {
-        let r = ReportArgs::parse(&args(&["a.pickle", "b.pickle.gz", "out", "run1"])).unwrap();
+        let r = parse(&["a.pickle", "b.pickle.gz", "out", "run1"]).unwrap();
         assert_eq!(r.files, ["a.pickle", "b.pickle.gz"]);
         assert_eq!(r.out_dir, PathBuf::from("out"));
         assert_eq!(r.name.as_deref(), Some("run1"));
-        let r = ReportArgs::parse(&args(&["a.pickle"])).unwrap();
+        let r = parse(&["a.pickle"]).unwrap();
         assert_eq!(r.out_dir, PathBuf::from(DEFAULT_OUT_DIR));
-        assert!(ReportArgs::parse(&args(&["a.pickle", "out", "n", "extra"])).is_err());
-        assert!(ReportArgs::parse(&args(&[])).is_err());
+        assert!(parse(&["a.pickle", "out", "n", "extra"]).is_err());
+        assert!(parse(&[]).is_err());
     }
 
     #[test]

@@ -16,41 +16,6 @@ pub struct StepsArgs {
     pub chart: Option<PathBuf>,
 }
 
-impl StepsArgs {
-    pub fn parse(args: &[String]) -> Result<StepsArgs, String> {
-        let mut s = StepsArgs {
-            files: Vec::new(),
-            json: false,
-            markdown: false,
-            theoretical: false,
-            reserved: false,
-            chart: None,
-        };
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            match a.as_str() {
-                "--json" => s.json = true,
-                "--markdown" | "--md" => s.markdown = true,
-                "--show-theoretical" => s.theoretical = true,
-                "--reserved" => s.reserved = true,
-                "-o" | "--out" => {
-                    s.chart = Some(PathBuf::from(
-                        it.next().ok_or("-o needs a file name (OUT.png)")?,
-                    ))
-                }
-                flag if flag.starts_with('-') && flag.len() > 1 => {
-                    return Err(format!("unknown option '{flag}'"))
-                }
-                file => s.files.push(file.to_string()),
-            }
-        }
-        if s.files.is_empty() {
-            return Err("no FILE given".into());
-        }
-        Ok(s)
-    }
-}
-
 pub fn run(args: &StepsArgs) -> Result<(), Failure> {
     let mut files: Vec<StepFile> = Vec::new();
     let mut failures = 0;

@@ -135,7 +135,45 @@ fn bad_input_is_one_line_naming_the_file_and_exit_1() {
 fn usage_errors_exit_2() {
     assert_eq!(memograph(&["frobnicate"]).0, 2);
     assert_eq!(memograph(&["summary"]).0, 2);
+    assert_eq!(memograph(&["diff", "a.pickle"]).0, 2);
+    assert_eq!(memograph(&["compare", "a", "--json", "--markdown"]).0, 2);
     assert_eq!(memograph(&["--help"]).0, 0);
+}
+
+#[test]
+fn help_version_completions_and_suggestions_as_cargo_users_expect() {
+    let (code, stdout, _) = memograph(&["help", "report"]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("Where the memory goes") && stdout.contains("--rules"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = memograph(&["compare", "--help"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("--baseline"), "{stdout}");
+    let (code, stdout, _) = memograph(&["--version"]);
+    assert_eq!(
+        (code, stdout.trim()),
+        (0, concat!("memograph ", env!("CARGO_PKG_VERSION")))
+    );
+    // A typo: exit 2 and the command meant.
+    let (code, _, stderr) = memograph(&["sumary", "x.pickle"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("a similar subcommand exists: 'summary'"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = memograph(&["summary", "--jsn", "x.pickle"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--json"), "{stderr}");
+    for shell in ["bash", "zsh", "fish"] {
+        let (code, stdout, _) = memograph(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}");
+        assert!(
+            stdout.contains("memograph") && stdout.contains("compare") && stdout.len() > 1000,
+            "{shell}"
+        );
+    }
 }
 
 /// A scratch directory for one test (tier 1: files the test writes itself).
