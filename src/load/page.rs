@@ -69,7 +69,37 @@ thread_local! {
 fn spawn_worker() -> Option<Worker> {
     let options = WorkerOptions::new();
     options.set_type(WorkerType::Module);
-    Worker::new_with_options("./worker.js", &options).ok()
+    Worker::new_with_options(&worker_url(), &options).ok()
+}
+
+/// `worker.js` with the app module's names: Trunk gives them content hashes, and the page learns
+/// them from the preload links it wrote into index.html. The query also keeps one deploy's worker
+/// script apart from another's in any cache.
+fn worker_url() -> String {
+    thread_local! {
+        static URL: std::cell::OnceCell<String> = const { std::cell::OnceCell::new() };
+    }
+    URL.with(|u| {
+        u.get_or_init(|| {
+            let href = |selector: &str| {
+                web_sys::window()
+                    .and_then(|w| w.document())
+                    .and_then(|d| d.query_selector(selector).ok().flatten())
+                    .and_then(|e| e.get_attribute("href"))
+            };
+            let module = href("link[rel=modulepreload][href*='memograph-web']");
+            let wasm = href("link[rel=preload][href$='.wasm']");
+            match (module, wasm) {
+                (Some(m), Some(w)) => format!(
+                    "./worker.js?module={}&wasm={}",
+                    String::from(js_sys::encode_uri_component(&m)),
+                    String::from(js_sys::encode_uri_component(&w))
+                ),
+                _ => "./worker.js".to_string(),
+            }
+        })
+        .clone()
+    })
 }
 
 fn post(worker: &Worker, message: ToWorker) {
