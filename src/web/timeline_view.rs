@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use memograph_snapshot::format::{bytes, grouped};
 
 use super::stack_panel::StackPanel;
-use super::Ui;
+use super::{Highlight, Ui};
 use crate::load::{now, store};
 use crate::render::{self, colors, Surface};
 use crate::scale::{Plot, Scale};
@@ -375,6 +375,9 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                         }}</span>
                     </label>
                 </Show>
+                <Show when=move || !segments>
+                    <SearchBox ui=ui />
+                </Show>
                 <Show when=has_times>
                     <label class="check" title="x axis: wall-clock time instead of event index">
                         <input type="checkbox" prop:checked=move || ui.time_axis.get()
@@ -450,5 +453,90 @@ pub fn HighlightChip(ui: Ui) -> impl IntoView {
                 ui.compare_path.set(None);
             }>"×"</button>
         </span>
+    }
+}
+
+/// Find: a query (address, size, frame text, category, compile_context, user_metadata: see
+/// `analysis::search`) highlights its matches on the timeline; Enter and Shift+Enter step through them,
+/// pinning each so its stack shows.
+#[component]
+fn SearchBox(ui: Ui) -> impl IntoView {
+    use memograph_snapshot::analysis::search::{parse, search};
+    let found = RwSignal::new(None::<(String, std::sync::Arc<Vec<u32>>, u64)>);
+    let cursor = RwSignal::new(None::<usize>);
+    let run = move |text: String| {
+        cursor.set(None);
+        let Some(query) = parse(&text) else {
+            found.set(None);
+            if ui
+                .highlight
+                .get_untracked()
+                .is_some_and(|h| h.label.starts_with("search: "))
+            {
+                ui.highlight.set(None);
+            }
+            return;
+        };
+        let (file, device) = (ui.file.get_untracked(), ui.device.get_untracked());
+        let result = store::with_model(file, device, |m, s| {
+            let c = m.categories(s);
+            let (of, names) = (c.of.clone(), c.names.clone());
+            let hits = search(s, &m.blocks.lifetimes, Some((&of, &names)), &query);
+            let total = hits
+                .iter()
+                .map(|&i| m.blocks.lifetimes.allocations[i as usize].size)
+                .fold(0u64, u64::saturating_add);
+            (hits, total)
+        });
+        if let Some((hits, total)) = result {
+            let h = Highlight::new(format!("search: {text}"), hits);
+            found.set(Some((text, h.allocations.clone(), total)));
+            ui.highlight.set(Some(h));
+        }
+    };
+    let step = move |back: bool| {
+        let Some((_, hits, _)) = found.get_untracked() else {
+            return;
+        };
+        if hits.is_empty() {
+            return;
+        }
+        let n = hits.len();
+        let k = match (cursor.get_untracked(), back) {
+            (None, false) => 0,
+            (None, true) => n - 1,
+            (Some(k), false) => (k + 1) % n,
+            (Some(k), true) => (k + n - 1) % n,
+        };
+        cursor.set(Some(k));
+        ui.pinned.set(Some(hits[k]));
+    };
+    let count = move || match found.get() {
+        None => String::new(),
+        Some((_, hits, total)) => {
+            let at = cursor
+                .get()
+                .map(|k| format!("{} of ", grouped(k as u64 + 1)))
+                .unwrap_or_default();
+            format!(
+                "{at}{} match{} · {}",
+                grouped(hits.len() as u64),
+                if hits.len() == 1 { "" } else { "es" },
+                bytes(total)
+            )
+        }
+    };
+    view! {
+        <label class="search" title="Find allocations: an address (b7f4…_3, 0x7f4…), a size (>100MB, <4KiB, 1.0 GiB), text in a frame (models.py:174, forward), a category, compile_context or user_metadata. Enter / Shift+Enter step through the matches.">
+            <input type="search" class="select" placeholder="Find…" data-testid="search"
+                on:input=move |ev| run(event_target_value(&ev))
+                on:keydown=move |ev: web_sys::KeyboardEvent| {
+                    if ev.key() == "Enter" {
+                        ev.prevent_default();
+                        step(ev.shift_key());
+                    }
+                } />
+            <span class="muted" data-testid="search-count">{count}</span>
+        </label>
     }
 }

@@ -6,6 +6,7 @@ pub mod efficiency;
 pub mod lifetimes;
 pub mod live_set;
 pub mod report;
+pub mod search;
 pub mod stacks;
 pub mod stats;
 pub mod summary;

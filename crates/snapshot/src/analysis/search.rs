@@ -1,0 +1,261 @@
+//! Finding allocations: by address (`b7f4…_3` as MemoryViz names them, a hex prefix, `0x…`), by size
+//! (`>100MB`, `<=4KiB`, `1.0 GiB`), by category, and by text in any frame of their stack, their
+//! `compile_context` or `user_metadata`.
+
+use std::collections::HashMap;
+
+use super::lifetimes::Lifetimes;
+use super::stacks::frame_text;
+use crate::model::{Snapshot, StackId};
+
+/// A parsed query.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Query {
+    /// `b7f3a…_3`, `0x7f3a…` or a hex prefix of an address (at least 4 hex digits with a letter, or
+    /// `0x`): allocations whose name or address starts with it.
+    Address { hex: String, version: Option<u32> },
+    /// A size comparison; `=` matches what shows as the same size (`1.0 GiB`), or exact bytes.
+    Size {
+        op: Op,
+        bytes: u64,
+        shown: Option<String>,
+    },
+    /// Case-insensitive text in a frame (`file:line:function`), the category, compile_context or
+    /// user_metadata.
+    Text(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Less,
+    LessEq,
+    Greater,
+    GreaterEq,
+    Equal,
+}
+
+/// `1.5GiB`, `100 MB`, `4096`, `4 KiB` as bytes (MB, GB: binary, as PyTorch's own tools print them),
+/// and whether a unit was given.
+fn parse_size(text: &str) -> Option<(u64, bool)> {
+    let t = text.trim().to_ascii_lowercase().replace(' ', "");
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter(|&k| k > 0)?;
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().ok()?;
+    let scale = match unit.trim_end_matches('s') {
+        "b" | "byte" => 1u64,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return None,
+    };
+    let bytes = value * scale as f64;
+    (0.0..1.8e19)
+        .contains(&bytes)
+        .then_some((bytes.round() as u64, true))
+}
+
+/// Reads a query; `None` for an empty one.
+pub fn parse(query: &str) -> Option<Query> {
+    let q = query.trim();
+    if q.is_empty() {
+        return None;
+    }
+    for (prefix, op) in [
+        (">=", Op::GreaterEq),
+        ("<=", Op::LessEq),
+        (">", Op::Greater),
+        ("<", Op::Less),
+        ("=", Op::Equal),
+    ] {
+        if let Some(rest) = q.strip_prefix(prefix) {
+            let rest = rest.trim();
+            let bytes = parse_size(rest)
+                .map(|b| b.0)
+                .or_else(|| rest.parse::<u64>().ok());
+            if let Some(bytes) = bytes {
+                return Some(Query::Size {
+                    op,
+                    bytes,
+                    shown: None,
+                });
+            }
+        }
+    }
+    if let Some((bytes, true)) = parse_size(q) {
+        return Some(Query::Size {
+            op: Op::Equal,
+            bytes,
+            shown: Some(crate::format::bytes(bytes)),
+        });
+    }
+    let lower = q.to_ascii_lowercase();
+    let hex_only = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_hexdigit());
+    if let Some(hex) = lower.strip_prefix("0x").filter(|h| hex_only(h)) {
+        return Some(Query::Address {
+            hex: hex.trim_start_matches('0').to_string(),
+            version: None,
+        });
+    }
+    if let Some(name) = lower.strip_prefix('b') {
+        let (hex, version) = match name.split_once('_') {
+            Some((h, v)) => (h, v.parse().ok()),
+            None => (name, None),
+        };
+        if hex_only(hex) && hex.len() >= 4 && (version.is_some() || name.split_once('_').is_none())
+        {
+            return Some(Query::Address {
+                hex: hex.to_string(),
+                version,
+            });
+        }
+    }
+    if hex_only(&lower) && lower.len() >= 6 && lower.chars().any(|c| c.is_ascii_alphabetic()) {
+        return Some(Query::Address {
+            hex: lower,
+            version: None,
+        });
+    }
+    Some(Query::Text(lower))
+}
+
+/// The allocations of `lifetimes` that `query` finds (indices, sorted). `categories`: each
+/// allocation's category index and the names (text queries match them too).
+pub fn search(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    categories: Option<(&[u16], &[String])>,
+    query: &Query,
+) -> Vec<u32> {
+    let all = lifetimes.allocations.iter().enumerate();
+    match query {
+        Query::Address { hex, version } => all
+            .filter(|(_, a)| {
+                let text = format!("{:x}", a.addr);
+                text.starts_with(hex.as_str()) && version.is_none_or(|v| v == a.version)
+            })
+            .map(|(i, _)| i as u32)
+            .collect(),
+        Query::Size { op, bytes, shown } => all
+            .filter(|(_, a)| match op {
+                Op::Less => a.size < *bytes,
+                Op::LessEq => a.size <= *bytes,
+                Op::Greater => a.size > *bytes,
+                Op::GreaterEq => a.size >= *bytes,
+                Op::Equal => match shown {
+                    Some(s) => crate::format::bytes(a.size) == *s,
+                    None => a.size == *bytes,
+                },
+            })
+            .map(|(i, _)| i as u32)
+            .collect(),
+        Query::Text(text) => {
+            let category_hit: Vec<bool> = categories
+                .map(|(_, names)| {
+                    names
+                        .iter()
+                        .map(|n| n.to_ascii_lowercase() == *text)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut by_stack: HashMap<StackId, bool> = HashMap::new();
+            let mut by_frame: HashMap<crate::model::FrameId, bool> = HashMap::new();
+            let trace = snapshot.trace(lifetimes.device);
+            let entry_text = |e: Option<u32>| -> bool {
+                let Some(e) = e.map(|e| e as usize).filter(|&e| e < trace.len()) else {
+                    return false;
+                };
+                [trace.compile_context[e], trace.user_metadata[e]]
+                    .into_iter()
+                    .filter(|&id| id != crate::model::NONE_ID)
+                    .any(|id| {
+                        snapshot
+                            .str(crate::model::StrId(id))
+                            .to_ascii_lowercase()
+                            .contains(text.as_str())
+                    })
+            };
+            all.filter(|(i, a)| {
+                if let Some((of, _)) = categories {
+                    if category_hit.get(of[*i] as usize).copied().unwrap_or(false) {
+                        return true;
+                    }
+                }
+                let in_stack = *by_stack.entry(a.stack).or_insert_with(|| {
+                    snapshot.stack(a.stack).iter().any(|&f| {
+                        *by_frame.entry(f).or_insert_with(|| {
+                            frame_text(snapshot, snapshot.frame(f))
+                                .to_ascii_lowercase()
+                                .contains(text.as_str())
+                        })
+                    })
+                });
+                in_stack || entry_text(a.alloc_event)
+            })
+            .map(|(i, _)| i as u32)
+            .collect()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_are_read_as_addresses_sizes_or_text() {
+        assert_eq!(
+            parse(">100MB"),
+            Some(Query::Size {
+                op: Op::Greater,
+                bytes: 100 << 20,
+                shown: None
+            })
+        );
+        assert_eq!(
+            parse("<= 4KiB"),
+            Some(Query::Size {
+                op: Op::LessEq,
+                bytes: 4096,
+                shown: None
+            })
+        );
+        assert_eq!(
+            parse("1.0 GiB"),
+            Some(Query::Size {
+                op: Op::Equal,
+                bytes: 1 << 30,
+                shown: Some("1.0 GiB".into())
+            })
+        );
+        assert_eq!(
+            parse("b7f3a2c000000_3"),
+            Some(Query::Address {
+                hex: "7f3a2c000000".into(),
+                version: Some(3)
+            })
+        );
+        assert_eq!(
+            parse("0x7F3A2"),
+            Some(Query::Address {
+                hex: "7f3a2".into(),
+                version: None
+            })
+        );
+        assert_eq!(
+            parse("7f3a2c"),
+            Some(Query::Address {
+                hex: "7f3a2c".into(),
+                version: None
+            })
+        );
+        assert_eq!(
+            parse("models.py:174"),
+            Some(Query::Text("models.py:174".into()))
+        );
+        assert_eq!(parse("backward"), Some(Query::Text("backward".into())));
+        assert_eq!(parse("  "), None);
+    }
+}

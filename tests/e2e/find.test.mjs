@@ -1,0 +1,51 @@
+// End-to-end: finding allocations on the timeline by frame text, size and address; Enter steps
+// through the matches and pins each, so its stack shows.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { serve, browser, open, loadFile, shot, FIXTURES, TIER2 } from './harness.mjs';
+
+let server, b;
+before(async () => { server = await serve(); b = await browser(); });
+after(async () => { await b?.close(); await server?.close(); });
+
+const matches = async page => {
+  const text = await page.textContent('[data-testid=search-count]');
+  const m = text.replace(/\s/g, '').match(/(?:\d+of)?(\d+)match/);
+  return m ? Number(m[1]) : 0;
+};
+
+test('a search highlights its matches; Enter pins them one by one', TIER2, async () => {
+  const { page, errors } = await open(b, server.url);
+  await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
+  // By frame text: Adam's moment buffers.
+  await page.fill('[data-testid=search]', 'optimizers.py:82');
+  await page.waitForFunction(() => /match/.test(document.querySelector('[data-testid=search-count]').textContent));
+  const n = await matches(page);
+  assert.ok(n > 0, await page.textContent('[data-testid=search-count]'));
+  assert.match(await page.textContent('[data-testid=highlight]'), new RegExp(`search: optimizers\\.py:82 \\(${n} allocations\\)`));
+  await page.press('[data-testid=search]', 'Enter');
+  await page.waitForSelector('[data-testid=stack-trace]');
+  assert.match(await page.textContent('[data-testid=stack-trace]'), /optimizers\.py:82/);
+  assert.match(await page.textContent('[data-testid=search-count]'), /^1 of /);
+  await page.press('[data-testid=search]', 'Enter');
+  assert.match(await page.textContent('[data-testid=search-count]'), n > 1 ? /^2 of / : /^1 of /);
+  await shot(page, 'find-frame');
+  // By size: everything over 10 GiB is a subset of everything over 100 MiB.
+  await page.fill('[data-testid=search]', '>10GiB');
+  const big = await matches(page);
+  await page.fill('[data-testid=search]', '>100MB');
+  const over = await matches(page);
+  assert.ok(over >= big && over > 0, `${over} ${big}`);
+  // By address: the pinned allocation's name (from its stack panel head) finds exactly it.
+  await page.press('[data-testid=search]', 'Enter');
+  const head = await page.textContent('.stack-summary');
+  const name = head.match(/b[0-9a-f]+_\d+/)[0];
+  await page.fill('[data-testid=search]', name);
+  assert.equal(await matches(page), 1);
+  // Cleared: nothing highlighted by the search.
+  await page.fill('[data-testid=search]', '');
+  assert.equal(await page.locator('[data-testid=highlight]').count(), 0);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
