@@ -145,7 +145,11 @@ pub fn search(
                 Op::Greater => a.size > *bytes,
                 Op::GreaterEq => a.size >= *bytes,
                 Op::Equal => match shown {
-                    Some(s) => crate::format::bytes(a.size) == *s,
+                    // What shows as the same size lies within a twentieth of it: format only those.
+                    Some(s) => {
+                        a.size.abs_diff(*bytes) <= *bytes / 20 + 1
+                            && crate::format::bytes(a.size) == *s
+                    }
                     None => a.size == *bytes,
                 },
             })
