@@ -32,35 +32,54 @@ pub fn is_open(path: &[usize], toggled: &HashSet<Vec<usize>>) -> bool {
 /// The rows of `root`'s tree that are visible with `toggled` nodes toggled, depth first, at most
 /// [`MAX_TREE_ROWS`].
 pub fn tree_rows(root: &Node, toggled: &HashSet<Vec<usize>>) -> Vec<TreeRow> {
+    visible(
+        root,
+        |n| &n.children,
+        |p| is_open(p, toggled),
+        MAX_TREE_ROWS,
+    )
+    .into_iter()
+    .map(|(path, n, open)| TreeRow {
+        frame: n.frame.clone().unwrap_or_default(),
+        bytes: n.bytes,
+        count: n.count,
+        share: percent(n.bytes, root.bytes),
+        open,
+        leaf: n.children.is_empty(),
+        path,
+    })
+    .collect()
+}
+
+/// The visible nodes of a tree under `root` (which is not shown), depth first: each with its path
+/// (child indices) and whether it is open (`open` says, by path); children of closed nodes are not
+/// visited. At most `limit`, so a huge tree cannot freeze the page.
+pub fn visible<N>(
+    root: &N,
+    children: fn(&N) -> &[N],
+    open: impl Fn(&[usize]) -> bool,
+    limit: usize,
+) -> Vec<(Vec<usize>, &N, bool)> {
     let mut rows = Vec::new();
-    let mut todo: Vec<(Vec<usize>, &Node)> = root
-        .children
+    let mut todo: Vec<(Vec<usize>, &N)> = children(root)
         .iter()
         .enumerate()
         .rev()
         .map(|(k, c)| (vec![k], c))
         .collect();
     while let Some((path, n)) = todo.pop() {
-        if rows.len() >= MAX_TREE_ROWS {
+        if rows.len() >= limit {
             break;
         }
-        let open = is_open(&path, toggled);
-        if open {
-            for (k, c) in n.children.iter().enumerate().rev() {
+        let is_open = open(&path);
+        if is_open {
+            for (k, c) in children(n).iter().enumerate().rev() {
                 let mut p = path.clone();
                 p.push(k);
                 todo.push((p, c));
             }
         }
-        rows.push(TreeRow {
-            frame: n.frame.clone().unwrap_or_default(),
-            bytes: n.bytes,
-            count: n.count,
-            share: percent(n.bytes, root.bytes),
-            open,
-            leaf: n.children.is_empty(),
-            path,
-        });
+        rows.push((path, n, is_open));
     }
     rows
 }

@@ -109,38 +109,24 @@ pub fn is_open(path: &[usize], toggled: &HashSet<Vec<usize>>) -> bool {
 
 /// The visible rows of the diff tree under `root`, depth first, at most [`MAX_DIFF_ROWS`].
 pub fn diff_rows(root: &DiffNode, toggled: &HashSet<Vec<usize>>) -> Vec<DiffRow> {
-    let mut rows = Vec::new();
-    let mut todo: Vec<(Vec<usize>, &DiffNode)> = root
-        .children
-        .iter()
-        .enumerate()
-        .rev()
-        .map(|(k, c)| (vec![k], c))
-        .collect();
-    while let Some((path, n)) = todo.pop() {
-        if rows.len() >= MAX_DIFF_ROWS {
-            break;
-        }
-        let open = is_open(&path, toggled);
-        if open {
-            for (k, c) in n.children.iter().enumerate().rev() {
-                let mut p = path.clone();
-                p.push(k);
-                todo.push((p, c));
-            }
-        }
-        rows.push(DiffRow {
-            frame: n.frame.clone().unwrap_or_default(),
-            a_bytes: n.a_bytes,
-            b_bytes: n.b_bytes,
-            delta_bytes: n.delta_bytes,
-            presence: n.presence,
-            open,
-            leaf: n.children.is_empty(),
-            path,
-        });
-    }
-    rows
+    super::analysis::visible(
+        root,
+        |n| &n.children,
+        |p| is_open(p, toggled),
+        MAX_DIFF_ROWS,
+    )
+    .into_iter()
+    .map(|(path, n, open)| DiffRow {
+        frame: n.frame.clone().unwrap_or_default(),
+        a_bytes: n.a_bytes,
+        b_bytes: n.b_bytes,
+        delta_bytes: n.delta_bytes,
+        presence: n.presence,
+        open,
+        leaf: n.children.is_empty(),
+        path,
+    })
+    .collect()
 }
 
 /// A labelled pair of figures and their difference.

@@ -1068,6 +1068,65 @@ impl PlotArea {
     }
 }
 
+/// A line chart over `x` with a byte axis reaching `top` (with room above it): `descs` are the x and y
+/// axis descriptions (`{unit}` in the y one becomes the byte unit). Returns the unit's divisor too.
+fn line_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    heading: &str,
+    (x0, x1): (f64, f64),
+    top: u64,
+    descs: (&str, &str),
+    x_label: &dyn Fn(&f64) -> String,
+    theme: &Theme,
+) -> Result<(LineChart<'a, DB>, f64)>
+where
+    DB::ErrorType: 'static,
+{
+    let (div, unit_name) = unit(top);
+    let mut chart = builder(area, heading, theme)
+        .x_label_area_size(theme.px(36))
+        .y_label_area_size(theme.px(64))
+        .build_cartesian_2d(x0..x1, 0f64..top as f64 * 1.12 / div)?;
+    chart
+        .configure_mesh()
+        .x_desc(descs.0)
+        .x_label_formatter(x_label)
+        .y_desc(descs.1.replace("{unit}", unit_name))
+        .label_style(theme.text(12))
+        .axis_desc_style(theme.text(13))
+        .axis_style(theme.muted)
+        .bold_line_style(theme.muted.mix(0.25))
+        .light_line_style(TRANSPARENT)
+        .draw()?;
+    Ok((chart, div))
+}
+
+/// Draws a vertical rule at `marker` (the pointer) and the legend, and says where the plot is.
+fn finish_line_chart<'a, DB: DrawingBackend + 'a>(
+    mut chart: LineChart<'a, DB>,
+    marker: Option<f64>,
+    position: SeriesLabelPosition,
+    theme: &Theme,
+) -> Result<PlotArea>
+where
+    DB::ErrorType: 'static,
+{
+    let (xs, ys) = (chart.x_range(), chart.y_range());
+    if let Some(x) = marker.filter(|x| xs.contains(x)) {
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(x, ys.start), (x, ys.end)],
+            theme.muted.stroke_width(theme.px(1)),
+        )))?;
+    }
+    legend(&mut chart, position, theme)?;
+    let (px, py) = chart.plotting_area().get_pixel_range();
+    Ok(PlotArea {
+        x: (px.start, px.end),
+        y: (py.start, py.end),
+        x_range: (xs.start, xs.end),
+    })
+}
+
 /// The live-bytes curves of several runs on one chart, each in its run colour, peaks marked, over
 /// `x_range` of `axis` (`None`: all of it). `marker`: an x to draw a vertical rule at (the pointer).
 pub fn overlaid_curves<DB: DrawingBackend>(
@@ -1091,31 +1150,25 @@ where
         .max()
         .unwrap_or(1)
         .max(1);
-    let (div, unit_name) = unit(top);
-    let mut chart = builder(area, heading, theme)
-        .x_label_area_size(theme.px(36))
-        .y_label_area_size(theme.px(64))
-        .build_cartesian_2d(x0..x1, 0f64..top as f64 * 1.12 / div)?;
     let x_desc = match axis {
         CompareAxis::Fraction => "share of each trace".to_string(),
         CompareAxis::Seconds => "seconds from each trace's start".to_string(),
         CompareAxis::AtMark(name) => format!("entries from '{name}'"),
     };
-    chart
-        .configure_mesh()
-        .x_desc(x_desc)
-        .x_label_formatter(&|x| match axis {
-            CompareAxis::Fraction => format!("{:.0} %", x * 100.0),
-            CompareAxis::Seconds => format!("{x:.2}"),
-            CompareAxis::AtMark(_) => format!("{x:.0}"),
-        })
-        .y_desc(unit_name)
-        .label_style(theme.text(12))
-        .axis_desc_style(theme.text(13))
-        .axis_style(theme.muted)
-        .bold_line_style(theme.muted.mix(0.25))
-        .light_line_style(TRANSPARENT)
-        .draw()?;
+    let x_label = |x: &f64| match axis {
+        CompareAxis::Fraction => format!("{:.0} %", x * 100.0),
+        CompareAxis::Seconds => format!("{x:.2}"),
+        CompareAxis::AtMark(_) => format!("{x:.0}"),
+    };
+    let (mut chart, div) = line_chart(
+        area,
+        heading,
+        (x0, x1),
+        top,
+        (&x_desc, "{unit}"),
+        &x_label,
+        theme,
+    )?;
     let width = theme.px(2);
     for (points, (d, color)) in curves.iter().zip(runs) {
         if points.is_empty() {
@@ -1154,19 +1207,7 @@ where
             }
         }
     }
-    if let Some(x) = marker.filter(|x| (x0..=x1).contains(x)) {
-        chart.draw_series(std::iter::once(PathElement::new(
-            vec![(x, 0.0), (x, top as f64 * 1.12 / div)],
-            theme.muted.stroke_width(theme.px(1)),
-        )))?;
-    }
-    legend(&mut chart, SeriesLabelPosition::UpperLeft, theme)?;
-    let (px, py) = chart.plotting_area().get_pixel_range();
-    Ok(PlotArea {
-        x: (px.start, px.end),
-        y: (py.start, py.end),
-        x_range: (x0, x1),
-    })
+    finish_line_chart(chart, marker, SeriesLabelPosition::UpperLeft, theme)
 }
 
 /// The peaks of several runs as labelled bars in their run colours.
@@ -1274,27 +1315,21 @@ where
         }
     }
     let top = top.max(1);
-    let (div, unit_name) = unit(top);
     let x1 = if x1 > x0 { x1 } else { x0 + 1.0 };
-    let mut chart = builder(area, heading, theme)
-        .x_label_area_size(theme.px(36))
-        .y_label_area_size(theme.px(64))
-        .build_cartesian_2d(x0..x1, 0f64..top as f64 * 1.12 / div)?;
-    chart
-        .configure_mesh()
-        .x_desc("step")
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_desc(if options.reserved {
-            format!("peak reserved per step ({unit_name})")
-        } else {
-            format!("peak allocated per step ({unit_name})")
-        })
-        .label_style(theme.text(12))
-        .axis_desc_style(theme.text(13))
-        .axis_style(theme.muted)
-        .bold_line_style(theme.muted.mix(0.25))
-        .light_line_style(TRANSPARENT)
-        .draw()?;
+    let y_desc = if options.reserved {
+        "peak reserved per step ({unit})"
+    } else {
+        "peak allocated per step ({unit})"
+    };
+    let (mut chart, div) = line_chart(
+        area,
+        heading,
+        (x0, x1),
+        top,
+        ("step", y_desc),
+        &|x| format!("{x:.0}"),
+        theme,
+    )?;
     let width = theme.px(2);
     let green = RGBColor(0x2c, 0xa0, 0x2c);
     // Whether static, theoretical, OOM and retry marks have their legend entry yet.
@@ -1402,17 +1437,5 @@ where
             )))?;
         }
     }
-    if let Some(x) = marker.filter(|x| (x0..=x1).contains(x)) {
-        chart.draw_series(std::iter::once(PathElement::new(
-            vec![(x, 0.0), (x, top as f64 * 1.12 / div)],
-            theme.muted.stroke_width(theme.px(1)),
-        )))?;
-    }
-    legend(&mut chart, SeriesLabelPosition::LowerRight, theme)?;
-    let (px, py) = chart.plotting_area().get_pixel_range();
-    Ok(PlotArea {
-        x: (px.start, px.end),
-        y: (py.start, py.end),
-        x_range: (x0, x1),
-    })
+    finish_line_chart(chart, marker, SeriesLabelPosition::LowerRight, theme)
 }

@@ -132,17 +132,6 @@ impl Node {
     pub fn at(&self, path: &[usize]) -> Option<&Node> {
         path.iter().try_fold(self, |n, &k| n.children.get(k))
     }
-
-    /// The frames from this node down to the node at `path` (child indices), outermost first.
-    pub fn frames_to(&self, path: &[usize]) -> Option<Vec<String>> {
-        let mut node = self;
-        let mut frames = Vec::with_capacity(path.len());
-        for &k in path {
-            node = node.children.get(k)?;
-            frames.push(node.frame.clone()?);
-        }
-        Some(frames)
-    }
 }
 
 /// The live set at `event` as a tree from the outermost frame inwards. Plumbing frames are always left
