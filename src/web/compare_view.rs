@@ -200,29 +200,7 @@ fn PeakTable(ui: Ui, digests: Memo<Vec<Digest>>, rows: Memo<Vec<Digest>>) -> imp
         let exact = peak_table(&peak_rows(&all, base), true);
         let order = sorted_order(&exact, ui.compare.sort.get());
         let (_, b_key) = diff_pair(ui, &chosen);
-        let sort = ui.compare.sort.get();
-        let head = shown
-            .header
-            .iter()
-            .enumerate()
-            .map(|(k, h)| {
-                let arrow = match sort {
-                    Some((c, true)) if c == k => " ▼",
-                    Some((c, false)) if c == k => " ▲",
-                    _ => "",
-                };
-                let numeric = shown.numeric[k];
-                view! {
-                    <th class:num=numeric title="Sort by this column" on:click=move |_| {
-                        ui.compare.sort.update(|s| *s = match *s {
-                            Some((c, true)) if c == k => Some((k, false)),
-                            Some((c, false)) if c == k => None,
-                            _ => Some((k, true)),
-                        });
-                    }>{format!("{h}{arrow}")}</th>
-                }
-            })
-            .collect_view();
+        let head = sort_headers(&shown, ui.compare.sort);
         let body = order
             .into_iter()
             .map(|i| {
@@ -296,6 +274,36 @@ fn PeakTable(ui: Ui, digests: Memo<Vec<Digest>>, rows: Memo<Vec<Digest>>) -> imp
             <table class="compare-table" data-testid="compare-table">{body}</table>
         </div>
     }
+}
+
+/// A table's column headings; a click sorts by a column (descending, ascending, then as it came).
+pub fn sort_headers(
+    table: &memograph_snapshot::analysis::compare::Table,
+    sort: RwSignal<Option<(usize, bool)>>,
+) -> impl IntoView {
+    let now = sort.get_untracked();
+    table
+        .header
+        .iter()
+        .zip(&table.numeric)
+        .enumerate()
+        .map(|(k, (h, &numeric))| {
+            let arrow = match now {
+                Some((c, true)) if c == k => " ▼",
+                Some((c, false)) if c == k => " ▲",
+                _ => "",
+            };
+            view! {
+                <th class:num=numeric title="Sort by this column" on:click=move |_| {
+                    sort.update(|s| *s = match *s {
+                        Some((c, true)) if c == k => Some((k, false)),
+                        Some((c, false)) if c == k => None,
+                        _ => Some((k, true)),
+                    });
+                }>{format!("{h}{arrow}")}</th>
+            }
+        })
+        .collect_view()
 }
 
 /// Shows a run's timeline: selects it when it is open, else opens its file whole.

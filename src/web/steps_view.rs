@@ -129,28 +129,7 @@ fn StepsTable(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
         let exact = steps_table(&runs, base, true);
         let sort = s.sort.get();
         let order = crate::view_model::compare::sorted_order(&exact, sort);
-        let head = table
-            .header
-            .iter()
-            .zip(&table.numeric)
-            .enumerate()
-            .map(|(k, (h, &n))| {
-                let arrow = match sort {
-                    Some((c, true)) if c == k => " ▼",
-                    Some((c, false)) if c == k => " ▲",
-                    _ => "",
-                };
-                view! {
-                    <th class:num=n title="Sort by this column" on:click=move |_| {
-                        s.sort.update(|x| *x = match *x {
-                            Some((c, true)) if c == k => Some((k, false)),
-                            Some((c, false)) if c == k => None,
-                            _ => Some((k, true)),
-                        });
-                    }>{format!("{h}{arrow}")}</th>
-                }
-            })
-            .collect_view();
+        let head = super::compare_view::sort_headers(&table, s.sort);
         let rows = order
             .into_iter()
             .map(|i| {

@@ -246,23 +246,15 @@ fn over_trace<'a, DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let (div, unit_name) = unit(y_top.max(1));
-    let mut chart = builder(area, heading, theme)
-        .x_label_area_size(theme.px(36))
-        .y_label_area_size(theme.px(64))
-        .build_cartesian_2d(-1f64..entries(r), 0f64..y_top.max(1) as f64 * 1.1 / div)?;
-    chart
-        .configure_mesh()
-        .x_desc("trace entry")
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_desc(unit_name)
-        .label_style(theme.text(12))
-        .axis_desc_style(theme.text(13))
-        .axis_style(theme.muted)
-        .bold_line_style(theme.muted.mix(0.25))
-        .light_line_style(TRANSPARENT)
-        .draw()?;
-    Ok((chart, div))
+    line_chart(
+        area,
+        heading,
+        (-1.0, entries(r)),
+        y_top.max(1),
+        ("trace entry", "{unit}"),
+        &|x| format!("{x:.0}"),
+        theme,
+    )
 }
 
 fn legend<'a, DB: DrawingBackend + 'a>(
