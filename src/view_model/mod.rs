@@ -7,6 +7,7 @@
 
 pub mod analysis;
 pub mod compare;
+pub mod share;
 mod state;
 pub mod steps;
 mod timeline;

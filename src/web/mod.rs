@@ -5,6 +5,7 @@
 mod analysis_view;
 mod compare_view;
 mod settings_view;
+mod share;
 mod stack_panel;
 mod state_view;
 mod steps_view;
@@ -70,6 +71,11 @@ impl View {
             View::Steps => "steps",
         }
     }
+    /// The view a key names.
+    fn of_key(key: &str) -> Option<View> {
+        View::ALL.into_iter().find(|v| v.key() == key)
+    }
+
     fn label(self) -> &'static str {
         match self {
             View::Timeline => "Active Memory Timeline",
@@ -145,6 +151,8 @@ pub struct Ui {
     /// A call path picked in the Compare view's diff (frames, outermost first): highlighted on each
     /// run's timeline when it is shown.
     pub compare_path: RwSignal<Option<Vec<String>>>,
+    /// A link's view state (the URL's hash at start), waiting for its file to open.
+    pub pending: RwSignal<Option<crate::view_model::share::ViewState>>,
     /// Bumped whenever step-record files are added or removed.
     pub steps: RwSignal<u32>,
     pub steps_ui: steps_view::StepsUi,
@@ -182,6 +190,7 @@ impl Ui {
             comparing: RwSignal::new((0, 0)),
             compare: compare_view::CompareUi::new(),
             compare_path: RwSignal::new(None),
+            pending: RwSignal::new(None),
             steps: RwSignal::new(0),
             steps_ui: steps_view::StepsUi::new(),
         }
@@ -293,6 +302,7 @@ impl Listener for Ui {
         self.select(index, device);
         self.files.update(|n| *n += 1);
         self.phase.set(Phase::Ready);
+        share::restore(*self, index);
     }
 
     fn failed(&self, name: &str, reason: &str) {
@@ -343,6 +353,8 @@ fn show_fatal(message: &str) {
 #[component]
 fn App() -> impl IntoView {
     let ui = Ui::new();
+    // A link's view (the hash) waits for its file; the address bar follows the view from then on.
+    share::start(ui);
     // `?url=` loads a snapshot the user linked to.
     if let Some(url) = web_sys::window()
         .and_then(|w| w.location().search().ok())
@@ -659,6 +671,9 @@ fn Header(ui: Ui) -> impl IntoView {
                 </select>
             </Show>
             <span class="spacer"></span>
+            <Show when=move || store_count(ui) != 0>
+                <share::CopyLink ui=ui />
+            </Show>
             <button class="button" title="Dark or light theme" on:click=move |_| ui.dark.update(|d| *d = !*d)>
                 {move || if ui.dark.get() { "☀ Light" } else { "☾ Dark" }}
             </button>
@@ -727,6 +742,12 @@ fn Welcome(ui: Ui) -> impl IntoView {
                 "pick one with the button above, or "
                 <a href="#" on:click=move |ev| { ev.prevent_default(); load::load_example(ui.listener()); }>"open the example"</a>"."
             </p>
+            {move || ui.pending.get().and_then(|p| p.file).map(|(name, size)| view! {
+                <p class="notice" data-testid="link-notice">
+                    {format!("This link shows a view of {name} ({}). Open that file (nothing is uploaded) and the view is restored.",
+                        memograph_snapshot::format::bytes(size))}
+                </p>
+            })}
             <h2>"Make a snapshot"</h2>
             <pre class="code">"import torch\n\n"
     "torch.cuda.memory._record_memory_history(max_entries=100_000)\n"
