@@ -84,6 +84,10 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
                 <Show when=move || ui.highlight.get().is_some()>
                     <HighlightChip ui=ui />
                 </Show>
+                <button class="button small" data-testid="export-live-csv" on:click=move |_| export_live_set(ui)
+                    title="Download the allocations live at this entry (name, address, bytes, category, where allocated) as CSV">"Live set (CSV)"</button>
+                <button class="button small" data-testid="export-report-json" on:click=move |_| export_report(ui)
+                    title="Download these analyses as JSON (what memograph report --json writes for this device)">"Analyses (JSON)"</button>
                 <span class="muted hint">"click the timeline: what is live there · click a path or a bar: highlight it"</span>
             </div>
             <div class="analysis-body">
@@ -134,6 +138,42 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
                 </div>
             </div>
         </div>
+    }
+}
+
+/// Downloads the live set at the analysed entry as CSV (exact bytes; its rows add up to the live bytes).
+fn export_live_set(ui: Ui) {
+    let made = with_model_untracked(ui, |m, s| {
+        let event = m.last_report()?.event;
+        let c = m.categories(s);
+        let table = memograph_snapshot::analysis::live_set::live_set_table(
+            s,
+            &m.blocks.lifetimes,
+            &c.of,
+            &c.names,
+            event,
+        );
+        Some((event, table.csv()))
+    })
+    .flatten();
+    if let Some((event, csv)) = made {
+        let at = if event < 0 {
+            "start".to_string()
+        } else {
+            format!("entry{event}")
+        };
+        super::compare_view::save_text(&format!("memograph_live_set_{at}.csv"), "text/csv", &csv);
+    }
+}
+
+/// Downloads the analyses the panels show (the engine's report of this device at this entry) as JSON.
+fn export_report(ui: Ui) {
+    let json = with_model_untracked(ui, |m, _| {
+        m.last_report().and_then(|r| serde_json::to_string(r).ok())
+    })
+    .flatten();
+    if let Some(json) = json {
+        super::compare_view::save_text("memograph_analyses.json", "application/json", &json);
     }
 }
 

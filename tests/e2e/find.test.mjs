@@ -2,6 +2,7 @@
 // through the matches and pins each, so its stack shows.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { serve, browser, open, loadFile, shot, FIXTURES, TIER2 } from './harness.mjs';
 
@@ -46,6 +47,24 @@ test('a search highlights its matches; Enter pins them one by one', TIER2, async
   // Cleared: nothing highlighted by the search.
   await page.fill('[data-testid=search]', '');
   assert.equal(await page.locator('[data-testid=highlight]').count(), 0);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the live set at the peak downloads as CSV whose rows add up to the reference peak; the analyses as JSON', TIER2, async () => {
+  const { page, errors } = await open(b, server.url);
+  await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
+  await page.selectOption('[data-testid=view-select]', 'analysis');
+  await page.waitForSelector('[data-testid=analysis-at]');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=export-live-csv]')]);
+  const csv = fs.readFileSync(await download.path(), 'utf8').trim().split('\n');
+  assert.equal(csv[0], 'name,address,bytes,category,allocated at,alloc entry');
+  const sum = csv.slice(1).reduce((s, line) => s + BigInt(line.split(',')[2]), 0n);
+  const reference = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'reference', 'kk_memory_ctx128_fullstep.pickle.json')));
+  assert.equal(sum, BigInt(reference.devices['0'].timeline_peak_bytes));
+  const [json] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=export-report-json]')]);
+  const report = JSON.parse(fs.readFileSync(await json.path(), 'utf8'));
+  assert.equal(report.live_bytes, reference.devices['0'].timeline_peak_bytes);
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -106,6 +106,25 @@ fn forward_against_fullstep_adds_up_and_names_the_optimizer_state() {
         .map(|x| x.size)
         .sum();
     assert_eq!(live, tree.at(&path).unwrap().b_bytes);
+    // The live set at the peak as a table: its bytes add up to the peak.
+    let rules = Rules::built_in();
+    let of = memograph_snapshot::analysis::categories::categorize(&s, &l, &rules);
+    let table = memograph_snapshot::analysis::live_set::live_set_table(
+        &s,
+        &l,
+        &of,
+        &rules.names(),
+        b.peak_event_index,
+    );
+    let sum: u64 = table
+        .rows
+        .iter()
+        .map(|r| r[2].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(sum, b.timeline_peak_bytes);
+    assert!(table
+        .csv()
+        .starts_with("name,address,bytes,category,allocated at,alloc entry\n"));
     let both = [a.clone(), b.clone()];
     let rows = peak_rows(&both, 0);
     assert_eq!(

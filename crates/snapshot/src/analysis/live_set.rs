@@ -279,3 +279,49 @@ pub fn top_consumers(
         })
         .collect()
 }
+
+/// The allocations live at `event` as a table, largest first: name (`b…_N`), address, size in bytes,
+/// category (`of[i]` indexes `names`), where it was allocated, and the entry of its allocation. Its
+/// sizes add up to the live bytes at `event`.
+pub fn live_set_table(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    of: &[u16],
+    names: &[String],
+    event: i64,
+) -> super::compare::Table {
+    let mut live = lifetimes.live_set_at(event);
+    live.sort_by_key(|&i| (std::cmp::Reverse(lifetimes.allocations[i as usize].size), i));
+    let rows = live
+        .into_iter()
+        .map(|i| {
+            let a = &lifetimes.allocations[i as usize];
+            vec![
+                a.name(),
+                format!("0x{:x}", a.addr),
+                a.size.to_string(),
+                names
+                    .get(of.get(i as usize).copied().unwrap_or(0) as usize)
+                    .cloned()
+                    .unwrap_or_default(),
+                allocation_site(snapshot, a.stack),
+                a.alloc_event
+                    .map_or("before the trace".into(), |e| e.to_string()),
+            ]
+        })
+        .collect();
+    super::compare::Table {
+        header: [
+            "name",
+            "address",
+            "bytes",
+            "category",
+            "allocated at",
+            "alloc entry",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        numeric: vec![false, false, true, false, false, true],
+    }
+}
