@@ -335,10 +335,7 @@ impl Load {
                             .ok_or_else(|| "no such device".to_string())
                     });
                     done(one.map(|mut d| {
-                        d.file = self.name.clone();
-                        d.file_bytes = self.size as u64;
-                        d.config =
-                            memograph_snapshot::analysis::compare::config_from_name(&self.name);
+                        d.name_after(&self.name, self.size as u64);
                         d
                     }));
                 }

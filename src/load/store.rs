@@ -76,9 +76,7 @@ pub fn add_compared(
     blob: &web_sys::Blob,
 ) {
     for d in &mut digests {
-        d.file = name.to_string();
-        d.file_bytes = bytes;
-        d.config = compare::config_from_name(name);
+        d.name_after(name, bytes);
     }
     COMPARED.with(|c| {
         let mut c = c.borrow_mut();

@@ -185,19 +185,6 @@ fn delta_row(label: &str, a_bytes: u64, b_bytes: u64) -> Delta {
     }
 }
 
-/// `+1.2 GiB`, `-3.0 MiB`, `±0 B`.
-pub fn signed_bytes(delta: i64) -> String {
-    let sign = match delta.signum() {
-        1 => "+",
-        -1 => "-",
-        _ => "±",
-    };
-    format!(
-        "{sign}{}",
-        memograph_snapshot::format::bytes(delta.unsigned_abs())
-    )
-}
-
 /// `a` against `b` with runs of digits compared as numbers.
 pub fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
     fn parts(s: &str) -> Vec<(bool, String)> {
@@ -317,6 +304,6 @@ mod tests {
             cats.iter().map(|c| c.delta_bytes).sum::<i64>(),
             tree.delta_bytes
         );
-        assert_eq!(signed_bytes(-1024), "-1.0 KiB");
+        assert_eq!(memograph_snapshot::format::signed_bytes(-1024), "-1.0 KiB");
     }
 }

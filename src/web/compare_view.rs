@@ -12,15 +12,15 @@ use memograph_charts::{curve_points, full_range, run_color, Bars, CompareAxis, P
 use memograph_snapshot::analysis::compare::{
     diff, grown_sites, peak_rows, peak_table, ranks, Digest, Presence,
 };
-use memograph_snapshot::format::{bytes, grouped};
+use memograph_snapshot::format::{bytes, grouped, signed_bytes};
 use wasm_bindgen::JsCast;
 
 use super::{Phase, Ui, View};
 use crate::load::{self, store};
 use crate::view_model::analysis::short_frame;
 use crate::view_model::compare::{
-    category_deltas, common_marks, component_deltas, diff_rows, entry_at, signed_bytes,
-    sorted_order, values_at, Delta,
+    category_deltas, common_marks, component_deltas, diff_rows, entry_at, sorted_order, values_at,
+    Delta,
 };
 
 /// A row of the comparison: a file (name and size) and a device.
@@ -381,10 +381,8 @@ fn diff_at(ui: Ui, rows: &[Digest], x: f64) {
                         &rules,
                         Some(entry),
                     );
-                    d.file = name.clone();
-                    d.file_bytes = size;
+                    d.name_after(&name, size);
                     d.default_device = s.default_device() == Some(device);
-                    d.config = memograph_snapshot::analysis::compare::config_from_name(&name);
                     d
                 });
                 deliver(made.ok_or_else(|| "the file is no longer open".to_string()));

@@ -8,12 +8,11 @@
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use memograph_charts::{step_chart, Bars, PlotArea, StepChartOptions};
-use memograph_snapshot::format::{bytes, grouped};
+use memograph_snapshot::format::{bytes, grouped, signed_bytes};
 use memograph_snapshot::steps::{steps_table, StepRun};
 
 use super::{Phase, Ui, View};
 use crate::load::store;
-use crate::view_model::compare::signed_bytes;
 use crate::view_model::steps::{breakdown, snapshot_marks, values_at};
 
 /// The Steps view's choices, kept while other views are shown.

@@ -5,11 +5,11 @@ use std::fmt::Write as _;
 
 use memograph_snapshot::analysis::categories::Rules;
 use memograph_snapshot::analysis::compare::{
-    self, diff, digest_at, grown_sites, peak_rows, peak_table, ranks, DiffNode, Digest, Presence,
+    diff, digest_at, grown_sites, peak_rows, peak_table, ranks, DiffNode, Digest, Presence,
     SiteDelta,
 };
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
-use memograph_snapshot::format::bytes;
+use memograph_snapshot::format::{bytes, signed_bytes};
 use memograph_snapshot::Snapshot;
 
 use crate::{load, Failure};
@@ -82,10 +82,8 @@ fn digest_file(path: &str, device: Option<i64>, rules: &Rules) -> Result<Digest,
     let device = device_of(path, &snapshot, device)?;
     let lifetimes = Lifetimes::of(&snapshot, device);
     let mut d = digest_at(&snapshot, &lifetimes, rules, None);
-    d.file = path.to_string();
-    d.file_bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+    d.name_after(path, std::fs::metadata(path).map_or(0, |m| m.len()));
     d.default_device = snapshot.default_device() == Some(device);
-    d.config = compare::config_from_name(path);
     Ok(d)
 }
 
@@ -286,7 +284,7 @@ pub fn run_diff(args: &DiffArgs) -> Result<(), Failure> {
         at_text(&b, args.at.map(|x| x.1)),
         bytes(tree.a_bytes),
         bytes(tree.b_bytes),
-        signed(tree.delta_bytes)
+        signed_bytes(tree.delta_bytes)
     );
     let _ = writeln!(
         o,
@@ -322,15 +320,6 @@ fn at_text(d: &Digest, entry: Option<i64>) -> String {
     }
 }
 
-fn signed(d: i64) -> String {
-    let sign = match d.signum() {
-        1 => "+",
-        -1 => "-",
-        _ => "±",
-    };
-    format!("{sign}{}", bytes(d.unsigned_abs()))
-}
-
 /// A line of the printed diff tree: a node, or the sum of a level's smaller changes.
 enum Line<'a> {
     Node(&'a DiffNode, usize),
@@ -354,7 +343,7 @@ fn diff_text(o: &mut String, root: &DiffNode) {
             "{:>11} {:>11} {:>12}  {}{text}",
             bytes(a),
             bytes(b),
-            signed(delta),
+            signed_bytes(delta),
             "  ".repeat(depth)
         );
     };

@@ -15,6 +15,16 @@ pub fn bytes(n: u64) -> String {
     format!("{v:.1} {}", UNITS[u])
 }
 
+/// A change in bytes: `+1.2 GiB`, `-3.0 MiB`, `±0 B`.
+pub fn signed_bytes(delta: i64) -> String {
+    let sign = match delta.signum() {
+        1 => "+",
+        -1 => "-",
+        _ => "±",
+    };
+    format!("{sign}{}", bytes(delta.unsigned_abs()))
+}
+
 /// `1234567` → `1 234 567` (thin grouping that reads well in tables and tooltips).
 pub fn grouped(n: u64) -> String {
     let s = n.to_string();

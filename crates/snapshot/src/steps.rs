@@ -190,7 +190,7 @@ pub fn read_steps(file: &str, bytes: &[u8]) -> Result<StepFile, String> {
     }) {
         return json_document(file, value);
     } else if trimmed.starts_with('{') {
-        json_lines(file, text)?
+        json_lines(text)?
     } else if matches!(document, Some(Err(_))) && !log_like(text) {
         let Some(Err(e)) = document else {
             unreachable!()
@@ -201,9 +201,9 @@ pub fn read_steps(file: &str, bytes: &[u8]) -> Result<StepFile, String> {
         .next()
         .is_some_and(|h| csv_columns(h).is_some())
     {
-        vec![csv(file, text)?]
+        vec![csv(text)?]
     } else {
-        log_lines(file, text)?
+        log_lines(text)?
     };
     if runs.iter().all(|r| r.steps.is_empty()) && runs.iter().all(|r| r.theoretical_bytes.is_none())
     {
@@ -408,8 +408,7 @@ fn megatron_trace(o: &serde_json::Map<String, serde_json::Value>) -> Result<Step
 }
 
 /// JSON Lines: memograph-capture's step records or torchtitan's metric rows.
-fn json_lines(file: &str, text: &str) -> Result<Vec<StepRun>, String> {
-    let _ = file;
+fn json_lines(text: &str) -> Result<Vec<StepRun>, String> {
     let mut by_rank: BTreeMap<Option<u32>, StepRun> = BTreeMap::new();
     for (k, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -563,8 +562,7 @@ fn split_csv(line: &str) -> Vec<String> {
     cells
 }
 
-fn csv(file: &str, text: &str) -> Result<StepRun, String> {
-    let _ = file;
+fn csv(text: &str) -> Result<StepRun, String> {
     let mut lines = text.lines();
     let header = lines.next().unwrap_or_default();
     let (step_col, memory) = csv_columns(header).ok_or("no step and memory columns")?;
@@ -653,8 +651,7 @@ fn run_at<'a>(
 }
 
 /// Console logs: torchtitan's step lines and Megatron-LM's memory lines, one run per rank.
-fn log_lines(file: &str, text: &str) -> Result<Vec<StepRun>, String> {
-    let _ = file;
+fn log_lines(text: &str) -> Result<Vec<StepRun>, String> {
     static RES: std::sync::OnceLock<[Regex; 5]> = std::sync::OnceLock::new();
     let [prefix, megatron, megatron_gb, iteration, theoretical] = RES.get_or_init(|| {
         [

@@ -57,6 +57,15 @@ pub struct Digest {
     pub sites: Vec<Site>,
 }
 
+impl Digest {
+    /// Names the digest after the file it is of: its name, size and the config the name tells.
+    pub fn name_after(&mut self, file: &str, file_bytes: u64) {
+        self.file = file.to_string();
+        self.file_bytes = file_bytes;
+        self.config = config_from_name(file);
+    }
+}
+
 /// Live bytes over the trace, downsampled: each point stands for a run of entries and is taken at the
 /// run's highest total, so the peak survives.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -85,10 +94,8 @@ pub fn digests(snapshot: &Snapshot, rules: &Rules, file: &str, file_bytes: u64) 
         .map(|device| {
             let lifetimes = Lifetimes::of(snapshot, device);
             let mut d = digest_at(snapshot, &lifetimes, rules, None);
-            d.file = file.to_string();
-            d.file_bytes = file_bytes;
+            d.name_after(file, file_bytes);
             d.default_device = default == Some(device);
-            d.config = config_from_name(file);
             d
         })
         .collect()
