@@ -6,9 +6,25 @@
 const early = [];
 self.onmessage = (event) => early.push(event);
 
+// In a one-file page (`memograph html`, opened from file://) a worker may fetch nothing: it runs from a
+// data: URL, the page puts the module's own data: URL in `memographEmbedded` ahead of this script, and
+// posts the compiled wasm module as its first message.
+const embedded = globalThis.memographEmbedded;
 const params = new URL(import.meta.url).searchParams;
 const at = (name, fallback) => new URL(params.get(name) || fallback, import.meta.url);
-const { default: init, worker_main } = await import(at('module', './memograph-web.js'));
-await init({ module_or_path: at('wasm', './memograph-web_bg.wasm') });
+const wasm = embedded
+  ? await new Promise((resolve) => {
+    self.onmessage = (event) => {
+      if (event.data && event.data.memographWasm) {
+        self.onmessage = (later) => early.push(later);
+        resolve(event.data.memographWasm);
+      } else {
+        early.push(event);
+      }
+    };
+  })
+  : at('wasm', './memograph-web_bg.wasm');
+const { default: init, worker_main } = await import(embedded ? embedded.module : at('module', './memograph-web.js'));
+await init({ module_or_path: wasm });
 worker_main();
 for (const event of early) self.onmessage(event);

@@ -42,8 +42,8 @@ pub mod worker;
 
 pub use js::now;
 pub use page::{
-    compare, digest_at, fetch, head_of, load, load_example, read_steps, warm_up, Listener,
-    LoadProgress,
+    compare, digest_at, embedded_field, embedded_files, fetch, head_of, load, load_example,
+    read_steps, warm_up, Listener, LoadProgress,
 };
 
 /// Where the largest file a tab can hold ends: the page's wasm memory tops out at 4 GiB and a loaded

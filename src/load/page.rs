@@ -69,7 +69,14 @@ thread_local! {
 fn spawn_worker() -> Option<Worker> {
     let options = WorkerOptions::new();
     options.set_type(WorkerType::Module);
-    Worker::new_with_options(&worker_url(), &options).ok()
+    let worker = Worker::new_with_options(&worker_url(), &options).ok()?;
+    // A one-file page's worker may fetch nothing: it is handed the page's compiled module.
+    if let Some(module) = embedded_field("wasmModule") {
+        let message = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&message, &JsValue::from_str("memographWasm"), &module);
+        let _ = worker.post_message(&message);
+    }
+    Some(worker)
 }
 
 /// `worker.js` with the app module's names: Trunk gives them content hashes, and the page learns
@@ -81,6 +88,9 @@ fn worker_url() -> String {
     }
     URL.with(|u| {
         u.get_or_init(|| {
+            if let Some(url) = embedded_field("worker").and_then(|w| w.as_string()) {
+                return url;
+            }
             let href = |selector: &str| {
                 web_sys::window()
                     .and_then(|w| w.document())
@@ -100,6 +110,31 @@ fn worker_url() -> String {
         })
         .clone()
     })
+}
+
+/// A field of `window.memographEmbedded`, which a one-file page (`memograph html`) sets before the
+/// module starts: the worker's data: URL, the compiled wasm module and the snapshots it carries.
+pub fn embedded_field(name: &str) -> Option<JsValue> {
+    let window = web_sys::window()?;
+    let embedded = js_sys::Reflect::get(&window, &JsValue::from_str("memographEmbedded")).ok()?;
+    if embedded.is_undefined() || embedded.is_null() {
+        return None;
+    }
+    js_sys::Reflect::get(&embedded, &JsValue::from_str(name))
+        .ok()
+        .filter(|v| !v.is_undefined() && !v.is_null())
+}
+
+/// The files a one-file page carries, in its order.
+pub fn embedded_files() -> Vec<(String, web_sys::File)> {
+    let Some(files) = embedded_field("files") else {
+        return Vec::new();
+    };
+    js_sys::Array::from(&files)
+        .iter()
+        .filter_map(|f| f.dyn_into::<web_sys::File>().ok())
+        .map(|f| (f.name(), f))
+        .collect()
 }
 
 fn post(worker: &Worker, message: ToWorker) {

@@ -364,6 +364,11 @@ fn App() -> impl IntoView {
         let name = url.rsplit('/').next().unwrap_or(&url).to_string();
         load::fetch(ui.listener(), url, name);
     }
+    // A one-file page (`memograph html`) carries its snapshots.
+    let embedded = load::embedded_files();
+    if !embedded.is_empty() {
+        open_list(ui, embedded, false);
+    }
     Effect::new(move |_| {
         if let Some(body) = web_sys::window()
             .and_then(|w| w.document())

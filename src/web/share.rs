@@ -15,7 +15,12 @@ pub fn start(ui: Ui) {
         .and_then(|w| w.location().hash().ok())
         .unwrap_or_default();
     if hash.len() > 1 {
-        ui.pending.set(Some(ViewState::from_hash(&hash)));
+        let mut state = ViewState::from_hash(&hash);
+        // A one-file page carries its file (compressed, so of another size): the view is for it.
+        if crate::load::embedded_field("files").is_some() {
+            state.file = None;
+        }
+        ui.pending.set(Some(state));
     }
     Effect::new(move |_| {
         let state = current(ui);

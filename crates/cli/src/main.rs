@@ -6,6 +6,7 @@
 mod charts;
 mod clock;
 mod compare;
+mod html;
 mod load;
 mod report;
 mod steps;
@@ -134,6 +135,22 @@ enum Command {
         #[arg(short, value_name = "OUT.png")]
         o: Option<PathBuf>,
     },
+    /// One self-contained HTML file: the page and the snapshots in it, to open offline from disk by
+    /// double-click, send, or attach to a bug report. Several files open compared.
+    Html {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<String>,
+        /// Where to write it (default: NAME.html in the current directory).
+        #[arg(short, value_name = "OUT.html")]
+        o: Option<PathBuf>,
+        /// Start at this view: a share link (Copy link in the page) or its #hash.
+        #[arg(long, value_name = "LINK|#HASH")]
+        view: Option<String>,
+        /// The built page (Trunk's dist/ folder); default: MEMOGRAPH_PAGE, page/ beside the
+        /// executable, or the repository's dist/.
+        #[arg(long, value_name = "DIR")]
+        page: Option<PathBuf>,
+    },
     /// Shell completions: `memograph completions bash > /etc/bash_completion.d/memograph`.
     Completions { shell: clap_complete::Shell },
 }
@@ -217,6 +234,17 @@ fn main() -> ExitCode {
             theoretical: show_theoretical,
             reserved,
             chart: o,
+        })),
+        Command::Html {
+            files,
+            o,
+            view,
+            page,
+        } => Ok(html::run(&html::HtmlArgs {
+            files,
+            out: o,
+            view,
+            page,
         })),
         Command::Completions { shell } => {
             clap_complete::generate(

@@ -1,0 +1,390 @@
+//! `memograph html FILE... [-o OUT.html] [--view HASH]`: one self-contained HTML file that opens from
+//! disk, offline, by double-click: the built page (its module, wasm, worker and styles inlined as
+//! base64) and the snapshots (gzip-compressed unless they already are). The page finds them in
+//! `window.memographEmbedded` (set by the bootstrap script written here) and opens them as if they had
+//! been dropped; `--view` starts it at a share link's view.
+//!
+//! The page is Trunk's `dist/` (built by `trunk build --release`), found with `--page DIR`, the
+//! `MEMOGRAPH_PAGE` variable, `page/` or `../share/memograph/page` beside the executable, or the
+//! repository's `dist/` this binary was built from.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use flate2::write::GzEncoder;
+use flate2::Compression;
+
+use crate::load::io_reason;
+use crate::Failure;
+
+pub struct HtmlArgs {
+    pub files: Vec<String>,
+    pub out: Option<PathBuf>,
+    pub view: Option<String>,
+    pub page: Option<PathBuf>,
+}
+
+/// The built page's parts.
+struct Page {
+    /// index.html without Trunk's loader, stylesheet link and preloads.
+    index: String,
+    css: String,
+    module: Vec<u8>,
+    wasm: Vec<u8>,
+    worker: Vec<u8>,
+}
+
+pub fn run(args: &HtmlArgs) -> Result<(), Failure> {
+    let dir = page_dir(args.page.as_deref())?;
+    let page = read_page(&dir).map_err(|reason| Failure(format!("{}: {reason}", dir.display())))?;
+    let mut snapshots = Vec::new();
+    for file in &args.files {
+        // Read it once: a file the page could not open is refused here, with the same one line.
+        crate::load::open(file)?;
+        let bytes = fs::read(file).map_err(|e| Failure(format!("{file}: {}", io_reason(&e))))?;
+        let name = Path::new(file)
+            .file_name()
+            .map_or_else(|| file.clone(), |n| n.to_string_lossy().into_owned());
+        snapshots.push((name, bytes.len(), gzipped(bytes)));
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&args.files[0]));
+    let view = args.view.as_deref().map(view_hash);
+    let html = assemble(&page, &snapshots, view.as_deref());
+    fs::write(&out, &html).map_err(|e| Failure(format!("{}: {}", out.display(), io_reason(&e))))?;
+    let input: usize = snapshots.iter().map(|s| s.1).sum();
+    let carried: usize = snapshots.iter().map(|s| s.2.len()).sum();
+    println!(
+        "{}: {} ({} of snapshot{} as {} compressed, {} of page)",
+        out.display(),
+        memograph_snapshot::format::bytes(html.len() as u64),
+        memograph_snapshot::format::bytes(input as u64),
+        if snapshots.len() == 1 { "" } else { "s" },
+        memograph_snapshot::format::bytes(carried as u64),
+        memograph_snapshot::format::bytes((html.len() - base64_len(carried)) as u64),
+    );
+    Ok(())
+}
+
+/// `NAME.html` in the current directory, NAME the file's name without `.gz` and `.pickle`/`.pkl`.
+fn default_out(file: &str) -> PathBuf {
+    let name = Path::new(file)
+        .file_name()
+        .map_or_else(|| "snapshot".into(), |n| n.to_string_lossy().into_owned());
+    let mut stem = name.as_str();
+    for ext in [".gz", ".pickle", ".pkl", ".json"] {
+        stem = stem.strip_suffix(ext).unwrap_or(stem);
+    }
+    PathBuf::from(format!("{stem}.html"))
+}
+
+/// The hash of `--view`: a whole share link, `#…` or the part after `#`.
+fn view_hash(view: &str) -> String {
+    let hash = view.rsplit_once('#').map_or(view, |(_, h)| h);
+    format!("#{hash}")
+}
+
+fn gzipped(bytes: Vec<u8>) -> Vec<u8> {
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        return bytes;
+    }
+    let mut gz = GzEncoder::new(Vec::with_capacity(bytes.len() / 4), Compression::new(6));
+    gz.write_all(&bytes).expect("writing to memory");
+    gz.finish().expect("writing to memory")
+}
+
+fn page_dir(given: Option<&Path>) -> Result<PathBuf, Failure> {
+    if let Some(dir) = given {
+        return Ok(dir.to_path_buf());
+    }
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(dir) = std::env::var_os("MEMOGRAPH_PAGE") {
+        return Ok(PathBuf::from(dir));
+    }
+    if let Some(exe_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        candidates.push(exe_dir.join("page"));
+        candidates.push(exe_dir.join("../share/memograph/page"));
+    }
+    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dist"));
+    candidates
+        .into_iter()
+        .find(|d| d.join("index.html").is_file() && d.join("worker.js").is_file())
+        .ok_or_else(|| {
+            Failure(
+                "no built page found: run `trunk build --release` in the repository, or pass \
+                 --page DIR (a built dist/ folder)"
+                    .into(),
+            )
+        })
+}
+
+fn read_page(dir: &Path) -> Result<Page, String> {
+    let read =
+        |name: &str| fs::read(dir.join(name)).map_err(|e| format!("{name}: {}", io_reason(&e)));
+    let index = String::from_utf8(read("index.html")?).map_err(|_| "index.html is not UTF-8")?;
+    let not_built = || "index.html is not a page built by Trunk (no module loader)".to_string();
+    // Trunk's loader: `<script type="module">import init, * as bindings from './M.js'; … './W.wasm' …`.
+    let loader_at = index.find("import init").ok_or_else(not_built)?;
+    let start = index[..loader_at].rfind("<script").ok_or_else(not_built)?;
+    let end = loader_at + index[loader_at..].find("</script>").ok_or_else(not_built)? + 9;
+    let loader = &index[start..end];
+    let quoted = |after: &str, ending: &str| {
+        let at = loader.find(after)? + after.len();
+        let rest = &loader[at..];
+        let q = rest.find(['\'', '"'])?;
+        let rest = &rest[q + 1..];
+        let name = &rest[..rest.find(['\'', '"'])?];
+        name.ends_with(ending)
+            .then(|| name.trim_start_matches("./").to_string())
+    };
+    let module = quoted("from", ".js").ok_or_else(not_built)?;
+    let wasm = quoted("module_or_path", ".wasm").ok_or_else(not_built)?;
+    let mut html = format!("{}{}", &index[..start], &index[end..]);
+    // The stylesheet, inlined where its link was.
+    let mut css = String::new();
+    while let Some(link) = find_tag(&html, "<link", |t| t.contains("rel=\"stylesheet\"")) {
+        let tag = &html[link.clone()];
+        let href = attribute(tag, "href").ok_or("a stylesheet link without href")?;
+        css.push_str(&String::from_utf8_lossy(&read(
+            href.trim_start_matches("./"),
+        )?));
+        html.replace_range(link, "");
+    }
+    // Preloads of files that are inlined now.
+    while let Some(link) = find_tag(&html, "<link", |t| {
+        t.contains("rel=\"modulepreload\"") || t.contains("rel=\"preload\"")
+    }) {
+        html.replace_range(link, "");
+    }
+    Ok(Page {
+        index: html,
+        css,
+        module: read(&module)?,
+        wasm: read(&wasm)?,
+        worker: read("worker.js")?,
+    })
+}
+
+/// The byte range of the first `open…>` tag that `wanted` accepts.
+fn find_tag(
+    html: &str,
+    open: &str,
+    wanted: impl Fn(&str) -> bool,
+) -> Option<std::ops::Range<usize>> {
+    let mut from = 0;
+    while let Some(at) = html[from..].find(open) {
+        let start = from + at;
+        let end = start + html[start..].find('>')? + 1;
+        if wanted(&html[start..end]) {
+            return Some(start..end);
+        }
+        from = end;
+    }
+    None
+}
+
+fn attribute<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let at = tag.find(&format!("{name}=\""))? + name.len() + 2;
+    Some(&tag[at..at + tag[at..].find('"')?])
+}
+
+/// The page with everything inlined: styles in the head; the payloads as base64 in inert
+/// `<script type="application/octet-stream">` elements; and a bootstrap that turns them into data:
+/// URLs (the module's and the worker's), the compiled wasm and files, sets `window.memographEmbedded`,
+/// then starts the module as Trunk's loader would.
+fn assemble(page: &Page, snapshots: &[(String, usize, Vec<u8>)], view: Option<&str>) -> String {
+    let mut payload = String::new();
+    let mut put = |id: String, attrs: String, bytes: &[u8]| {
+        payload.push_str(&format!(
+            "<script type=\"application/octet-stream\" id=\"{id}\"{attrs}>"
+        ));
+        payload.push_str(&base64(bytes));
+        payload.push_str("</script>\n");
+    };
+    put("memograph-module".into(), String::new(), &page.module);
+    put("memograph-wasm".into(), String::new(), &page.wasm);
+    put("memograph-worker".into(), String::new(), &page.worker);
+    for (i, (name, _, bytes)) in snapshots.iter().enumerate() {
+        put(
+            format!("memograph-file-{i}"),
+            format!(" data-name=\"{}\"", escape_attribute(name)),
+            bytes,
+        );
+    }
+    let view = view.map_or("null".to_string(), |v| {
+        serde_json::to_string(v).expect("a string")
+    });
+    let bootstrap = BOOTSTRAP
+        .replace("FILE_COUNT", &snapshots.len().to_string())
+        .replace("VIEW", &view);
+    let head = format!("<style>\n{}\n</style>\n</head>", page.css);
+    let body = format!("{payload}<script type=\"module\">{bootstrap}</script>\n</body>");
+    page.index
+        .replacen("</head>", &head, 1)
+        .replacen("</body>", &body, 1)
+}
+
+const BOOTSTRAP: &str = r#"
+// memograph html: everything this page needs is in it (see crates/cli/src/html.rs).
+const take = (id) => {
+  const element = document.getElementById(id);
+  const text = element.textContent;
+  element.remove();
+  return [text, element.dataset];
+};
+const decode = (text) => {
+  if (Uint8Array.fromBase64) return Uint8Array.fromBase64(text);
+  const out = new Uint8Array(Math.floor(text.length / 4) * 3 - (text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0));
+  const step = 1 << 22; // characters at a time, a multiple of 4
+  let at = 0;
+  for (let i = 0; i < text.length; i += step) {
+    const binary = atob(text.slice(i, i + step));
+    for (let k = 0; k < binary.length; k++) out[at++] = binary.charCodeAt(k);
+  }
+  return out;
+};
+// A page opened from file:// may fetch nothing, and its workers not even blob: URLs: the module and
+// the worker are data: URLs, and each worker is posted the compiled wasm (src/load/page.rs).
+const [moduleText] = take('memograph-module');
+const module = 'data:text/javascript;base64,' + moduleText;
+const wasmModule = await WebAssembly.compile(decode(take('memograph-wasm')[0]));
+const workerSource = `globalThis.memographEmbedded = ${JSON.stringify({ module })};\n` +
+  new TextDecoder().decode(decode(take('memograph-worker')[0]));
+const worker = 'data:text/javascript;charset=utf-8,' + encodeURIComponent(workerSource);
+const files = [];
+for (let i = 0; i < FILE_COUNT; i++) {
+  const [text, data] = take('memograph-file-' + i);
+  files.push(new File([decode(text)], data.name));
+}
+const view = VIEW;
+if (view && !location.hash) history.replaceState(null, '', view);
+window.memographEmbedded = { worker, wasmModule, files };
+const { default: init, ...bindings } = await import(module);
+await init({ module_or_path: wasmModule });
+window.wasmBindings = bindings;
+"#;
+
+fn escape_attribute(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+}
+
+fn base64_len(n: usize) -> usize {
+    n.div_ceil(3) * 4
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::with_capacity(base64_len(bytes.len()));
+    let mut chunks = bytes.chunks_exact(3);
+    for c in &mut chunks {
+        let n = (u32::from(c[0]) << 16) | (u32::from(c[1]) << 8) | u32::from(c[2]);
+        out.extend([18, 12, 6, 0].map(|s| ALPHABET[(n >> s & 63) as usize]));
+    }
+    match *chunks.remainder() {
+        [a] => {
+            let n = u32::from(a) << 16;
+            out.extend([
+                ALPHABET[(n >> 18) as usize],
+                ALPHABET[(n >> 12 & 63) as usize],
+                b'=',
+                b'=',
+            ]);
+        }
+        [a, b] => {
+            let n = (u32::from(a) << 16) | (u32::from(b) << 8);
+            out.extend([
+                ALPHABET[(n >> 18) as usize],
+                ALPHABET[(n >> 12 & 63) as usize],
+                ALPHABET[(n >> 6 & 63) as usize],
+                b'=',
+            ]);
+        }
+        _ => {}
+    }
+    String::from_utf8(out).expect("base64 is ASCII")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_standard() {
+        // RFC 4648's test vectors.
+        for (plain, coded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), coded);
+            assert_eq!(base64_len(plain.len()), coded.len());
+        }
+    }
+
+    #[test]
+    fn a_view_is_taken_from_a_link_or_a_hash() {
+        assert_eq!(
+            view_hash("https://x.org/?url=a#v=timeline&d=0"),
+            "#v=timeline&d=0"
+        );
+        assert_eq!(view_hash("#v=timeline"), "#v=timeline");
+        assert_eq!(view_hash("v=timeline"), "#v=timeline");
+    }
+
+    #[test]
+    fn the_output_is_named_after_the_snapshot() {
+        assert_eq!(default_out("runs/a.pickle.gz"), PathBuf::from("a.html"));
+        assert_eq!(default_out("b.pkl"), PathBuf::from("b.html"));
+    }
+
+    #[test]
+    fn trunks_page_is_taken_apart() {
+        let dir = std::env::temp_dir().join(format!("memograph-html-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let index = "<html><head>\n<script type=\"module\">\nimport init, * as bindings from './m-1.js';\n\
+                     const wasm = await init({ module_or_path: './m-1_bg.wasm' });\n</script>\n\
+                     <link rel=\"stylesheet\" href=\"./main-2.css\" integrity=\"x\"/>\n\
+                     <link rel=\"modulepreload\" href=\"./m-1.js\"><link rel=\"preload\" href=\"./m-1_bg.wasm\" as=\"fetch\"></head>\n\
+                     <body><p>hi</p></body></html>";
+        for (name, text) in [
+            ("index.html", index),
+            ("m-1.js", "export default 1"),
+            ("m-1_bg.wasm", "\0asm"),
+            ("main-2.css", "body{}"),
+            ("worker.js", "w"),
+        ] {
+            fs::write(dir.join(name), text).unwrap();
+        }
+        let page = read_page(&dir).unwrap();
+        assert_eq!(page.module, b"export default 1");
+        assert_eq!(page.wasm, b"\0asm");
+        assert_eq!(page.css, "body{}");
+        assert!(!page.index.contains("import init"));
+        assert!(!page.index.contains("<link"));
+        let html = assemble(
+            &page,
+            &[("a\"b.pickle".into(), 3, vec![1, 2, 3])],
+            Some("#v=x"),
+        );
+        assert!(html.contains("<style>\nbody{}\n</style>\n</head>"));
+        assert!(
+            html.contains("id=\"memograph-file-0\" data-name=\"a&quot;b.pickle\">AQID</script>")
+        );
+        assert!(html.contains("const view = \"#v=x\";"));
+        assert!(html.contains("i < 1;"));
+        assert!(html.find("<p>hi</p>") < html.find("memograph-module"));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
