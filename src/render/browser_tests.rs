@@ -23,7 +23,7 @@ fn synth() -> (
 }
 
 /// The whole timeline on `surface`.
-fn full(surface: &Surface, t: &TimelineModel) -> Scale<'static> {
+fn full<P: super::Pen>(surface: &Surface<P>, t: &TimelineModel) -> Scale<'static> {
     Scale::new(
         t.full_view(),
         Plot::of(surface.width, surface.height, 0),
@@ -267,5 +267,74 @@ fn a_hovered_band_from_an_older_layout_is_ignored_not_a_crash() {
             ..Overlay::plain(false)
         },
         &theme,
+    );
+}
+
+#[wasm_bindgen_test]
+fn the_svg_pen_writes_what_a_canvas_would_draw() {
+    use super::Pen;
+    let s = Surface::svg(100.0, 50.0);
+    s.ctx.set_fill_style_str("#abcdef");
+    s.ctx.fill_rect(10.0, 20.0, -5.0, 4.25);
+    s.ctx.save();
+    s.ctx.begin_path();
+    s.ctx.rect(0.0, 0.0, 50.0, 50.0);
+    s.ctx.clip();
+    s.ctx.begin_path();
+    s.ctx.rect(10.0, 0.0, 50.0, 50.0);
+    s.ctx.clip();
+    s.ctx.set_global_alpha(0.25);
+    s.ctx.begin_path();
+    s.ctx.move_to(1.0, 2.0);
+    s.ctx.line_to(3.333, 4.0);
+    s.ctx.close_path();
+    s.ctx.fill();
+    s.ctx.restore();
+    s.ctx.set_text_align("right");
+    s.ctx.set_text_baseline("middle");
+    s.ctx.set_font("bold 11px system-ui, sans-serif");
+    s.ctx.fill_text("a < b", 5.0, 6.0);
+    let svg = s.finish();
+    assert!(
+        svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100\" height=\"50\"")
+    );
+    // A negative width draws from the other corner, as on a canvas.
+    assert!(svg.contains("<rect x=\"5\" y=\"20\" width=\"5\" height=\"4.25\" fill=\"#abcdef\"/>"));
+    // The second clip is clipped by the first: they intersect.
+    assert!(svg.contains("<clipPath id=\"c1\" clip-path=\"url(#c0)\">"));
+    assert!(svg.contains(
+        "<path d=\"M1 2L3.33 4Z\" fill=\"#abcdef\" opacity=\"0.25\" clip-path=\"url(#c1)\"/>"
+    ));
+    // After restore: no clip, full opacity; text escaped and aligned as on the canvas.
+    assert!(svg.contains(
+        "<text x=\"5\" y=\"6\" fill=\"#abcdef\" style=\"font: bold 11px system-ui, sans-serif\" text-anchor=\"end\" dominant-baseline=\"central\">a &lt; b</text>"
+    ));
+}
+
+#[wasm_bindgen_test]
+fn a_timeline_drawn_as_svg_has_its_bands_axes_and_peak() {
+    let (s, written) = synth();
+    let m = DeviceModel::new(&s, 0);
+    let t = &m.blocks;
+    let surface = Surface::svg(800.0, 400.0);
+    let f = full(&surface, t);
+    draw(
+        &surface,
+        &f,
+        t,
+        &Overlay::plain(true),
+        &colors::theme(false),
+    );
+    let svg = surface.finish();
+    let bands = svg.matches("<path d=\"M").count();
+    assert!(bands > 20, "{bands} paths");
+    assert!(svg.contains(&format!(
+        ">peak {}</text>",
+        memograph_snapshot::format::bytes(written.peak_bytes)
+    )));
+    assert!(svg.contains("<clipPath id=\"c0\"><path d=\"M"));
+    assert!(
+        svg.contains("stroke-dasharray=\"4 3\""),
+        "the peak line is dashed"
     );
 }

@@ -1,13 +1,13 @@
 //! The minimap: live bytes over the whole trace, and the brush of the visible range.
 
 use super::colors::Theme;
-use super::Surface;
+use super::{Pen, Surface};
 use crate::scale::Plot;
 use crate::view_model::TimelineModel;
 use crate::viewport::Viewport;
 
-pub fn draw(
-    s: &Surface,
+pub fn draw<P: Pen>(
+    s: &Surface<P>,
     model: &TimelineModel,
     view: Viewport,
     brush: Option<(f64, f64)>,

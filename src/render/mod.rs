@@ -4,19 +4,60 @@
 pub mod charts;
 pub mod colors;
 pub mod minimap;
+pub mod pen;
 pub mod state_map;
+pub mod svg;
 pub mod timeline;
 
 use web_sys::CanvasRenderingContext2d;
 
-/// A canvas sized for the device pixel ratio; draw in CSS pixels.
-pub struct Surface {
-    pub ctx: CanvasRenderingContext2d,
+pub use pen::Pen;
+
+/// Something to draw on, `width` × `height` CSS pixels: a canvas sized for the device pixel ratio, or
+/// an SVG document being written.
+pub struct Surface<P: Pen = CanvasRenderingContext2d> {
+    pub ctx: P,
     pub width: f64,
     pub height: f64,
 }
 
+impl Surface<svg::SvgPen> {
+    pub fn svg(width: f64, height: f64) -> Surface<svg::SvgPen> {
+        Surface {
+            ctx: svg::SvgPen::new(),
+            width,
+            height,
+        }
+    }
+
+    /// The SVG document of what was drawn.
+    pub fn finish(self) -> String {
+        self.ctx.finish(self.width, self.height)
+    }
+}
+
 impl Surface {
+    /// A canvas of its own (not in the document), `width` × `height` CSS pixels at `scale` pixels
+    /// each: what an export draws on.
+    pub fn offscreen(
+        width: f64,
+        height: f64,
+        scale: f64,
+    ) -> Option<(Surface, web_sys::HtmlCanvasElement)> {
+        use wasm_bindgen::JsCast;
+        let canvas: web_sys::HtmlCanvasElement = web_sys::window()?
+            .document()?
+            .create_element("canvas")
+            .ok()?
+            .dyn_into()
+            .ok()?;
+        canvas.set_width((width * scale).round() as u32);
+        canvas.set_height((height * scale).round() as u32);
+        let ctx: CanvasRenderingContext2d = canvas.get_context("2d").ok()??.dyn_into().ok()?;
+        ctx.set_transform(scale, 0.0, 0.0, scale, 0.0, 0.0).ok()?;
+        Some((Surface { ctx, width, height }, canvas))
+    }
+
     /// Matches the canvas backing store to its CSS size and the device pixel ratio.
     pub fn of(canvas: &web_sys::HtmlCanvasElement) -> Option<Surface> {
         use wasm_bindgen::JsCast;

@@ -5,7 +5,7 @@
 use memograph_snapshot::format::bytes;
 
 use super::colors::{self, Theme};
-use super::Surface;
+use super::{Pen, Surface};
 use crate::view_model::SegmentRow;
 
 pub const ROW: f64 = 22.0;
@@ -25,8 +25,8 @@ pub fn geometry(s_width: f64, rows: &[SegmentRow], scroll: f64) -> MapGeometry {
     }
 }
 
-pub fn draw(
-    s: &Surface,
+pub fn draw<P: Pen>(
+    s: &Surface<P>,
     rows: &[SegmentRow],
     g: &MapGeometry,
     selected: Option<u32>,
@@ -45,7 +45,7 @@ pub fn draw(
         }
         ctx.set_fill_style_str(theme.muted);
         ctx.set_text_align("left");
-        let _ = ctx.fill_text(
+        ctx.fill_text(
             &format!("{:x} {}", r.address, bytes(r.size)),
             4.0,
             y + ROW / 2.0 - 1.0,

@@ -8,7 +8,7 @@ use memograph_snapshot::analysis::timeline::TimelineLayout;
 use memograph_snapshot::format::bytes;
 
 use super::colors::{self, Theme};
-use super::Surface;
+use super::{Pen, Surface};
 use crate::scale::{Scale, ANNOTATION_ROW};
 use crate::view_model::{AnnotationSpan, TimelineModel};
 use crate::viewport::{byte_ticks, nice_ticks};
@@ -46,7 +46,13 @@ impl Overlay<'static> {
 }
 
 /// Draws `model` on `s` as `f` maps it.
-pub fn draw(s: &Surface, f: &Scale, model: &TimelineModel, overlay: &Overlay, theme: &Theme) {
+pub fn draw<P: Pen>(
+    s: &Surface<P>,
+    f: &Scale,
+    model: &TimelineModel,
+    overlay: &Overlay,
+    theme: &Theme,
+) {
     let ctx = &s.ctx;
     ctx.set_fill_style_str(theme.background);
     ctx.fill_rect(0.0, 0.0, s.width, s.height);
@@ -69,7 +75,7 @@ pub fn draw(s: &Surface, f: &Scale, model: &TimelineModel, overlay: &Overlay, th
     draw_x_axis(s, f, theme);
 }
 
-fn draw_grid(s: &Surface, f: &Scale, theme: &Theme) {
+fn draw_grid<P: Pen>(s: &Surface<P>, f: &Scale, theme: &Theme) {
     let ctx = &s.ctx;
     ctx.set_font("11px system-ui, sans-serif");
     ctx.set_text_align("right");
@@ -83,11 +89,11 @@ fn draw_grid(s: &Surface, f: &Scale, theme: &Theme) {
         ctx.line_to(f.plot.left + f.plot.width, y);
         ctx.stroke();
         ctx.set_fill_style_str(theme.muted);
-        let _ = ctx.fill_text(&bytes(t as u64), f.plot.left - 6.0, y);
+        ctx.fill_text(&bytes(t as u64), f.plot.left - 6.0, y);
     }
 }
 
-fn draw_x_axis(s: &Surface, f: &Scale, theme: &Theme) {
+fn draw_x_axis<P: Pen>(s: &Surface<P>, f: &Scale, theme: &Theme) {
     let ctx = &s.ctx;
     ctx.set_fill_style_str(theme.muted);
     ctx.set_text_align("center");
@@ -97,7 +103,7 @@ fn draw_x_axis(s: &Surface, f: &Scale, theme: &Theme) {
         Some((t0, a, b)) => {
             for t in nice_ticks((a - t0) / 1e6, (b - t0) / 1e6, 8) {
                 let px = f.px_at_time(t0 + t * 1e6);
-                let _ = ctx.fill_text(&format!("{t:.3} s"), px, y);
+                ctx.fill_text(&format!("{t:.3} s"), px, y);
             }
         }
         None => {
@@ -106,7 +112,7 @@ fn draw_x_axis(s: &Surface, f: &Scale, theme: &Theme) {
                 .into_iter()
                 .filter(|t| t.fract() == 0.0)
             {
-                let _ = ctx.fill_text(&format!("{}", t as u64), f.px(t), y);
+                ctx.fill_text(&format!("{}", t as u64), f.px(t), y);
             }
         }
     }
@@ -115,7 +121,7 @@ fn draw_x_axis(s: &Surface, f: &Scale, theme: &Theme) {
 /// The area under the live-bytes total, per pixel column, in a neutral shade. Bands are drawn on top;
 /// where many bands are too thin to draw (they are skipped below a quarter pixel) the stack still reads
 /// as full instead of showing a hole.
-fn draw_live_area(s: &Surface, f: &Scale, model: &TimelineModel, theme: &Theme) {
+fn draw_live_area<P: Pen>(s: &Surface<P>, f: &Scale, model: &TimelineModel, theme: &Theme) {
     let ctx = &s.ctx;
     let bottom = f.py(0.0);
     ctx.begin_path();
@@ -137,7 +143,7 @@ fn draw_live_area(s: &Surface, f: &Scale, model: &TimelineModel, theme: &Theme) 
 
 /// The area under the total split by category, one column per sample of `series` (each sample holds
 /// its run's highest total).
-fn draw_category_area(s: &Surface, f: &Scale, series: &CategorySeries) {
+fn draw_category_area<P: Pen>(s: &Surface<P>, f: &Scale, series: &CategorySeries) {
     let ctx = &s.ctx;
     let n = series.entries.len();
     let count = series.categories.len();
@@ -202,7 +208,7 @@ fn band_steps(f: &Scale, layout: &TimelineLayout, band: usize, steps: &mut Steps
     }
 }
 
-fn trace_band(s: &Surface, f: &Scale, steps: &Steps, size: f64) {
+fn trace_band<P: Pen>(s: &Surface<P>, f: &Scale, steps: &Steps, size: f64) {
     let ctx = &s.ctx;
     ctx.begin_path();
     let first = steps.0[0];
@@ -220,7 +226,13 @@ fn trace_band(s: &Surface, f: &Scale, steps: &Steps, size: f64) {
     ctx.close_path();
 }
 
-fn draw_bands(s: &Surface, f: &Scale, layout: &TimelineLayout, overlay: &Overlay, theme: &Theme) {
+fn draw_bands<P: Pen>(
+    s: &Surface<P>,
+    f: &Scale,
+    layout: &TimelineLayout,
+    overlay: &Overlay,
+    theme: &Theme,
+) {
     let ctx = &s.ctx;
     let min_bytes = 0.25 * f.view.y_max / f.plot.height;
     let mut steps = Steps(Vec::with_capacity(256));
@@ -281,7 +293,7 @@ fn draw_bands(s: &Surface, f: &Scale, layout: &TimelineLayout, overlay: &Overlay
     }
 }
 
-fn draw_summary(s: &Surface, f: &Scale, layout: &TimelineLayout, theme: &Theme) {
+fn draw_summary<P: Pen>(s: &Surface<P>, f: &Scale, layout: &TimelineLayout, theme: &Theme) {
     let pts = &layout.summary;
     if pts.iter().all(|p| p.height <= 0.0) {
         return;
@@ -326,7 +338,7 @@ fn draw_summary(s: &Surface, f: &Scale, layout: &TimelineLayout, theme: &Theme) 
     ctx.fill();
 }
 
-fn draw_peak(s: &Surface, f: &Scale, model: &TimelineModel, theme: &Theme) {
+fn draw_peak<P: Pen>(s: &Surface<P>, f: &Scale, model: &TimelineModel, theme: &Theme) {
     let ctx = &s.ctx;
     let x = model.peak.event.max(0) as f64 + 0.5;
     if x < f.view.x0 || x > f.view.x1 {
@@ -335,26 +347,26 @@ fn draw_peak(s: &Surface, f: &Scale, model: &TimelineModel, theme: &Theme) {
     let px = f.px(x).round() + 0.5;
     ctx.set_stroke_style_str(theme.peak);
     ctx.set_line_width(1.0);
-    let _ = ctx.set_line_dash(&js_sys::Array::of2(&4.0.into(), &3.0.into()));
+    ctx.set_line_dash(&[4.0, 3.0]);
     ctx.begin_path();
     ctx.move_to(px, f.plot.top);
     ctx.line_to(px, f.plot.top + f.plot.height);
     ctx.stroke();
-    let _ = ctx.set_line_dash(&js_sys::Array::new());
+    ctx.set_line_dash(&[]);
     ctx.set_fill_style_str(theme.peak);
     ctx.set_font("bold 11px system-ui, sans-serif");
     let label = format!("peak {}", bytes(model.peak.bytes));
     let right = px + 4.0 + 90.0 > f.plot.left + f.plot.width;
     ctx.set_text_align(if right { "right" } else { "left" });
     ctx.set_text_baseline("top");
-    let _ = ctx.fill_text(
+    ctx.fill_text(
         &label,
         if right { px - 4.0 } else { px + 4.0 },
         f.plot.top + 2.0,
     );
 }
 
-fn draw_annotations(s: &Surface, f: &Scale, spans: &[AnnotationSpan], theme: &Theme) {
+fn draw_annotations<P: Pen>(s: &Surface<P>, f: &Scale, spans: &[AnnotationSpan], theme: &Theme) {
     let ctx = &s.ctx;
     ctx.set_font("10px system-ui, sans-serif");
     ctx.set_text_baseline("middle");
@@ -374,14 +386,14 @@ fn draw_annotations(s: &Surface, f: &Scale, spans: &[AnnotationSpan], theme: &Th
             ctx.begin_path();
             ctx.rect(x0, y, x1 - x0, ANNOTATION_ROW);
             ctx.clip();
-            let _ = ctx.fill_text(&a.name, x0 + 3.0, y + (ANNOTATION_ROW - 2.0) / 2.0);
+            ctx.fill_text(&a.name, x0 + 3.0, y + (ANNOTATION_ROW - 2.0) / 2.0);
             ctx.restore();
         }
     }
 }
 
 /// A vertical line at entry `x` across the plot: the entry the analysis panels describe.
-pub fn draw_marker(s: &Surface, f: &Scale, x: f64, theme: &Theme) {
+pub fn draw_marker<P: Pen>(s: &Surface<P>, f: &Scale, x: f64, theme: &Theme) {
     if x < f.view.x0 || x > f.view.x1 {
         return;
     }

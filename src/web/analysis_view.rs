@@ -15,8 +15,7 @@ use memograph_snapshot::analysis::report::{Component, DeviceReport};
 use memograph_snapshot::format::{bytes, grouped};
 use memograph_snapshot::Snapshot;
 use plotters::coord::Shift;
-use plotters::prelude::DrawingArea;
-use plotters_canvas::CanvasBackend;
+use plotters::prelude::{DrawingArea, DrawingBackend};
 
 use super::timeline_view::HighlightChip;
 use super::{Highlight, Ui};
@@ -95,20 +94,20 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
                 <div class="panels">
                     <section class="panel">
                         <h3>"Categories"</h3>
-                        <Chart ui=ui testid="category-chart" draw=draw_donut />
+                        <Chart ui=ui testid="category-chart" draw=Drawing::Donut />
                         <CategoryLegend ui=ui />
                     </section>
                     <section class="panel">
                         <h3>"Components" <span class="muted">" · click a bar to highlight it"</span></h3>
-                        <Chart ui=ui testid="components-chart" draw=draw_components pick=pick_component />
+                        <Chart ui=ui testid="components-chart" draw=Drawing::Components pick=pick_component />
                     </section>
                     <section class="panel wide">
                         <h3>"Categories over the trace"</h3>
-                        <Chart ui=ui testid="overview-chart" draw=draw_overview />
+                        <Chart ui=ui testid="overview-chart" draw=Drawing::Overview />
                     </section>
                     <section class="panel wide">
                         <h3>"Components over the trace"</h3>
-                        <Chart ui=ui testid="components-over-time-chart" draw=draw_components_over_time />
+                        <Chart ui=ui testid="components-over-time-chart" draw=Drawing::ComponentsOverTime />
                     </section>
                     <section class="panel wide">
                         <h3>"Live set by call stack" <span class="muted">" · outermost frame first; click a path to highlight its allocations"</span></h3>
@@ -116,12 +115,12 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
                     </section>
                     <section class="panel wide">
                         <h3>"Largest live allocations" <span class="muted">" · click a bar to highlight and pin it"</span></h3>
-                        <Chart ui=ui testid="top-consumers-chart" draw=draw_top pick=pick_consumer />
+                        <Chart ui=ui testid="top-consumers-chart" draw=Drawing::Top pick=pick_consumer />
                     </section>
                     <section class="panel">
                         <h3>"Allocator efficiency"</h3>
                         <EfficiencyFigures ui=ui />
-                        <Chart ui=ui testid="efficiency-chart" draw=draw_efficiency />
+                        <Chart ui=ui testid="efficiency-chart" draw=Drawing::Efficiency />
                     </section>
                     <section class="panel">
                         <h3>"Recommendations"</h3>
@@ -129,11 +128,11 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
                     </section>
                     <section class="panel">
                         <h3>"Sizes of the live allocations"</h3>
-                        <Chart ui=ui testid="live-sizes-chart" draw=draw_live_sizes />
+                        <Chart ui=ui testid="live-sizes-chart" draw=Drawing::LiveSizes />
                     </section>
                     <section class="panel">
                         <h3>"Sizes of the cached free blocks"</h3>
-                        <Chart ui=ui testid="free-sizes-chart" draw=draw_free_sizes />
+                        <Chart ui=ui testid="free-sizes-chart" draw=Drawing::FreeSizes />
                     </section>
                 </div>
             </div>
@@ -162,7 +161,7 @@ fn export_live_set(ui: Ui) {
         } else {
             format!("entry{event}")
         };
-        super::compare_view::save_text(&format!("memograph_live_set_{at}.csv"), "text/csv", &csv);
+        super::export::save_text(&format!("memograph_live_set_{at}.csv"), "text/csv", &csv);
     }
 }
 
@@ -173,43 +172,69 @@ fn export_report(ui: Ui) {
     })
     .flatten();
     if let Some(json) = json {
-        super::compare_view::save_text("memograph_analyses.json", "application/json", &json);
+        super::export::save_text("memograph_analyses.json", "application/json", &json);
     }
 }
 
-type Area<'a> = DrawingArea<CanvasBackend, Shift>;
-type DrawFn = fn(&Area, &DeviceReport, &Theme) -> memograph_charts::Result<Bars>;
 type PickFn = fn(&DeviceModel, &Snapshot, usize) -> Option<(Highlight, Option<u32>)>;
 
-fn draw_donut(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::Result<Bars> {
-    memograph_charts::category_donut(a, r, t).map(|_| Bars::default())
+/// The report's charts this view shows; each draws on any plotters backend (the canvas, and SVG for
+/// export).
+#[derive(Clone, Copy)]
+enum Drawing {
+    Donut,
+    Components,
+    Overview,
+    ComponentsOverTime,
+    Top,
+    Efficiency,
+    LiveSizes,
+    FreeSizes,
 }
-fn draw_components(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::Result<Bars> {
-    memograph_charts::component_bars(a, "", r, t)
+
+impl super::export::Picture for (Drawing, &DeviceReport) {
+    fn draw<DB: DrawingBackend>(
+        &self,
+        a: &DrawingArea<DB, Shift>,
+        t: &Theme,
+    ) -> memograph_charts::Result<Bars>
+    where
+        DB::ErrorType: 'static,
+    {
+        self.0.draw(a, self.1, t)
+    }
 }
-fn draw_overview(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::Result<Bars> {
-    memograph_charts::memory_overview(a, "", r, t).map(|_| Bars::default())
-}
-fn draw_components_over_time(
-    a: &Area,
-    r: &DeviceReport,
-    t: &Theme,
-) -> memograph_charts::Result<Bars> {
-    memograph_charts::components_over_trace(a, "", r, t).map(|_| Bars::default())
-}
-fn draw_top(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::Result<Bars> {
-    memograph_charts::top_consumers(a, "", r, TOP_ROWS, t)
-}
-fn draw_efficiency(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::Result<Bars> {
-    memograph_charts::allocated_vs_reserved(a, "", r, t).map(|_| Bars::default())
-}
-fn draw_live_sizes(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::Result<Bars> {
-    let color = memograph_charts::ALLOCATED_COLOR;
-    memograph_charts::size_histogram(a, "", &r.live_sizes, color, t).map(|_| Bars::default())
-}
-fn draw_free_sizes(a: &Area, r: &DeviceReport, t: &Theme) -> memograph_charts::Result<Bars> {
-    let color = memograph_charts::FREE_COLOR;
-    memograph_charts::size_histogram(a, "", &r.free_sizes, color, t).map(|_| Bars::default())
+
+impl Drawing {
+    fn draw<DB: DrawingBackend>(
+        self,
+        a: &DrawingArea<DB, Shift>,
+        r: &DeviceReport,
+        t: &Theme,
+    ) -> memograph_charts::Result<Bars>
+    where
+        DB::ErrorType: 'static,
+    {
+        let none = |_| Bars::default();
+        match self {
+            Drawing::Donut => memograph_charts::category_donut(a, r, t).map(none),
+            Drawing::Components => memograph_charts::component_bars(a, "", r, t),
+            Drawing::Overview => memograph_charts::memory_overview(a, "", r, t).map(none),
+            Drawing::ComponentsOverTime => {
+                memograph_charts::components_over_trace(a, "", r, t).map(none)
+            }
+            Drawing::Top => memograph_charts::top_consumers(a, "", r, TOP_ROWS, t),
+            Drawing::Efficiency => memograph_charts::allocated_vs_reserved(a, "", r, t).map(none),
+            Drawing::LiveSizes => {
+                let color = memograph_charts::ALLOCATED_COLOR;
+                memograph_charts::size_histogram(a, "", &r.live_sizes, color, t).map(none)
+            }
+            Drawing::FreeSizes => {
+                let color = memograph_charts::FREE_COLOR;
+                memograph_charts::size_histogram(a, "", &r.free_sizes, color, t).map(none)
+            }
+        }
+    }
 }
 
 /// Rows of the largest-allocations chart.
@@ -247,7 +272,7 @@ fn pick_component(m: &DeviceModel, s: &Snapshot, k: usize) -> Option<(Highlight,
 fn Chart(
     ui: Ui,
     testid: &'static str,
-    draw: DrawFn,
+    draw: Drawing,
     #[prop(optional)] pick: Option<PickFn>,
 ) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
@@ -260,7 +285,7 @@ fn Chart(
         let dark = ui.dark.get();
         let Some(el) = canvas.get() else { return };
         let drawn = with_report(ui, |r| {
-            render::charts::draw(&el, dark, |a, t| draw(a, r, t))
+            render::charts::draw(&el, dark, |a, t| draw.draw(a, r, t))
         });
         bars.set_value(drawn.flatten());
     });
@@ -282,8 +307,26 @@ fn Chart(
             }
         }
     };
+    // The chart as on screen, drawn again for the file.
+    let export = move |svg: bool| {
+        let Some(el) = canvas.get_untracked() else {
+            return;
+        };
+        let name = format!(
+            "{}_{}",
+            super::export::stem(ui),
+            testid.trim_end_matches("-chart")
+        );
+        let dark = ui.dark.get_untracked();
+        with_report(ui, |r| {
+            super::export::save_picture(&name, &el, dark, svg, &(draw, r));
+        });
+    };
     view! {
-        <canvas class="chart" class:clickable=pick.is_some() data-testid=testid node_ref=canvas on:click=on_click></canvas>
+        <div class="chart-box">
+            <canvas class="chart" class:clickable=pick.is_some() data-testid=testid node_ref=canvas on:click=on_click></canvas>
+            <super::export::ExportButtons testid=testid png=move || export(false) svg=move || export(true) />
+        </div>
     }
 }
 

@@ -13,7 +13,6 @@ use memograph_snapshot::analysis::compare::{
     diff, grown_sites, peak_rows, peak_table, ranks, Digest, Presence,
 };
 use memograph_snapshot::format::{bytes, grouped, signed_bytes};
-use wasm_bindgen::JsCast;
 
 use super::{Phase, Ui, View};
 use crate::load::{self, store};
@@ -151,7 +150,8 @@ fn CopyButtons(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
         }
         copied.set(true);
     };
-    let download = move |_| save_text("memograph_compare.csv", "text/csv", &table(true).csv());
+    let download =
+        move |_| super::export::save_text("memograph_compare.csv", "text/csv", &table(true).csv());
     view! {
         <button class="button small" data-testid="compare-copy" on:click=copy
             title="Copy the table of the ticked rows as Markdown">
@@ -160,29 +160,6 @@ fn CopyButtons(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
         <button class="button small" data-testid="compare-csv" on:click=download
             title="Download the table of the ticked rows as CSV (exact bytes)">"Download CSV"</button>
     }
-}
-
-/// Offers `text` as a download named `name`.
-pub fn save_text(name: &str, mime: &str, text: &str) {
-    let parts = js_sys::Array::of1(&text.into());
-    let options = web_sys::BlobPropertyBag::new();
-    options.set_type(mime);
-    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options) else {
-        return;
-    };
-    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
-        return;
-    };
-    let link = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.create_element("a").ok())
-        .and_then(|a| a.dyn_into::<web_sys::HtmlAnchorElement>().ok());
-    if let Some(a) = link {
-        a.set_href(&url);
-        a.set_download(name);
-        a.click();
-    }
-    let _ = web_sys::Url::revoke_object_url(&url);
 }
 
 /// The peak table over every row (unticked ones greyed), deltas against the baseline.
@@ -566,12 +543,70 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
                 </select>
             </label>
         </div>
+        <super::export::ExportButtons testid="export-compare"
+            png=move || export_curves(ui, rows, canvas, false)
+            svg=move || export_curves(ui, rows, canvas, true) />
         <canvas class="compare-chart" data-testid="compare-chart" node_ref=canvas
             on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
             on:mouseleave=move |_| { drag.set_value(None); ui.compare.hover_x.set(None); }
             on:wheel=on_wheel on:dblclick=move |_| ui.compare.range.set(None)></canvas>
         {readout}
     }
+}
+
+/// The overlaid curves as on screen (range and axis; no hover line) as a PNG or SVG download.
+fn export_curves(
+    ui: Ui,
+    rows: Memo<Vec<Digest>>,
+    canvas: NodeRef<leptos::html::Canvas>,
+    svg: bool,
+) {
+    struct Curves<'a> {
+        colored: Vec<(&'a Digest, plotters::style::RGBColor)>,
+        axis: CompareAxis,
+        range: Option<(f64, f64)>,
+    }
+    impl super::export::Picture for Curves<'_> {
+        fn draw<DB: plotters::prelude::DrawingBackend>(
+            &self,
+            a: &plotters::prelude::DrawingArea<DB, plotters::coord::Shift>,
+            t: &memograph_charts::Theme,
+        ) -> memograph_charts::Result<Bars>
+        where
+            DB::ErrorType: 'static,
+        {
+            memograph_charts::overlaid_curves(
+                a,
+                "",
+                &self.colored,
+                &self.axis,
+                self.range,
+                None,
+                t,
+            )?;
+            Ok(Bars::default())
+        }
+    }
+    let Some(el) = canvas.get_untracked() else {
+        return;
+    };
+    let rows = rows.get_untracked();
+    let curves = Curves {
+        colored: rows
+            .iter()
+            .enumerate()
+            .map(|(k, d)| (d, run_color(k)))
+            .collect(),
+        axis: ui.compare.axis.get_untracked(),
+        range: ui.compare.range.get_untracked(),
+    };
+    super::export::save_picture(
+        "memograph_compare",
+        &el,
+        ui.dark.get_untracked(),
+        svg,
+        &curves,
+    );
 }
 
 /// Peaks per rank, mean, max and imbalance, the rank out of line marked; a click opens that rank.

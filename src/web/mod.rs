@@ -4,6 +4,7 @@
 
 mod analysis_view;
 mod compare_view;
+mod export;
 mod settings_view;
 mod share;
 mod stack_panel;

@@ -57,7 +57,7 @@ pub fn StepsView(ui: Ui) -> impl IntoView {
         copied.set(true);
     };
     let csv = move |_| {
-        super::compare_view::save_text("memograph_steps.csv", "text/csv", &{
+        super::export::save_text("memograph_steps.csv", "text/csv", &{
             let runs = runs.get_untracked();
             steps_table(&runs, baseline_of(s, &runs), true).csv()
         })
@@ -273,11 +273,58 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
             view! { <div class="readout" data-testid="steps-readout"><span class="muted">{format!("step {step:.0}")}</span>{items}</div> },
         )
     };
+    let export = move |svg: bool| {
+        let Some(el) = canvas.get_untracked() else {
+            return;
+        };
+        let runs = runs.get_untracked();
+        let picture = Steps {
+            runs: runs.iter().collect(),
+            options: StepChartOptions {
+                reserved: s.reserved.get_untracked(),
+                theoretical: s.theoretical.get_untracked(),
+            },
+            labels: marks
+                .get_untracked()
+                .iter()
+                .map(|(r, st, _, _)| (*r, *st, "snapshot".to_string()))
+                .collect(),
+        };
+        super::export::save_picture(
+            "memograph_steps",
+            &el,
+            ui.dark.get_untracked(),
+            svg,
+            &picture,
+        );
+    };
     view! {
+        <super::export::ExportButtons testid="export-steps" png=move || export(false) svg=move || export(true) />
         <canvas class="compare-chart" data-testid="steps-chart" node_ref=canvas
             data-marks=move || marks.with(|m| m.len().to_string())
             on:mousemove=on_move on:mouseleave=move |_| s.hover.set(None) on:click=on_click></canvas>
         {readout}
+    }
+}
+
+/// The step chart as on screen (no hover line), for export.
+struct Steps<'a> {
+    runs: Vec<&'a StepRun>,
+    options: StepChartOptions,
+    labels: Vec<(usize, u64, String)>,
+}
+
+impl super::export::Picture for Steps<'_> {
+    fn draw<DB: plotters::prelude::DrawingBackend>(
+        &self,
+        a: &plotters::prelude::DrawingArea<DB, plotters::coord::Shift>,
+        t: &memograph_charts::Theme,
+    ) -> memograph_charts::Result<Bars>
+    where
+        DB::ErrorType: 'static,
+    {
+        step_chart(a, "", &self.runs, self.options, &self.labels, None, t)?;
+        Ok(Bars::default())
     }
 }
 

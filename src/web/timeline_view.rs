@@ -9,7 +9,7 @@ use memograph_snapshot::format::{bytes, grouped};
 use super::stack_panel::StackPanel;
 use super::{Highlight, Ui};
 use crate::load::{now, store};
-use crate::render::{self, colors, Surface};
+use crate::render::{self, colors, Pen, Surface};
 use crate::scale::{Plot, Scale};
 use crate::view_model::{AnnotationSpan, Categories, TimelineModel};
 use crate::viewport::Viewport;
@@ -92,6 +92,99 @@ fn with_scale<R>(
     })
 }
 
+/// What a frame shows besides the model: read from the signals (tracked inside an effect).
+struct Look {
+    view: Option<Viewport>,
+    hovered: Option<(usize, u32)>,
+    pinned: Option<u32>,
+    dark: bool,
+    time_axis: bool,
+    lit: Option<u16>,
+    picked: Option<Highlight>,
+}
+
+impl Look {
+    fn now(ui: Ui) -> Look {
+        Look {
+            view: ui.viewport.get(),
+            hovered: ui.hovered.get(),
+            pinned: ui.pinned.get(),
+            dark: ui.dark.get(),
+            time_axis: ui.time_axis.get(),
+            lit: ui.highlight_category.get(),
+            picked: ui.highlight.get(),
+        }
+    }
+}
+
+/// Draws the timeline this view shows onto `surface` (the canvas, or an export) as `look` says.
+fn paint<P: Pen>(ui: Ui, segments: bool, surface: &Surface<P>, look: &Look) -> Option<Drawn> {
+    with_timeline(ui, segments, |t, c| {
+        let view = look.view.unwrap_or_else(|| t.full_view());
+        let plot = Plot::of(surface.width, surface.height, c.rows());
+        let times = if look.time_axis { c.times } else { None };
+        let f = Scale::new(view, plot, times);
+        let theme = colors::theme(look.dark);
+        // Borrowed when picked in the analysis panels: no copy of the set on every frame.
+        let highlighted: std::borrow::Cow<[u32]> = match (&look.picked, c.categories, look.lit) {
+            (Some(h), _, _) if !segments => h.allocations.as_slice().into(),
+            (_, Some(cat), Some(k)) => (0..cat.of.len() as u32)
+                .filter(|&i| cat.of[i as usize] == k)
+                .collect::<Vec<u32>>()
+                .into(),
+            _ => (&[][..]).into(),
+        };
+        let overlay = render::timeline::Overlay {
+            annotations: c.annotations,
+            hovered: look.hovered,
+            pinned: look.pinned,
+            show_peak: true,
+            highlighted: &highlighted,
+            categories: c.categories.map(|cat| (cat.of.as_slice(), cat.names.len())),
+            stacked: None,
+        };
+        render::timeline::draw(surface, &f, t, &overlay, &theme);
+        Drawn {
+            plot,
+            view,
+            time_axis: look.time_axis,
+        }
+    })
+}
+
+/// The timeline as on screen (the visible range, the pinned and highlighted allocations; no hover) as
+/// a PNG or an SVG download.
+fn export(ui: Ui, segments: bool, canvas: NodeRef<Canvas>, svg: bool) {
+    let Some(el) = canvas.get_untracked() else {
+        return;
+    };
+    let (width, height) = (
+        f64::from(el.client_width().max(1)),
+        f64::from(el.client_height().max(1)),
+    );
+    let look = Look {
+        hovered: None,
+        ..untrack(|| Look::now(ui))
+    };
+    let name = format!(
+        "{}_{}",
+        super::export::stem(ui),
+        if segments { "segments" } else { "timeline" }
+    );
+    if svg {
+        let surface = Surface::svg(width, height);
+        if paint(ui, segments, &surface, &look).is_some() {
+            super::export::save_text(&format!("{name}.svg"), "image/svg+xml", &surface.finish());
+        }
+    } else if let Some((surface, png)) =
+        Surface::offscreen(width, height, super::export::png_scale())
+    {
+        if paint(ui, segments, &surface, &look).is_some() {
+            super::export::save_png(&format!("{name}.png"), &png);
+        }
+    }
+}
+
 /// What the last frame was drawn with: input maps pixels through the same [`Scale`].
 #[derive(Clone, Copy)]
 struct Drawn {
@@ -120,52 +213,19 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         resized.track();
         ui.detail.track();
         ui.by_category.track();
-        let (view, hovered, pinned, dark, time_axis) = (
-            ui.viewport.get(),
-            ui.hovered.get(),
-            ui.pinned.get(),
-            ui.dark.get(),
-            ui.time_axis.get(),
-        );
-        let (brush_now, lit, picked) =
-            (brush.get(), ui.highlight_category.get(), ui.highlight.get());
+        let look = Look::now(ui);
+        let brush_now = brush.get();
         let Some(el) = canvas.get() else { return };
         let Some(surface) = Surface::of(&el) else {
             return;
         };
         let start = now();
-        let done = with_timeline(ui, segments, |t, c| {
-            let view = view.unwrap_or_else(|| t.full_view());
-            let plot = Plot::of(surface.width, surface.height, c.rows());
-            let times = if time_axis { c.times } else { None };
-            let f = Scale::new(view, plot, times);
-            drawn.set_value(Some(Drawn {
-                plot,
-                view,
-                time_axis,
-            }));
-            let theme = colors::theme(dark);
-            // Borrowed when picked in the analysis panels: no copy of the set on every frame.
-            let highlighted: std::borrow::Cow<[u32]> = match (&picked, c.categories, lit) {
-                (Some(h), _, _) if !segments => h.allocations.as_slice().into(),
-                (_, Some(cat), Some(k)) => (0..cat.of.len() as u32)
-                    .filter(|&i| cat.of[i as usize] == k)
-                    .collect::<Vec<u32>>()
-                    .into(),
-                _ => (&[][..]).into(),
-            };
-            let overlay = render::timeline::Overlay {
-                annotations: c.annotations,
-                hovered,
-                pinned,
-                show_peak: true,
-                highlighted: &highlighted,
-                categories: c.categories.map(|cat| (cat.of.as_slice(), cat.names.len())),
-                stacked: None,
-            };
-            render::timeline::draw(&surface, &f, t, &overlay, &theme);
+        let done = paint(ui, segments, &surface, &look).map(|d| {
+            drawn.set_value(Some(d));
             if let Some(m) = minimap.get().and_then(|m| Surface::of(&m)) {
-                render::minimap::draw(&m, t, view, brush_now, &theme);
+                with_timeline(ui, segments, |t, _| {
+                    render::minimap::draw(&m, t, d.view, brush_now, &colors::theme(look.dark))
+                });
             }
         });
         if done.is_some() {
@@ -386,6 +446,9 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                     </label>
                 </Show>
                 <button class="button small" title="Show everything (0)" on:click=move |_| ui.viewport.set(None)>"Reset zoom"</button>
+                <super::export::ExportButtons testid=if segments { "export-segments" } else { "export-timeline" }
+                    png=move || export(ui, segments, canvas, false)
+                    svg=move || export(ui, segments, canvas, true) />
                 <Show when=move || !segments>
                     <label class="check" title="Colour allocations by what they are (parameters, gradients, optimizer state, activations…)">
                         <input type="checkbox" data-testid="color-by-category" prop:checked=move || ui.by_category.get()
