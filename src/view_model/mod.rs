@@ -19,7 +19,9 @@ use memograph_snapshot::analysis::lifetimes::Lifetimes;
 use memograph_snapshot::analysis::report::{report_of, DeviceReport, ReportOptions};
 use memograph_snapshot::Snapshot;
 
-pub use state::{allocator_state_at, describe_block, event_rows, EventRow, SegmentRow};
+pub use state::{
+    allocator_state_at, describe_block, event_rows, events_of, rows_of, EventRow, SegmentRow,
+};
 pub use timeline::TimelineModel;
 
 /// A device's models: the Active Memory Timeline, and what the other views need, each part built on

@@ -91,10 +91,37 @@ pub fn event_rows(
     snapshot: &Snapshot,
     range: std::ops::Range<usize>,
 ) -> Vec<EventRow> {
+    let len = snapshot.trace(model.device).len();
+    rows_of(model, snapshot, range.start.min(len)..range.end.min(len))
+}
+
+/// The trace entries of `allocations` (indices into the block lifetimes): each one's alloc, free
+/// request and free, in trace order. The state history lists only these while a search or a picked
+/// path highlights allocations.
+pub fn events_of(model: &DeviceModel, allocations: &[u32]) -> Vec<u32> {
+    let all = &model.blocks.lifetimes.allocations;
+    let mut events: Vec<u32> = allocations
+        .iter()
+        .filter_map(|&a| all.get(a as usize))
+        .flat_map(|a| [a.alloc_event, a.free_requested_event, a.free_event])
+        .flatten()
+        .collect();
+    events.sort_unstable();
+    events.dedup();
+    events
+}
+
+/// The rows of trace entries `entries` (each within the trace).
+pub fn rows_of(
+    model: &DeviceModel,
+    snapshot: &Snapshot,
+    entries: impl Iterator<Item = usize>,
+) -> Vec<EventRow> {
     let trace = snapshot.trace(model.device);
     let versions = model.versions(snapshot);
     let times = model.times(snapshot);
-    (range.start.min(trace.len())..range.end.min(trace.len()))
+    entries
+        .filter(|&i| i < trace.len())
         .map(|i| {
             let e = trace.get(i);
             EventRow {
@@ -178,6 +205,35 @@ pub fn describe_block(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_highlighted_allocation_lists_its_alloc_and_free_entries() {
+        let written = memograph_snapshot::synth::pickle(40);
+        let s = memograph_snapshot::read_bytes(&written.bytes).unwrap();
+        let m = DeviceModel::new(&s, 0);
+        let all = &m.blocks.lifetimes.allocations;
+        let freed = all
+            .iter()
+            .position(|a| a.alloc_event.is_some() && a.free_event.is_some())
+            .unwrap() as u32;
+        let live = all
+            .iter()
+            .position(|a| a.alloc_event.is_some() && a.free_event.is_none())
+            .unwrap() as u32;
+        let events = events_of(&m, &[live, freed, live]);
+        let a = &all[freed as usize];
+        let mut want: Vec<u32> = [a.alloc_event, a.free_requested_event, a.free_event]
+            .into_iter()
+            .flatten()
+            .collect();
+        want.push(all[live as usize].alloc_event.unwrap());
+        want.sort_unstable();
+        assert_eq!(events, want);
+        let rows = rows_of(&m, &s, events.iter().map(|&e| e as usize));
+        assert_eq!(rows.len(), events.len());
+        assert!(rows.iter().all(|r| r.name.starts_with('b')), "{rows:?}");
+        assert_eq!(rows[0].action, "alloc");
+    }
 
     #[test]
     fn a_legacy_block_lists_every_record_of_its_history() {

@@ -3,12 +3,12 @@
 
 use leptos::html::{Canvas, Div};
 use leptos::prelude::*;
-use memograph_snapshot::format::bytes;
+use memograph_snapshot::format::{bytes, grouped};
 
 use super::Ui;
 use crate::load::store;
 use crate::render::{self, colors, Surface};
-use crate::view_model::{allocator_state_at, describe_block, event_rows, EventRow};
+use crate::view_model::{allocator_state_at, describe_block, events_of, rows_of, EventRow};
 
 const ROW: f64 = 20.0;
 
@@ -20,26 +20,68 @@ pub fn StateView(ui: Ui) -> impl IntoView {
     let map_scroll = RwSignal::new(0.0f64);
     let height = RwSignal::new(600.0f64);
     let hover = RwSignal::new(None::<(f64, f64, String)>);
-    let len = move || {
+    // While allocations are highlighted (a search, a picked call path or category), the list shows
+    // only their events, unless the user asks for all.
+    let only_matching = RwSignal::new(true);
+    let matching = Memo::new(move |_| {
+        let h = ui.highlight.get()?;
         let (file, device) = ui.current()?;
-        store::with_file(file, |f| f.snapshot.trace(device).len())
+        store::with_model(file, device, |m, _| {
+            (
+                h.label.clone(),
+                std::sync::Arc::new(events_of(m, &h.allocations)),
+            )
+        })
+    });
+    let filter = move || matching.get().filter(|_| only_matching.get()).map(|m| m.1);
+    // The list's length, and the trace entry at a position in it.
+    let len = move || match filter() {
+        Some(entries) => Some(entries.len()),
+        None => {
+            let (file, device) = ui.current()?;
+            store::with_file(file, |f| f.snapshot.trace(device).len())
+        }
+    };
+    let entry_at = move |position: usize| match filter() {
+        Some(entries) => entries.get(position).map(|&e| e as i64),
+        None => Some(position as i64),
+    };
+    // The position of entry `i` in the list (of the first listed entry at or after it).
+    let position_of = move |i: i64| match filter() {
+        Some(entries) => entries.partition_point(|&e| i64::from(e) < i),
+        None => i.max(0) as usize,
     };
     let rows = move || {
         let (file, device) = ui.current()?;
         let first = (scroll.get() / ROW).floor().max(0.0) as usize;
         let count = (height.get() / ROW).ceil() as usize + 2;
-        store::with_model(file, device, |m, s| event_rows(m, s, first..first + count))
+        let entries: Vec<usize> = match filter() {
+            Some(entries) => entries
+                .iter()
+                .skip(first)
+                .take(count)
+                .map(|&e| e as usize)
+                .collect(),
+            None => (first..first + count).collect(),
+        };
+        store::with_model(file, device, |m, s| {
+            let rows = rows_of(m, s, entries.into_iter());
+            (first..).zip(rows).collect::<Vec<_>>()
+        })
     };
-    let select = move |i: i64| {
+    // Selects the entry at list position `p` (clamped) and keeps it in view.
+    let select = move |p: i64| {
         let n = len().unwrap_or(0) as i64;
         if n == 0 {
             return;
         }
-        let i = i.clamp(0, n - 1);
+        let p = p.clamp(0, n - 1);
+        let Some(i) = entry_at(p as usize) else {
+            return;
+        };
         ui.selected_event.set(i);
-        // Keep the selected row visible.
         if let Some(el) = list.get() {
-            let top = i as f64 * ROW;
+            let top = p as f64 * ROW;
             let h = el.client_height() as f64;
             if top < el.scroll_top() as f64 {
                 el.set_scroll_top(top as i32);
@@ -49,7 +91,7 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         }
     };
     let on_key = move |ev: web_sys::KeyboardEvent| {
-        let cur = ui.selected_event.get_untracked();
+        let cur = position_of(ui.selected_event.get_untracked()) as i64;
         let page = (height.get_untracked() / ROW) as i64;
         let next = match ev.key().as_str() {
             "ArrowDown" | "ArrowRight" => cur + 1,
@@ -62,6 +104,19 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         };
         ev.prevent_default();
         select(next);
+    };
+    let filter_bar = move || {
+        let (label, entries) = matching.get()?;
+        let n = entries.len();
+        Some(view! {
+            <div class="event-filter" data-testid="history-filter" data-count=n.to_string()>
+                <label class="check" title="List only the events of the highlighted allocations">
+                    <input type="checkbox" prop:checked=move || only_matching.get()
+                        on:change=move |ev| only_matching.set(event_target_checked(&ev)) />
+                    {format!("only the {} events of {label}", grouped(n as u64))}
+                </label>
+            </div>
+        })
     };
 
     let state = Memo::new(move |_| {
@@ -128,17 +183,19 @@ pub fn StateView(ui: Ui) -> impl IntoView {
 
     view! {
         <div class="state-view">
+            <div class="event-column">
+            {filter_bar}
             <div class="event-list" tabindex="0" node_ref=list on:keydown=on_key
                 on:scroll=move |_| if let Some(el) = list.get() {
                     scroll.set(el.scroll_top() as f64);
                     height.set(el.client_height() as f64);
                 }>
                 <div class="event-spacer" style=move || format!("height:{}px", len().unwrap_or(0) as f64 * ROW)>
-                    {move || rows().unwrap_or_default().into_iter().map(|EventRow { index: i, action, name, size, time }| {
+                    {move || rows().unwrap_or_default().into_iter().map(|(p, EventRow { index: i, action, name, size, time })| {
                         let selected = move || ui.selected_event.get() == i as i64;
                         view! {
-                            <div class="event-row" class:selected=selected style=format!("top:{}px", i as f64 * ROW)
-                                on:click=move |_| select(i as i64)>
+                            <div class="event-row" class:selected=selected style=format!("top:{}px", p as f64 * ROW)
+                                on:click=move |_| select(p as i64)>
                                 <span class="idx">{i}</span>
                                 <span class=format!("action {action}")>{action.clone()}</span>
                                 <span class="addr">{name}</span>
@@ -148,6 +205,7 @@ pub fn StateView(ui: Ui) -> impl IntoView {
                         }
                     }).collect_view()}
                 </div>
+            </div>
             </div>
             <div class="state-map">
                 <div class="view-toolbar">

@@ -589,9 +589,18 @@ fn SearchBox(ui: Ui) -> impl IntoView {
             )
         }
     };
+    // Back from another view: the search still highlights, so the box shows it and counts again.
+    let initial = ui
+        .highlight
+        .get_untracked()
+        .and_then(|h| h.label.strip_prefix("search: ").map(str::to_string));
+    if let Some(text) = initial.clone() {
+        run(text);
+    }
     view! {
         <label class="search" title="Find allocations: an address (b7f4…_3, 0x7f4…), a size (>100MB, <4KiB, 1.0 GiB), text in a frame (models.py:174, forward), a category, compile_context or user_metadata. Enter / Shift+Enter step through the matches.">
             <input type="search" class="select" placeholder="Find…" data-testid="search"
+                prop:value=initial.unwrap_or_default()
                 on:input=move |ev| run(event_target_value(&ev))
                 on:keydown=move |ev: web_sys::KeyboardEvent| {
                     if ev.key() == "Enter" {

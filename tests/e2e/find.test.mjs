@@ -1,5 +1,5 @@
 // End-to-end: finding allocations on the timeline by frame text, size and address; Enter steps
-// through the matches and pins each, so its stack shows.
+// through the matches and pins each, so its stack shows; the state history lists the matches' events.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -44,6 +44,20 @@ test('a search highlights its matches; Enter pins them one by one', TIER2, async
   const name = head.match(/b[0-9a-f]+_\d+/)[0];
   await page.fill('[data-testid=search]', name);
   assert.equal(await matches(page), 1);
+  // The state history lists only that allocation's events: its alloc (and free, if it was freed).
+  await page.selectOption('[data-testid=view-select]', 'state');
+  await page.waitForSelector('[data-testid=history-filter]');
+  const listed = await page.$$eval('.event-row', rows => rows.map(r => ({
+    action: r.querySelector('.action').textContent, name: r.querySelector('.addr').textContent })));
+  assert.equal(Number(await page.getAttribute('[data-testid=history-filter]', 'data-count')), listed.length);
+  assert.ok(listed.length >= 1 && listed.length <= 3, JSON.stringify(listed));
+  assert.ok(listed.every(r => r.name === name), JSON.stringify(listed));
+  assert.equal(listed[0].action, 'alloc');
+  await shot(page, 'find-history');
+  // Unticked: every event again.
+  await page.click('[data-testid=history-filter] input');
+  assert.ok(await page.locator('.event-row').count() > listed.length);
+  await page.selectOption('[data-testid=view-select]', 'timeline');
   // Cleared: nothing highlighted by the search.
   await page.fill('[data-testid=search]', '');
   assert.equal(await page.locator('[data-testid=highlight]').count(), 0);
