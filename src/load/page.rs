@@ -470,10 +470,12 @@ impl Load {
             let started = clock();
             let model = DeviceModel::of_lifetimes(&snapshot, device, lifetimes);
             let model_ms = lifetimes_ms + clock() - started;
+            let head = head_hash_of(&this.blob).await;
             next_task().await;
             let index = store::add(OpenFile {
                 name: this.name.clone(),
                 bytes: this.size as u64,
+                head,
                 devices: snapshot.devices(),
                 snapshot,
                 models: [(device, model)].into(),
@@ -689,7 +691,17 @@ fn record_timings(timings: &LoadTimings) {
 
 /// The first 64 KiB of `blob` (empty when it cannot be read), to tell step records from snapshots.
 pub async fn head_of(blob: &Blob) -> Vec<u8> {
-    let Ok(head) = blob.slice_with_f64_and_f64(0.0, 65536.0) else {
+    first_bytes(blob, 65536.0).await
+}
+
+/// The file's identity beside its name and size (see `view_model::share::head_hash`).
+async fn head_hash_of(blob: &Blob) -> Option<String> {
+    let head = first_bytes(blob, crate::view_model::share::HEAD_BYTES as f64).await;
+    (!head.is_empty()).then(|| crate::view_model::share::head_hash(&head))
+}
+
+async fn first_bytes(blob: &Blob, n: f64) -> Vec<u8> {
+    let Ok(head) = blob.slice_with_f64_and_f64(0.0, n) else {
         return Vec::new();
     };
     match JsFuture::from(head.array_buffer()).await {

@@ -14,6 +14,8 @@ use crate::view_model::DeviceModel;
 pub struct OpenFile {
     pub name: String,
     pub bytes: u64,
+    /// A hash of its first MiB (`view_model::share::head_hash`), when it could be read.
+    pub head: Option<String>,
     pub snapshot: Snapshot,
     pub devices: Vec<i64>,
     pub models: HashMap<i64, DeviceModel>,
@@ -127,6 +129,22 @@ pub fn run_count() -> usize {
 
 /// Every run a comparison can take: the compared files in the order they came, then the open files
 /// that are not among them. An open file's digests are made here on first use.
+/// The compared runs' names and sizes, in the order `runs` gives them (no digest is made).
+pub fn run_names() -> Vec<(String, u64)> {
+    let mut names: Vec<(String, u64)> = COMPARED.with(|c| {
+        c.borrow()
+            .iter()
+            .map(|f| (f.name.clone(), f.bytes))
+            .collect()
+    });
+    for (name, bytes, _) in list() {
+        if !names.iter().any(|(n, b)| *n == name && *b == bytes) {
+            names.push((name, bytes));
+        }
+    }
+    names
+}
+
 pub fn runs() -> Vec<Run> {
     let open: Vec<(String, u64)> = list().into_iter().map(|(n, b, _)| (n, b)).collect();
     let index_of = |name: &str, bytes: u64| open.iter().position(|o| o.0 == name && o.1 == bytes);

@@ -22,6 +22,48 @@ pub struct ViewState {
     pub entry: Option<i64>,
     /// The Compare view's baseline (file name and device).
     pub baseline: Option<(String, i64)>,
+    /// A hash of the file's first MiB ([`head_hash`]): the same file under another name still matches.
+    pub head: Option<String>,
+    /// The search in force (its text).
+    pub search: Option<String>,
+    /// The highlighted node of the live-set tree (frames, outermost first), at `entry`.
+    pub path: Option<Vec<String>>,
+    /// Whether the live-set tree hides framework frames (its paths depend on it); unset: hidden.
+    pub hide_framework: Option<bool>,
+    /// The compared runs (file name and size), in their order.
+    pub runs: Vec<(String, u64)>,
+}
+
+/// A file's identity beside its name and size: FNV-1a (64 bits) of its first MiB (of all of it when
+/// shorter), as 16 hex digits.
+pub fn head_hash(first_mib: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in first_mib.iter().take(HEAD_BYTES) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// How much of a file [`head_hash`] reads.
+pub const HEAD_BYTES: usize = 1 << 20;
+
+impl ViewState {
+    /// Whether a file opened as `name`, `size` bytes, whose first MiB hashes to `head`, is the link's
+    /// file: the same size, and the same first MiB when both are known (a renamed copy matches),
+    /// else the same name. A link that names no file matches any.
+    pub fn is_for(&self, name: &str, size: u64, head: Option<&str>) -> bool {
+        let Some((want, want_size)) = &self.file else {
+            return true;
+        };
+        if *want_size != 0 && *want_size != size {
+            return false;
+        }
+        match (self.head.as_deref(), head) {
+            (Some(a), Some(b)) => a == b,
+            _ => want == name,
+        }
+    }
 }
 
 /// `%`-escapes what a hash value cannot hold as it is.
@@ -95,6 +137,22 @@ impl ViewState {
             put("base", f.clone());
             put("basedev", d.to_string());
         }
+        if let Some(h) = &self.head {
+            put("head", h.clone());
+        }
+        if let Some(q) = &self.search {
+            put("find", q.clone());
+        }
+        if let Some(p) = &self.path {
+            put("path", p.join("\n"));
+        }
+        if let Some(h) = self.hide_framework {
+            put("hidefw", if h { "1" } else { "0" }.into());
+        }
+        if !self.runs.is_empty() {
+            let runs: Vec<String> = self.runs.iter().map(|(n, s)| format!("{s}:{n}")).collect();
+            put("runs", runs.join("\n"));
+        }
         if parts.is_empty() {
             String::new()
         } else {
@@ -130,6 +188,19 @@ impl ViewState {
                 "entry" => v.entry = val.parse().ok(),
                 "base" => v.baseline = Some((val, 0)),
                 "basedev" => base_dev = val.parse().ok(),
+                "head" => v.head = Some(val),
+                "find" => v.search = Some(val),
+                "path" => v.path = Some(val.split('\n').map(str::to_string).collect()),
+                "hidefw" => v.hide_framework = Some(val != "0"),
+                "runs" => {
+                    v.runs = val
+                        .split('\n')
+                        .filter_map(|r| {
+                            let (size, name) = r.split_once(':')?;
+                            Some((name.to_string(), size.parse().ok()?))
+                        })
+                        .collect()
+                }
                 _ => {}
             }
         }
@@ -148,6 +219,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_file_matches_by_size_and_first_mib_or_else_by_name() {
+        let link = ViewState {
+            file: Some(("a.pickle".into(), 100)),
+            head: Some("00ff".into()),
+            ..ViewState::default()
+        };
+        assert!(link.is_for("renamed.pickle", 100, Some("00ff")));
+        assert!(!link.is_for("a.pickle", 100, Some("0100")));
+        assert!(!link.is_for("a.pickle", 101, Some("00ff")));
+        assert!(link.is_for("a.pickle", 100, None));
+        let old = ViewState {
+            file: Some(("a.pickle".into(), 100)),
+            ..ViewState::default()
+        };
+        assert!(old.is_for("a.pickle", 100, Some("00ff")));
+        assert!(!old.is_for("b.pickle", 100, Some("00ff")));
+        assert!(ViewState::default().is_for("any", 1, None));
+    }
+
+    #[test]
     fn every_field_round_trips_through_the_hash() {
         let v = ViewState {
             file: Some(("run 1/rank0 snapshot.pickle".into(), 3_221_225)),
@@ -160,6 +251,11 @@ mod tests {
             category: Some("Optimizer state".into()),
             entry: Some(-1),
             baseline: Some(("a&b=c#.pickle".into(), 0)),
+            head: Some(head_hash(b"abc")),
+            search: Some(">100MB & x".into()),
+            path: Some(vec!["train.py:10:main".into(), "model.py:7:forward".into()]),
+            hide_framework: Some(false),
+            runs: vec![("a:b.pickle".into(), 12), ("c d.pickle".into(), 0)],
         };
         let hash = v.to_hash();
         assert!(
@@ -169,6 +265,8 @@ mod tests {
         assert_eq!(ViewState::from_hash(&hash), v);
         assert_eq!(ViewState::from_hash(""), ViewState::default());
         assert_eq!(ViewState::default().to_hash(), "");
+        // FNV-1a's published value for "a".
+        assert_eq!(head_hash(b"a"), "af63dc4c8601ec8c");
         // Unknown keys and broken values are left alone.
         let v = ViewState::from_hash("#view=state&detail=oops&zz=1&range=1_2");
         assert_eq!(

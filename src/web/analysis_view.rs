@@ -484,8 +484,11 @@ fn LiveSetTree(ui: Ui) -> impl IntoView {
                 let (label, title) = (frame.clone(), frame.clone());
                 let pick = move |_| {
                     let h = with_model_untracked(ui, |m, _| {
-                        let node = m.last_report()?.live_set.at(&path)?;
-                        Some(Highlight::new(short_frame(&label), node.all_allocations()))
+                        let tree = &m.last_report()?.live_set;
+                        let node = tree.at(&path)?;
+                        let frames = tree.frames_of(&path)?;
+                        Some(Highlight::new(short_frame(&label), node.all_allocations())
+                            .made_by(super::MadeBy::Path(frames)))
                     }).flatten();
                     ui.highlight.set(h);
                 };

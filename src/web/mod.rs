@@ -96,6 +96,17 @@ pub struct Highlight {
     pub label: String,
     /// Indices into the device's block lifetimes, sorted.
     pub allocations: std::sync::Arc<Vec<u32>>,
+    /// What made it, when a link can make it again.
+    pub made_by: Option<MadeBy>,
+}
+
+/// How a highlight can be made again (a share link carries it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum MadeBy {
+    /// A search's text.
+    Search(String),
+    /// A node of the live-set tree at the analysed entry (its frames, outermost first).
+    Path(Vec<String>),
 }
 
 impl Highlight {
@@ -105,6 +116,14 @@ impl Highlight {
         Highlight {
             label,
             allocations: std::sync::Arc::new(allocations),
+            made_by: None,
+        }
+    }
+
+    pub fn made_by(self, how: MadeBy) -> Highlight {
+        Highlight {
+            made_by: Some(how),
+            ..self
         }
     }
 }
@@ -313,6 +332,7 @@ impl Listener for Ui {
 
     fn digested(&self, done: usize, total: usize) {
         self.compared.update(|n| *n += 1);
+        share::restore_runs(*self);
         let over = done >= total;
         self.comparing
             .set(if over { (0, 0) } else { (done, total) });
@@ -752,6 +772,13 @@ fn Welcome(ui: Ui) -> impl IntoView {
                 <p class="notice" data-testid="link-notice">
                     {format!("This link shows a view of {name} ({}). Open that file (nothing is uploaded) and the view is restored.",
                         memograph_snapshot::format::bytes(size))}
+                </p>
+            })}
+            {move || ui.pending.get().filter(|p| p.file.is_none() && !p.runs.is_empty()).map(|p| view! {
+                <p class="notice" data-testid="link-notice">
+                    {format!("This link compares {} runs: {}. Open those files together, or their folder (nothing is uploaded), and the comparison is restored.",
+                        p.runs.len(),
+                        p.runs.iter().map(|(n, s)| format!("{n} ({})", memograph_snapshot::format::bytes(*s))).collect::<Vec<_>>().join(", "))}
                 </p>
             })}
             <h2>"Make a snapshot"</h2>

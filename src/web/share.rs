@@ -4,8 +4,9 @@
 
 use leptos::prelude::*;
 
-use super::{Ui, View};
+use super::{Highlight, MadeBy, Ui, View};
 use crate::load::store;
+use crate::view_model::analysis::short_frame;
 use crate::view_model::share::ViewState;
 use crate::viewport::Viewport;
 
@@ -45,11 +46,30 @@ pub fn start(ui: Ui) {
     });
 }
 
-/// The view on screen (tracks everything a link carries), when a file is open.
+/// The view on screen (tracks everything a link carries), when a file is open or runs are compared.
 fn current(ui: Ui) -> Option<ViewState> {
-    let (file, device) = ui.current()?;
     let view = ui.view.get();
+    ui.compared.track();
+    let runs = if store::run_count() >= 2 {
+        store::run_names()
+    } else {
+        Vec::new()
+    };
+    let baseline = ui
+        .compare
+        .baseline
+        .get()
+        .map(|(name, _, device)| (name, device));
+    let Some((file, device)) = ui.current() else {
+        return (!runs.is_empty()).then(|| ViewState {
+            view: Some(view.key().to_string()),
+            baseline,
+            runs,
+            ..ViewState::default()
+        });
+    };
     let (name, size) = store::list().get(file).map(|f| (f.0.clone(), f.1))?;
+    let head = store::with_file(file, |f| f.head.clone()).flatten();
     let pinned = ui.pinned.get();
     let category = ui.highlight_category.get();
     let extra = store::with_model(file, device, |m, s| {
@@ -60,11 +80,13 @@ fn current(ui: Ui) -> Option<ViewState> {
         (pin, cat)
     })
     .unwrap_or_default();
-    let baseline = ui
-        .compare
-        .baseline
-        .get()
-        .map(|(name, _, device)| (name, device));
+    let made_by = ui.highlight.get().and_then(|h| h.made_by);
+    let (search, path) = match made_by {
+        Some(MadeBy::Search(text)) => (Some(text), None),
+        Some(MadeBy::Path(frames)) => (None, Some(frames)),
+        None => (None, None),
+    };
+    let hide_framework = ui.hide_framework.get();
     Some(ViewState {
         file: Some((name, size)),
         device: Some(device),
@@ -76,6 +98,12 @@ fn current(ui: Ui) -> Option<ViewState> {
         category: extra.1,
         entry: ui.analysis_event.get(),
         baseline,
+        head,
+        search,
+        // Tree paths depend on whether framework frames are hidden: say so when they are not.
+        hide_framework: (path.is_some() && !hide_framework).then_some(false),
+        path,
+        runs,
     })
 }
 
@@ -87,10 +115,9 @@ pub fn restore(ui: Ui, index: usize) {
     let Some((name, size, devices)) = store::list().get(index).cloned() else {
         return;
     };
-    if let Some((want, want_size)) = &state.file {
-        if *want != name || (*want_size != 0 && *want_size != size) {
-            return;
-        }
+    let head = store::with_file(index, |f| f.head.clone()).flatten();
+    if !state.is_for(&name, size, head.as_deref()) {
+        return;
     }
     ui.pending.set(None);
     if let Some(d) = state.device.filter(|d| devices.contains(d)) {
@@ -108,6 +135,8 @@ pub fn restore(ui: Ui, index: usize) {
         ui.viewport.set(Some(Viewport { x0, x1, y_max }));
     }
     ui.analysis_event.set(state.entry);
+    let hide_framework = state.hide_framework.unwrap_or(true);
+    ui.hide_framework.set(hide_framework);
     let found = store::with_model(index, device, |m, s| {
         let pin = state.pinned.as_ref().and_then(|want| {
             m.blocks
@@ -124,11 +153,52 @@ pub fn restore(ui: Ui, index: usize) {
                 .position(|n| n == want)
                 .map(|i| i as u16)
         });
-        (pin, cat)
+        // The live-set tree's node at the analysed entry, as when it was picked.
+        let path = state.path.as_ref().and_then(|frames| {
+            let node = m
+                .report(s, (state.entry, hide_framework))
+                .live_set
+                .find(frames)?;
+            let label = frames.last().map_or("call path", |f| f.as_str());
+            Some(
+                Highlight::new(short_frame(label), node.all_allocations())
+                    .made_by(MadeBy::Path(frames.clone())),
+            )
+        });
+        (pin, cat, path)
     });
-    if let Some((pin, cat)) = found {
+    if let Some((pin, cat, path)) = found {
         ui.pinned.set(pin);
         ui.highlight_category.set(cat);
+        if path.is_some() {
+            ui.highlight.set(path);
+        }
+    }
+    if let Some(text) = &state.search {
+        ui.highlight
+            .set(super::timeline_view::search_highlight(index, device, text).map(|h| h.0));
+    }
+}
+
+/// Restores a waiting link's Compare view once every run it names is compared (by name and size):
+/// the view and the baseline.
+pub fn restore_runs(ui: Ui) {
+    let Some(state) = ui.pending.get_untracked() else {
+        return;
+    };
+    if state.runs.is_empty() || state.file.is_some() {
+        return;
+    }
+    let have = store::run_names();
+    if !state.runs.iter().all(|r| have.contains(r)) {
+        return;
+    }
+    ui.pending.set(None);
+    ui.view.set(View::Compare);
+    if let Some((name, device)) = state.baseline {
+        if let Some((_, bytes)) = have.iter().find(|(n, _)| *n == name) {
+            ui.compare.baseline.set(Some((name, *bytes, device)));
+        }
     }
 }
 

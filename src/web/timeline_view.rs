@@ -185,6 +185,25 @@ fn export(ui: Ui, segments: bool, canvas: NodeRef<Canvas>, svg: bool) {
     }
 }
 
+/// The allocations of device `device` of file `file` that `text` finds (none when it is no query), as
+/// a highlight, and their bytes.
+pub fn search_highlight(file: usize, device: i64, text: &str) -> Option<(Highlight, u64)> {
+    use memograph_snapshot::analysis::search::{parse, search};
+    let query = parse(text)?;
+    store::with_model(file, device, |m, s| {
+        let c = m.categories(s);
+        let (of, names) = (c.of.clone(), c.names.clone());
+        let hits = search(s, &m.blocks.lifetimes, Some((&of, &names)), &query);
+        let total = hits
+            .iter()
+            .map(|&i| m.blocks.lifetimes.allocations[i as usize].size)
+            .fold(0u64, u64::saturating_add);
+        let h = Highlight::new(format!("search: {text}"), hits)
+            .made_by(super::MadeBy::Search(text.to_string()));
+        (h, total)
+    })
+}
+
 /// What the last frame was drawn with: input maps pixels through the same [`Scale`].
 #[derive(Clone, Copy)]
 struct Drawn {
@@ -524,12 +543,12 @@ pub fn HighlightChip(ui: Ui) -> impl IntoView {
 /// pinning each so its stack shows.
 #[component]
 fn SearchBox(ui: Ui) -> impl IntoView {
-    use memograph_snapshot::analysis::search::{parse, search};
+    use memograph_snapshot::analysis::search::parse;
     let found = RwSignal::new(None::<(String, std::sync::Arc<Vec<u32>>, u64)>);
     let cursor = RwSignal::new(None::<usize>);
     let run = move |text: String| {
         cursor.set(None);
-        let Some(query) = parse(&text) else {
+        if parse(&text).is_none() {
             found.set(None);
             if ui
                 .highlight
@@ -541,18 +560,7 @@ fn SearchBox(ui: Ui) -> impl IntoView {
             return;
         };
         let (file, device) = (ui.file.get_untracked(), ui.device.get_untracked());
-        let result = store::with_model(file, device, |m, s| {
-            let c = m.categories(s);
-            let (of, names) = (c.of.clone(), c.names.clone());
-            let hits = search(s, &m.blocks.lifetimes, Some((&of, &names)), &query);
-            let total = hits
-                .iter()
-                .map(|&i| m.blocks.lifetimes.allocations[i as usize].size)
-                .fold(0u64, u64::saturating_add);
-            (hits, total)
-        });
-        if let Some((hits, total)) = result {
-            let h = Highlight::new(format!("search: {text}"), hits);
+        if let Some((h, total)) = search_highlight(file, device, &text) {
             found.set(Some((text, h.allocations.clone(), total)));
             ui.highlight.set(Some(h));
         }

@@ -3,6 +3,8 @@
 // its stack); for a local file the page says which file to open, and restores the view when it is.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { serve, browser, open, loadFile, shot, FIXTURES, TIER2 } from './harness.mjs';
 
@@ -17,6 +19,7 @@ const screen = page => page.evaluate(() => ({
   detail: document.querySelector('[data-testid=detail-slider]')?.value,
   stack: document.querySelector('[data-testid=stack-trace]')?.textContent ?? null,
   head: document.querySelector('.stack-summary')?.textContent ?? null,
+  highlight: document.querySelector('[data-testid=highlight]')?.textContent ?? null,
   hash: location.hash,
 }));
 
@@ -38,7 +41,7 @@ test('a link restores the view on the same file, opened with ?url= in a fresh pa
   await ready(page);
   await arrange(page);
   const before = await screen(page);
-  for (const part of ['view=timeline', 'detail=40', 'bycat=1', 'pin=b', 'range=', `file=${NAME}`]) {
+  for (const part of ['view=timeline', 'detail=40', 'bycat=1', 'pin=b', 'range=', `file=${NAME}`, 'head=', 'find=optimizers.py:84']) {
     assert.ok(before.hash.includes(part), `${part} in ${before.hash}`);
   }
   await page.click('[data-testid=copy-link]');
@@ -64,6 +67,70 @@ test('a link to a local file says which file to open, and restores the view when
   await loadFile(fresh.page, path.join(FIXTURES, NAME));
   await fresh.page.waitForSelector('[data-testid=stack-trace]');
   assert.deepEqual(await screen(fresh.page), before);
+  await page.close();
+  await fresh.page.close();
+});
+
+test('a renamed copy of the file still restores the view (matched by size and its first MiB)', TIER2, async () => {
+  const { page } = await open(b, `${server.url}?url=${encodeURIComponent(server.url + NAME)}`);
+  await ready(page);
+  await arrange(page);
+  const before = await screen(page);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-share-'));
+  const copy = path.join(dir, 'renamed.pickle');
+  fs.copyFileSync(path.join(FIXTURES, NAME), copy);
+  const fresh = await open(b, server.url + before.hash);
+  await loadFile(fresh.page, copy);
+  await fresh.page.waitForSelector('[data-testid=stack-trace]');
+  const after = await screen(fresh.page);
+  assert.deepEqual({ ...after, hash: '' }, { ...before, hash: '' });
+  assert.ok(after.hash.includes('file=renamed.pickle'), after.hash);
+  fs.rmSync(dir, { recursive: true, force: true });
+  await page.close();
+  await fresh.page.close();
+});
+
+test('a call path picked in the live-set tree comes back with the link', TIER2, async () => {
+  const { page, errors } = await open(b, `${server.url}?url=${encodeURIComponent(server.url + NAME)}`);
+  await ready(page);
+  await page.selectOption('[data-testid=view-select]', 'analysis');
+  await page.locator('[data-testid=live-set-tree] .tree-frame', { hasText: 'optimizers.py' }).first().click();
+  const chip = await page.textContent('[data-testid=highlight]');
+  assert.match(chip, /Highlighted: optimizers\.py:\d+:step \(\d+ allocations\)/);
+  await page.waitForFunction(() => location.hash.includes('path='));
+  const link = await page.evaluate(() => location.href);
+  const fresh = await open(b, link);
+  await ready(fresh.page);
+  await fresh.page.waitForSelector('[data-testid=highlight]');
+  assert.equal(await fresh.page.textContent('[data-testid=highlight]'), chip);
+  assert.equal(await fresh.page.$eval('[data-testid=view-select]', e => e.value), 'analysis');
+  // On the timeline the same allocations stand out.
+  await fresh.page.selectOption('[data-testid=view-select]', 'timeline');
+  assert.equal(await fresh.page.textContent('[data-testid=highlight]'), chip);
+  assert.deepEqual([...errors, ...fresh.errors], []);
+  await page.close();
+  await fresh.page.close();
+});
+
+test('a link to a comparison names its runs, and restores the view and baseline when they are opened', TIER2, async () => {
+  const names = ['kk_memory_ctx128_forward.pickle', 'kk_memory_ctx128_fullstep.pickle'];
+  const compared = page => page.waitForFunction(() => (document.querySelector('[data-testid=compare-status]')?.textContent ?? '').startsWith('2 runs compared'), null, { timeout: 60000 });
+  const { page, errors } = await open(b, server.url);
+  await page.setInputFiles('input[type=file]', names.map(n => path.join(FIXTURES, n)));
+  await compared(page);
+  await page.click(`tr[data-file="${names[1]}"][data-device="0"] .star`);
+  await page.waitForFunction(n => location.hash.includes('runs=') && location.hash.includes(`base=${n}`), names[1]);
+  const hash = await page.evaluate(() => location.hash);
+  const fresh = await open(b, server.url + hash);
+  const notice = await fresh.page.textContent('[data-testid=link-notice]');
+  assert.match(notice, /compares 2 runs: kk_memory_ctx128_forward\.pickle \(.*\), kk_memory_ctx128_fullstep\.pickle/);
+  await fresh.page.setInputFiles('input[type=file]', names.map(n => path.join(FIXTURES, n)));
+  await compared(fresh.page);
+  assert.equal(await fresh.page.$eval('[data-testid=view-select]', e => e.value), 'compare');
+  const star = row => fresh.page.$eval(`tr[data-file="${row}"][data-device="0"] .star`, e => e.textContent);
+  assert.equal(await star(names[1]), '★');
+  assert.notEqual(await star(names[0]), '★');
+  assert.deepEqual([...errors, ...fresh.errors], []);
   await page.close();
   await fresh.page.close();
 });

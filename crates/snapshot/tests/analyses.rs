@@ -183,6 +183,31 @@ fn hiding_framework_frames_puts_user_code_on_top() {
 }
 
 #[test]
+fn a_tree_node_named_by_its_frames_is_found_again_in_a_new_tree() {
+    use memograph_snapshot::analysis::live_set::live_set_tree;
+    let s = read_bytes(&fixture_or_skip!("kk_memory_ctx128_fullstep.pickle")).unwrap();
+    let l = Lifetimes::of(&s, 0);
+    let tree = live_set_tree(&s, &l, l.peak().event, true);
+    // Every node three levels down, by its indices, then by its frames in a tree made anew.
+    let again = live_set_tree(&s, &l, l.peak().event, true);
+    let mut checked = 0;
+    for (a, child) in tree.children.iter().enumerate() {
+        for (b, grandchild) in child.children.iter().enumerate() {
+            for c in 0..grandchild.children.len() {
+                let frames = tree.frames_of(&[a, b, c]).unwrap();
+                assert_eq!(frames.len(), 3);
+                let node = again.find(&frames).unwrap();
+                assert_eq!(node, tree.at(&[a, b, c]).unwrap());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0);
+    assert_eq!(tree.frames_of(&[tree.children.len()]), None);
+    assert!(tree.find(&["no such frame".into()]).is_none());
+}
+
+#[test]
 fn top_consumers_are_the_largest_live_allocations_with_a_user_frame() {
     use memograph_snapshot::analysis::live_set::top_consumers;
     each_device(|name, s, d, _| {

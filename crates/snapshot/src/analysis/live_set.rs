@@ -132,6 +132,27 @@ impl Node {
     pub fn at(&self, path: &[usize]) -> Option<&Node> {
         path.iter().try_fold(self, |n, &k| n.children.get(k))
     }
+
+    /// The frames along `path` (child indices from this node): a name for the node that another tree
+    /// of the same snapshot (a link reopened) can find with [`Node::find`].
+    pub fn frames_of(&self, path: &[usize]) -> Option<Vec<String>> {
+        let mut node = self;
+        let mut frames = Vec::with_capacity(path.len());
+        for &k in path {
+            node = node.children.get(k)?;
+            frames.push(node.frame.clone().unwrap_or_default());
+        }
+        Some(frames)
+    }
+
+    /// The node reached by following children named `frames`, if any.
+    pub fn find(&self, frames: &[String]) -> Option<&Node> {
+        frames.iter().try_fold(self, |n, f| {
+            n.children
+                .iter()
+                .find(|c| c.frame.as_deref() == Some(f.as_str()))
+        })
+    }
 }
 
 /// The live set at `event` as a tree from the outermost frame inwards. Plumbing frames are always left
