@@ -192,8 +192,7 @@ pub fn search_highlight(file: usize, device: i64, text: &str) -> Option<(Highlig
     let query = parse(text)?;
     store::with_model(file, device, |m, s| {
         let c = m.categories(s);
-        let (of, names) = (c.of.clone(), c.names.clone());
-        let hits = search(s, &m.blocks.lifetimes, Some((&of, &names)), &query);
+        let hits = search(s, &m.blocks.lifetimes, Some((&c.of, &c.names)), &query);
         let total = hits
             .iter()
             .map(|&i| m.blocks.lifetimes.allocations[i as usize].size)

@@ -123,6 +123,39 @@ pub fn parse(query: &str) -> Option<Query> {
 
 /// The allocations of `lifetimes` that `query` finds (indices, sorted). `categories`: each
 /// allocation's category index and the names (text queries match them too).
+/// A hex prefix of an address as digits: `starts(addr)` is whether `{addr:x}` starts with it, without
+/// formatting the address.
+struct HexPrefix {
+    /// `None`: no address shows as it (not hex, or longer than 16 digits).
+    value: Option<u64>,
+    digits: u32,
+}
+
+impl HexPrefix {
+    fn of(hex: &str) -> HexPrefix {
+        let hex = hex.to_ascii_lowercase();
+        let value = (hex.len() <= 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then(|| u64::from_str_radix(&hex, 16).ok())
+            .flatten()
+            .or((hex.is_empty()).then_some(0));
+        HexPrefix {
+            value,
+            digits: hex.len() as u32,
+        }
+    }
+
+    fn starts(&self, addr: u64) -> bool {
+        let Some(value) = self.value else {
+            return false;
+        };
+        if self.digits == 0 {
+            return true;
+        }
+        let shown = (64 - addr.leading_zeros()).div_ceil(4).max(1);
+        self.digits <= shown && addr >> (4 * (shown - self.digits)) == value
+    }
+}
+
 pub fn search(
     snapshot: &Snapshot,
     lifetimes: &Lifetimes,
@@ -131,13 +164,12 @@ pub fn search(
 ) -> Vec<u32> {
     let all = lifetimes.allocations.iter().enumerate();
     match query {
-        Query::Address { hex, version } => all
-            .filter(|(_, a)| {
-                let text = format!("{:x}", a.addr);
-                text.starts_with(hex.as_str()) && version.is_none_or(|v| v == a.version)
-            })
-            .map(|(i, _)| i as u32)
-            .collect(),
+        Query::Address { hex, version } => {
+            let prefix = HexPrefix::of(hex);
+            all.filter(|(_, a)| prefix.starts(a.addr) && version.is_none_or(|v| v == a.version))
+                .map(|(i, _)| i as u32)
+                .collect()
+        }
         Query::Size { op, bytes, shown } => all
             .filter(|(_, a)| match op {
                 Op::Less => a.size < *bytes,
@@ -164,10 +196,13 @@ pub fn search(
                         .collect()
                 })
                 .unwrap_or_default();
-            let mut by_stack: HashMap<StackId, bool> = HashMap::new();
-            let mut by_frame: HashMap<crate::model::FrameId, bool> = HashMap::new();
+            // Each stack, frame and string is looked at once (millions of allocations share a few
+            // thousand stacks): dense memo tables by id, 0 unknown, 1 no, 2 yes.
+            let mut by_stack = vec![0u8; snapshot.interner.stack_count()];
+            let mut by_frame = vec![0u8; snapshot.interner.frame_count()];
+            let mut by_str: HashMap<u32, bool> = HashMap::new();
             let trace = snapshot.trace(lifetimes.device);
-            let entry_text = |e: Option<u32>| -> bool {
+            let mut entry_text = |e: Option<u32>| -> bool {
                 let Some(e) = e.map(|e| e as usize).filter(|&e| e < trace.len()) else {
                     return false;
                 };
@@ -175,11 +210,37 @@ pub fn search(
                     .into_iter()
                     .filter(|&id| id != crate::model::NONE_ID)
                     .any(|id| {
-                        snapshot
-                            .str(crate::model::StrId(id))
-                            .to_ascii_lowercase()
-                            .contains(text.as_str())
+                        *by_str.entry(id).or_insert_with(|| {
+                            snapshot
+                                .str(crate::model::StrId(id))
+                                .to_ascii_lowercase()
+                                .contains(text.as_str())
+                        })
                     })
+            };
+            let mut frame_hit = |f: crate::model::FrameId| -> bool {
+                let known = by_frame.get(f.0 as usize).copied().unwrap_or(0);
+                if known != 0 {
+                    return known == 2;
+                }
+                let hit = frame_text(snapshot, snapshot.frame(f))
+                    .to_ascii_lowercase()
+                    .contains(text.as_str());
+                if let Some(k) = by_frame.get_mut(f.0 as usize) {
+                    *k = 1 + u8::from(hit);
+                }
+                hit
+            };
+            let mut stack_hit = |id: StackId| -> bool {
+                let known = by_stack.get(id.0 as usize).copied().unwrap_or(0);
+                if known != 0 {
+                    return known == 2;
+                }
+                let hit = snapshot.stack(id).iter().any(|&f| frame_hit(f));
+                if let Some(k) = by_stack.get_mut(id.0 as usize) {
+                    *k = 1 + u8::from(hit);
+                }
+                hit
             };
             all.filter(|(i, a)| {
                 if let Some((of, _)) = categories {
@@ -187,16 +248,7 @@ pub fn search(
                         return true;
                     }
                 }
-                let in_stack = *by_stack.entry(a.stack).or_insert_with(|| {
-                    snapshot.stack(a.stack).iter().any(|&f| {
-                        *by_frame.entry(f).or_insert_with(|| {
-                            frame_text(snapshot, snapshot.frame(f))
-                                .to_ascii_lowercase()
-                                .contains(text.as_str())
-                        })
-                    })
-                });
-                in_stack || entry_text(a.alloc_event)
+                stack_hit(a.stack) || entry_text(a.alloc_event)
             })
             .map(|(i, _)| i as u32)
             .collect()
@@ -207,6 +259,46 @@ pub fn search(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hex_prefix_matches_as_the_formatted_address_would() {
+        let addrs = [
+            0u64,
+            1,
+            0xf,
+            0x10,
+            0x7f3a_2c00_0000,
+            0x7f3a_2c00_0001,
+            u64::MAX,
+            1 << 63,
+        ];
+        for prefix in [
+            "",
+            "0",
+            "7",
+            "7f",
+            "7f3a2c",
+            "7f3a2c000000",
+            "7f3a2c0000001",
+            "f",
+            "ff",
+            "1",
+            "10",
+            "8",
+            "800000000000000",
+            "ffffffffffffffff",
+            "1ffffffffffffffff",
+            "zz",
+            "7F3A",
+        ] {
+            let p = HexPrefix::of(prefix);
+            for a in addrs {
+                let want = format!("{a:x}").starts_with(&prefix.to_ascii_lowercase())
+                    && prefix.bytes().all(|b| b.is_ascii_hexdigit());
+                assert_eq!(p.starts(a), want, "{prefix} {a:x}");
+            }
+        }
+    }
 
     #[test]
     fn queries_are_read_as_addresses_sizes_or_text() {
