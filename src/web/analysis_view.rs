@@ -85,6 +85,8 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
                 </Show>
                 <button class="button small" data-testid="export-live-csv" on:click=move |_| export_live_set(ui)
                     title="Download the allocations live at this entry (name, address, bytes, category, where allocated) as CSV">"Live set (CSV)"</button>
+                <button class="button small" data-testid="export-consumers-csv" on:click=move |_| export_consumers(ui)
+                    title="Download the largest live allocations at this entry (rank, name, bytes, category, where allocated) as CSV">"Top consumers (CSV)"</button>
                 <button class="button small" data-testid="export-report-json" on:click=move |_| export_report(ui)
                     title="Download these analyses as JSON (what memograph report --json writes for this device)">"Analyses (JSON)"</button>
                 <span class="muted hint">"click the timeline: what is live there · click a path or a bar: highlight it"</span>
@@ -162,6 +164,29 @@ fn export_live_set(ui: Ui) {
             format!("entry{event}")
         };
         super::export::save_text(&format!("memograph_live_set_{at}.csv"), "text/csv", &csv);
+    }
+}
+
+/// Downloads the largest live allocations at the analysed entry (as the chart shows them, and more:
+/// the report's list) as CSV.
+fn export_consumers(ui: Ui) {
+    use memograph_snapshot::analysis::live_set::consumers_table;
+    let csv = with_model_untracked(ui, |m, _| {
+        m.last_report()
+            .map(|r| (r.event, consumers_table(&r.top_consumers).csv()))
+    })
+    .flatten();
+    if let Some((event, csv)) = csv {
+        let at = if event < 0 {
+            "start".to_string()
+        } else {
+            format!("entry{event}")
+        };
+        super::export::save_text(
+            &format!("memograph_top_consumers_{at}.csv"),
+            "text/csv",
+            &csv,
+        );
     }
 }
 

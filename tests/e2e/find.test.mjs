@@ -76,6 +76,14 @@ test('the live set at the peak downloads as CSV whose rows add up to the referen
   const sum = csv.slice(1).reduce((s, line) => s + BigInt(line.split(',')[2]), 0n);
   const reference = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'reference', 'kk_memory_ctx128_fullstep.pickle.json')));
   assert.equal(sum, BigInt(reference.devices['0'].timeline_peak_bytes));
+  // The top consumers are the live set's largest rows, in its order.
+  const [top] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=export-consumers-csv]')]);
+  const consumers = fs.readFileSync(await top.path(), 'utf8').trim().split('\n');
+  assert.equal(consumers[0], 'rank,name,bytes,category,allocated at,alloc entry');
+  assert.ok(consumers.length > 5);
+  const bytesOf = (line, k) => line.split(',')[k];
+  for (let r = 1; r < consumers.length; r++) assert.ok(BigInt(bytesOf(consumers[r], 2)) <= BigInt(bytesOf(consumers[r - 1], 2) === 'bytes' ? bytesOf(consumers[r], 2) : bytesOf(consumers[r - 1], 2)));
+  assert.equal(bytesOf(consumers[1], 2), bytesOf(csv[1], 2));
   const [json] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=export-report-json]')]);
   const report = JSON.parse(fs.readFileSync(await json.path(), 'utf8'));
   assert.equal(report.live_bytes, reference.devices['0'].timeline_peak_bytes);

@@ -301,6 +301,40 @@ pub fn top_consumers(
         .collect()
 }
 
+/// Top consumers (as a report lists them) as a table: rank, name, bytes, category, where allocated
+/// (the innermost user frame) and the entry of the allocation.
+pub fn consumers_table(consumers: &[Consumer]) -> super::compare::Table {
+    let rows = consumers
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            vec![
+                (k + 1).to_string(),
+                c.name.clone(),
+                c.bytes.to_string(),
+                c.category.clone().unwrap_or_default(),
+                c.frame.clone(),
+                c.alloc_event
+                    .map_or("before the trace".into(), |e| e.to_string()),
+            ]
+        })
+        .collect();
+    super::compare::Table {
+        header: [
+            "rank",
+            "name",
+            "bytes",
+            "category",
+            "allocated at",
+            "alloc entry",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        numeric: vec![true, false, true, false, false, true],
+    }
+}
+
 /// The allocations live at `event` as a table, largest first: name (`b…_N`), address, size in bytes,
 /// category (`of[i]` indexes `names`), where it was allocated, and the entry of its allocation. Its
 /// sizes add up to the live bytes at `event`.
