@@ -183,6 +183,35 @@ pub(super) fn decode(
     memograph_snapshot::codec::decode_from(input, total)
 }
 
+/// [`decode`] in slices of about [`SLICE_MS`], the page's event loop running between them.
+async fn decode_sliced(
+    buffer: &js_sys::ArrayBuffer,
+) -> Result<memograph_snapshot::Snapshot, memograph_snapshot::codec::DecodeError> {
+    let array = Uint8Array::new(buffer);
+    let total = array.length() as usize;
+    grow_heap(total.saturating_mul(3));
+    let input = std::io::BufReader::with_capacity(1 << 20, JsBytes { array, at: 0 });
+    let mut pauser = Pauser { since: clock() };
+    memograph_snapshot::codec::decode_sliced(input, total, &mut pauser).await
+}
+
+/// How long a slice of work on the page's thread may run before it gives the thread back.
+const SLICE_MS: f64 = 40.0;
+
+/// Gives the page's thread back once a slice has run [`SLICE_MS`].
+struct Pauser {
+    since: f64,
+}
+
+impl memograph_snapshot::codec::Pause for Pauser {
+    async fn pause(&mut self) {
+        if clock() - self.since > SLICE_MS {
+            next_task().await;
+            self.since = clock();
+        }
+    }
+}
+
 /// The spare worker if it is alive, else a new one.
 fn take_worker() -> Option<Worker> {
     let spare = SPARE.with(|s| s.borrow_mut().take());
@@ -449,17 +478,20 @@ impl Load {
     /// device's lifetimes, its timeline, opening and the first frame), so the page answers between them.
     fn done(self: &Rc<Self>, model: &js_sys::ArrayBuffer, worker: super::protocol::WorkerTimings) {
         let received = clock();
-        let decoded = decode(model);
-        let decode_ms = clock() - received;
-        let snapshot = match decoded {
-            Ok(s) => s,
-            Err(e) => return self.fail(&e.to_string()),
-        };
-        if !self.end() {
-            return;
-        }
         let this = self.clone();
+        let model = model.clone();
         leptos::task::spawn_local(async move {
+            // Decoded in slices, the page answering between them (a 1 GB file's decode is seconds).
+            let decoded = decode_sliced(&model).await;
+            drop(model);
+            let decode_ms = clock() - received;
+            let snapshot = match decoded {
+                Ok(s) => s,
+                Err(e) => return this.fail(&e.to_string()),
+            };
+            if !this.end() {
+                return;
+            }
             next_task().await;
             let started = clock();
             let device = snapshot.default_device().unwrap_or(0);

@@ -346,6 +346,24 @@ fn items<T, const W: usize>(
     Ok(out)
 }
 
+/// Where a long decode may give its thread back: the page pauses for its event loop when a slice has
+/// run long enough, so a 1 GB file never blocks it for a second; natively nothing pauses.
+pub trait Pause {
+    fn pause(&mut self) -> impl std::future::Future<Output = ()>;
+}
+
+/// Never pauses.
+struct NoPause;
+
+impl Pause for NoPause {
+    fn pause(&mut self) -> impl std::future::Future<Output = ()> {
+        std::future::ready(())
+    }
+}
+
+/// Items decoded between two pauses (a few milliseconds of work).
+const SLICE_ITEMS: usize = 1 << 18;
+
 /// [`items`] for items that cannot be wrong (plain integers): a loop the compiler turns into little more
 /// than a copy.
 fn plain_items<T, const W: usize>(raw: &[u8], item: impl Fn([u8; W]) -> T) -> Vec<T> {
@@ -437,22 +455,49 @@ impl<R: std::io::Read> Reader<R> {
         let n = self.len(W)?;
         items(self.take(n * W)?, &item)
     }
-    /// A trace column of `len` plain integers (see `Writer::trace_column`).
-    fn trace_column<T: Clone, const W: usize>(
+    /// [`Reader::column`] a slice at a time, pausing between slices.
+    async fn column_sliced<T, const W: usize, P: Pause>(
+        &mut self,
+        item: impl Fn([u8; W]) -> Result<T, DecodeError>,
+        pause: &mut P,
+    ) -> Result<Vec<T>, DecodeError> {
+        let n = self.len(W)?;
+        let mut out = Vec::with_capacity(n);
+        let mut done = 0;
+        while done < n {
+            let k = SLICE_ITEMS.min(n - done);
+            out.extend(items(self.take(k * W)?, &item)?);
+            done += k;
+            pause.pause().await;
+        }
+        Ok(out)
+    }
+    /// A trace column of `len` plain integers (see `Writer::trace_column`), a slice at a time, pausing
+    /// between slices. Compared with the trace's length, not with the bytes left: a repeated column is
+    /// short.
+    async fn trace_column_sliced<T: Clone, const W: usize, P: Pause>(
         &mut self,
         len: usize,
         item: impl Fn([u8; W]) -> T,
+        pause: &mut P,
     ) -> Result<Vec<T>, DecodeError> {
-        // Compared with the trace's length, not with the bytes left: a repeated column is short.
         if self.u64()? != len as u64 {
             return Err(DecodeError("trace columns differ in length".into()));
         }
         match self.u8()? {
             0 => {
-                let n = len
-                    .checked_mul(W)
-                    .ok_or_else(|| DecodeError("trace column too long".into()))?;
-                Ok(plain_items(self.take(n)?, item))
+                len.checked_mul(W)
+                    .filter(|&n| n <= self.total - self.at)
+                    .ok_or_else(|| DecodeError(format!("ends early at byte {}", self.at)))?;
+                let mut out = Vec::with_capacity(len);
+                let mut done = 0;
+                while done < len {
+                    let k = SLICE_ITEMS.min(len - done);
+                    out.extend(plain_items(self.take(k * W)?, &item));
+                    done += k;
+                    pause.pause().await;
+                }
+                Ok(out)
             }
             1 => {
                 let x = item(self.take(W)?.try_into().expect("W bytes"));
@@ -505,6 +550,25 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
 
 /// [`decode`] from a reader of `total` bytes, in pieces.
 pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot, DecodeError> {
+    // Nothing pauses, so the future is ready at its first poll.
+    let mut never = NoPause;
+    let mut future = std::pin::pin!(decode_sliced(input, total, &mut never));
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(result) =
+            std::future::Future::poll(future.as_mut(), &mut context)
+        {
+            return result;
+        }
+    }
+}
+
+/// [`decode_from`] in slices, awaiting `pause` between them (the page's event loop runs there).
+pub async fn decode_sliced<R: std::io::Read, P: Pause>(
+    input: R,
+    total: usize,
+    pause: &mut P,
+) -> Result<Snapshot, DecodeError> {
     let mut r = Reader {
         input,
         at: 0,
@@ -528,7 +592,11 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
         if id.0 as usize != k {
             return Err(DecodeError("duplicate string".into()));
         }
+        if k % SLICE_ITEMS == SLICE_ITEMS - 1 {
+            pause.pause().await;
+        }
     }
+    pause.pause().await;
     let strings = n;
     let str_id = |v: u32| {
         if (v as usize) < strings {
@@ -538,7 +606,7 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
         }
     };
     let n = r.len(17)?;
-    for _ in 0..n {
+    for k in 0..n {
         let filename = str_id(r.u32()?)?;
         let line = r.u64()?;
         let name = str_id(r.u32()?)?;
@@ -557,7 +625,11 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
             name,
             fx,
         });
+        if k % SLICE_ITEMS == SLICE_ITEMS - 1 {
+            pause.pause().await;
+        }
     }
+    pause.pause().await;
     let frames = interner.frame_count();
     let n = r.len(8)?;
     for k in 0..n {
@@ -571,7 +643,11 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
         if id.0 as usize != k {
             return Err(DecodeError("duplicate stack".into()));
         }
+        if k % SLICE_ITEMS == SLICE_ITEMS - 1 {
+            pause.pause().await;
+        }
     }
+    pause.pause().await;
     let stacks = interner.stack_count();
     let stack_id = |v: u32| {
         if (v as usize) < stacks {
@@ -635,6 +711,9 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
                 .history
                 .push(record);
         }
+        if segments.len() % 4096 == 4095 {
+            pause.pause().await;
+        }
         segments.push(Segment {
             device,
             address: v[0],
@@ -653,33 +732,61 @@ pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot,
     let n = r.len(8)?;
     let mut device_traces = Vec::with_capacity(n);
     for _ in 0..n {
-        let action = r.column(|x: [u8; layout::ACTION_LEN]| {
-            let (code, other) = (x[0], u32::from_le_bytes([x[1], x[2], x[3], x[4]]));
-            match Action::of_code(code) {
-                Some(known) => Ok(known),
-                None => Ok(Action::Other(str_id(other)?)),
-            }
-        })?;
+        pause.pause().await;
+        let action = r
+            .column_sliced(
+                |x: [u8; layout::ACTION_LEN]| {
+                    let (code, other) = (x[0], u32::from_le_bytes([x[1], x[2], x[3], x[4]]));
+                    match Action::of_code(code) {
+                        Some(known) => Ok(known),
+                        None => Ok(Action::Other(str_id(other)?)),
+                    }
+                },
+                pause,
+            )
+            .await?;
         let len = action.len();
-        let addr = r.trace_column(len, u64::from_le_bytes)?;
-        let size = r.trace_column(len, u64::from_le_bytes)?;
-        let stream = r.trace_column(len, u64::from_le_bytes)?;
-        let time_us = r.trace_column(len, i64::from_le_bytes)?;
-        let stack = r.trace_column(len, |x: [u8; 4]| StackId(u32::from_le_bytes(x)))?;
+        let addr = r
+            .trace_column_sliced(len, u64::from_le_bytes, pause)
+            .await?;
+        let size = r
+            .trace_column_sliced(len, u64::from_le_bytes, pause)
+            .await?;
+        let stream = r
+            .trace_column_sliced(len, u64::from_le_bytes, pause)
+            .await?;
+        let time_us = r
+            .trace_column_sliced(len, i64::from_le_bytes, pause)
+            .await?;
+        let stack = r
+            .trace_column_sliced(len, |x: [u8; 4]| StackId(u32::from_le_bytes(x)), pause)
+            .await?;
         if let Some(bad) = stack.iter().find(|s| s.0 as usize >= stacks) {
             return Err(DecodeError(format!("stack id {} out of range", bad.0)));
         }
-        let compile_context = r.trace_column(len, u32::from_le_bytes)?;
-        let user_metadata = r.trace_column(len, u32::from_le_bytes)?;
+        let compile_context = r
+            .trace_column_sliced(len, u32::from_le_bytes, pause)
+            .await?;
+        let user_metadata = r
+            .trace_column_sliced(len, u32::from_le_bytes, pause)
+            .await?;
         for &v in compile_context.iter().chain(&user_metadata) {
             if v != NONE_ID {
                 str_id(v)?;
             }
         }
+        pause.pause().await;
+        // (entry, bytes) pairs, 12 bytes each, read a slice at a time.
         let nf = r.len(12)?;
         let mut device_free = Vec::with_capacity(nf);
-        for _ in 0..nf {
-            device_free.push((r.u32()?, r.u64()?));
+        let mut done = 0;
+        while done < nf {
+            let k = SLICE_ITEMS.min(nf - done);
+            device_free.extend(plain_items(r.take(k * 12)?, |x: [u8; 12]| {
+                (u32_at(&x, 0), u64_at(&x, 4))
+            }));
+            done += k;
+            pause.pause().await;
         }
         let t = DeviceTrace {
             action,

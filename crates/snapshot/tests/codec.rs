@@ -56,3 +56,44 @@ fn a_cut_encoding_is_an_error_at_every_length() {
         assert!(codec::decode(&bytes[..end]).is_err(), "cut at {end}");
     }
 }
+
+/// A pause that really suspends: pending at its first poll, ready at the next.
+struct Yield(usize);
+
+impl memograph_snapshot::codec::Pause for Yield {
+    fn pause(&mut self) -> impl std::future::Future<Output = ()> {
+        self.0 += 1;
+        let mut first = true;
+        std::future::poll_fn(move |_| {
+            if std::mem::take(&mut first) {
+                std::task::Poll::Pending
+            } else {
+                std::task::Poll::Ready(())
+            }
+        })
+    }
+}
+
+#[test]
+fn a_decode_in_slices_that_suspends_between_them_gives_the_same_snapshot() {
+    let written = memograph_snapshot::synth::pickle(400);
+    let s = memograph_snapshot::read_bytes(&written.bytes).unwrap();
+    let encoded = codec::encode(&s);
+    let mut pause = Yield(0);
+    let mut future = std::pin::pin!(codec::decode_sliced(
+        &encoded[..],
+        encoded.len(),
+        &mut pause
+    ));
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut polls = 0;
+    let decoded = loop {
+        polls += 1;
+        if let std::task::Poll::Ready(r) = std::future::Future::poll(future.as_mut(), &mut context)
+        {
+            break r.unwrap();
+        }
+    };
+    assert!(polls > 10, "{polls} polls");
+    assert_eq!(codec::encode(&decoded), encoded);
+}
