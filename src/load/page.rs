@@ -174,12 +174,7 @@ pub fn warm_up() {
 pub(super) fn decode(
     buffer: &js_sys::ArrayBuffer,
 ) -> Result<memograph_snapshot::Snapshot, memograph_snapshot::codec::DecodeError> {
-    let array = Uint8Array::new(buffer);
-    let total = array.length() as usize;
-    // The snapshot takes about 1.5 times the encoding's size and the first device's model about as much
-    // again; staying under what is needed, this does not raise the page's memory.
-    grow_heap(total.saturating_mul(3));
-    let input = std::io::BufReader::with_capacity(1 << 20, JsBytes { array, at: 0 });
+    let (input, total) = encoded_input(buffer);
     memograph_snapshot::codec::decode_from(input, total)
 }
 
@@ -187,12 +182,23 @@ pub(super) fn decode(
 async fn decode_sliced(
     buffer: &js_sys::ArrayBuffer,
 ) -> Result<memograph_snapshot::Snapshot, memograph_snapshot::codec::DecodeError> {
-    let array = Uint8Array::new(buffer);
-    let total = array.length() as usize;
-    grow_heap(total.saturating_mul(3));
-    let input = std::io::BufReader::with_capacity(1 << 20, JsBytes { array, at: 0 });
+    let (input, total) = encoded_input(buffer);
     let mut pauser = Pauser { since: clock() };
     memograph_snapshot::codec::decode_sliced(input, total, &mut pauser).await
+}
+
+/// The worker's encoding as a reader (a piece at a time from the JS buffer) and its length, with the
+/// heap grown for what decoding it makes.
+fn encoded_input(buffer: &js_sys::ArrayBuffer) -> (std::io::BufReader<JsBytes>, usize) {
+    let array = Uint8Array::new(buffer);
+    let total = array.length() as usize;
+    // The snapshot takes about 1.5 times the encoding's size and the first device's model about as much
+    // again; staying under what is needed, this does not raise the page's memory.
+    grow_heap(total.saturating_mul(3));
+    (
+        std::io::BufReader::with_capacity(1 << 20, JsBytes { array, at: 0 }),
+        total,
+    )
 }
 
 /// How long a slice of work on the page's thread may run before it gives the thread back.

@@ -40,12 +40,7 @@ pub fn rehearse(model: &js_sys::ArrayBuffer) {
 
 /// A drawing surface on a canvas that is not in the document.
 fn hidden_surface(width: u32, height: u32) -> Option<Surface> {
-    let canvas: web_sys::HtmlCanvasElement = web_sys::window()?
-        .document()?
-        .create_element("canvas")
-        .ok()?
-        .dyn_into()
-        .ok()?;
+    let canvas = crate::render::detached_canvas()?;
     canvas.set_width(width);
     canvas.set_height(height);
     let ctx = canvas.get_context("2d").ok()??.dyn_into().ok()?;

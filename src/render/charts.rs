@@ -62,13 +62,7 @@ pub fn offscreen(
     dark: bool,
     chart: impl FnOnce(&DrawingArea<CanvasBackend, Shift>, &Theme) -> Result<Bars>,
 ) -> Option<web_sys::HtmlCanvasElement> {
-    use wasm_bindgen::JsCast;
-    let canvas: web_sys::HtmlCanvasElement = web_sys::window()?
-        .document()?
-        .create_element("canvas")
-        .ok()?
-        .dyn_into()
-        .ok()?;
+    let canvas = super::detached_canvas()?;
     draw_scaled(&canvas, width, height, scale, dark, chart)?;
     Some(canvas)
 }

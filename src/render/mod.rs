@@ -21,6 +21,17 @@ pub struct Surface<P: Pen = CanvasRenderingContext2d> {
     pub height: f64,
 }
 
+/// A canvas that is not in the document (exports, the rehearsal).
+pub fn detached_canvas() -> Option<web_sys::HtmlCanvasElement> {
+    use wasm_bindgen::JsCast;
+    web_sys::window()?
+        .document()?
+        .create_element("canvas")
+        .ok()?
+        .dyn_into()
+        .ok()
+}
+
 impl Surface<svg::SvgPen> {
     pub fn svg(width: f64, height: f64) -> Surface<svg::SvgPen> {
         Surface {
@@ -45,12 +56,7 @@ impl Surface {
         scale: f64,
     ) -> Option<(Surface, web_sys::HtmlCanvasElement)> {
         use wasm_bindgen::JsCast;
-        let canvas: web_sys::HtmlCanvasElement = web_sys::window()?
-            .document()?
-            .create_element("canvas")
-            .ok()?
-            .dyn_into()
-            .ok()?;
+        let canvas = detached_canvas()?;
         canvas.set_width((width * scale).round() as u32);
         canvas.set_height((height * scale).round() as u32);
         let ctx: CanvasRenderingContext2d = canvas.get_context("2d").ok()??.dyn_into().ok()?;

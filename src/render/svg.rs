@@ -299,6 +299,7 @@ impl SvgBackend {
     }
 }
 
+/// A colour for after an opening `attr="`: the value, its closing quote, then its opacity if any.
 fn color(c: plotters_backend::BackendColor) -> String {
     let (r, g, b) = c.rgb;
     let mut s = format!("#{r:02x}{g:02x}{b:02x}\"");
@@ -306,6 +307,19 @@ fn color(c: plotters_backend::BackendColor) -> String {
         s.push_str(&format!(" opacity=\"{}\"", num(c.alpha)));
     }
     s
+}
+
+/// A shape's fill (`fill`) or outline attributes, its colour's opacity included.
+fn paint<S: plotters_backend::BackendStyle>(style: &S, fill: bool) -> String {
+    if fill {
+        format!("fill=\"{}", color(style.color()))
+    } else {
+        format!(
+            "fill=\"none\" stroke-width=\"{}\" stroke=\"{}",
+            style.stroke_width(),
+            color(style.color())
+        )
+    }
 }
 
 fn points(path: impl IntoIterator<Item = (i32, i32)>) -> String {
@@ -362,15 +376,7 @@ impl plotters_backend::DrawingBackend for SvgBackend {
             return Ok(());
         }
         let (x, y, w, h) = (x0.min(x1), y0.min(y1), (x1 - x0).abs(), (y1 - y0).abs());
-        let paint = if fill {
-            format!("fill=\"{}", color(style.color()))
-        } else {
-            format!(
-                "fill=\"none\" stroke-width=\"{}\" stroke=\"{}",
-                style.stroke_width(),
-                color(style.color())
-            )
-        };
+        let paint = paint(style, fill);
         self.put(format_args!(
             "<rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\" {paint}/>"
         ));
@@ -415,15 +421,7 @@ impl plotters_backend::DrawingBackend for SvgBackend {
         if style.color().alpha == 0.0 {
             return Ok(());
         }
-        let paint = if fill {
-            format!("fill=\"{}", color(style.color()))
-        } else {
-            format!(
-                "fill=\"none\" stroke-width=\"{}\" stroke=\"{}",
-                style.stroke_width(),
-                color(style.color())
-            )
-        };
+        let paint = paint(style, fill);
         self.put(format_args!(
             "<circle cx=\"{x}\" cy=\"{y}\" r=\"{radius}\" {paint}/>"
         ));
