@@ -209,7 +209,7 @@ struct Pauser {
     since: f64,
 }
 
-impl memograph_snapshot::codec::Pause for Pauser {
+impl memograph_snapshot::batch::Pause for Pauser {
     async fn pause(&mut self) {
         if clock() - self.since > SLICE_MS {
             next_task().await;
@@ -501,8 +501,13 @@ impl Load {
             next_task().await;
             let started = clock();
             let device = snapshot.default_device().unwrap_or(0);
-            let lifetimes =
-                memograph_snapshot::analysis::lifetimes::Lifetimes::of(&snapshot, device);
+            let mut pauser = Pauser { since: clock() };
+            let lifetimes = memograph_snapshot::analysis::lifetimes::Lifetimes::of_sliced(
+                &snapshot,
+                device,
+                &mut pauser,
+            )
+            .await;
             let lifetimes_ms = clock() - started;
             next_task().await;
             let started = clock();

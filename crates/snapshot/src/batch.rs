@@ -33,6 +33,44 @@ pub fn try_ranges<E>(n: usize, mut f: impl FnMut(Range<usize>) -> Result<(), E>)
     Ok(())
 }
 
+/// Where long work may give its thread back: the page pauses for its event loop once a slice has run
+/// long enough, so a 1 GB file never blocks it for a second; natively nothing pauses.
+pub trait Pause {
+    fn pause(&mut self) -> impl std::future::Future<Output = ()>;
+}
+
+/// Never pauses: what the synchronous entry points run their sliced versions with.
+pub struct NoPause;
+
+impl Pause for NoPause {
+    fn pause(&mut self) -> impl std::future::Future<Output = ()> {
+        std::future::ready(())
+    }
+}
+
+/// Runs a future that never waits (sliced work under [`NoPause`]) to its end, here and now.
+pub fn run_ready<T>(future: impl std::future::Future<Output = T>) -> T {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(v) = std::future::Future::poll(future.as_mut(), &mut context)
+        {
+            return v;
+        }
+    }
+}
+
+/// [`ranges`], awaiting `pause` after each batch.
+pub async fn ranges_paused<P: Pause>(n: usize, mut f: impl FnMut(Range<usize>), pause: &mut P) {
+    let mut start = 0;
+    while start < n {
+        let end = start.saturating_add(BATCH).min(n);
+        call(&mut f, start..end);
+        start = end;
+        pause.pause().await;
+    }
+}
+
 /// The call that is never inlined: each batch enters it afresh.
 #[inline(never)]
 fn call<R>(f: &mut impl FnMut(Range<usize>) -> R, range: Range<usize>) -> R {

@@ -346,20 +346,8 @@ fn items<T, const W: usize>(
     Ok(out)
 }
 
-/// Where a long decode may give its thread back: the page pauses for its event loop when a slice has
-/// run long enough, so a 1 GB file never blocks it for a second; natively nothing pauses.
-pub trait Pause {
-    fn pause(&mut self) -> impl std::future::Future<Output = ()>;
-}
-
-/// Never pauses.
-struct NoPause;
-
-impl Pause for NoPause {
-    fn pause(&mut self) -> impl std::future::Future<Output = ()> {
-        std::future::ready(())
-    }
-}
+use crate::batch::NoPause;
+pub use crate::batch::Pause;
 
 /// Items decoded between two pauses (a few milliseconds of work).
 const SLICE_ITEMS: usize = 1 << 18;
@@ -550,17 +538,7 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
 
 /// [`decode`] from a reader of `total` bytes, in pieces.
 pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot, DecodeError> {
-    // Nothing pauses, so the future is ready at its first poll.
-    let mut never = NoPause;
-    let mut future = std::pin::pin!(decode_sliced(input, total, &mut never));
-    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
-    loop {
-        if let std::task::Poll::Ready(result) =
-            std::future::Future::poll(future.as_mut(), &mut context)
-        {
-            return result;
-        }
-    }
+    crate::batch::run_ready(decode_sliced(input, total, &mut NoPause))
 }
 
 /// [`decode_from`] in slices, awaiting `pause` between them (the page's event loop runs there).

@@ -57,29 +57,12 @@ fn a_cut_encoding_is_an_error_at_every_length() {
     }
 }
 
-/// A pause that really suspends: pending at its first poll, ready at the next.
-struct Yield(usize);
-
-impl memograph_snapshot::codec::Pause for Yield {
-    fn pause(&mut self) -> impl std::future::Future<Output = ()> {
-        self.0 += 1;
-        let mut first = true;
-        std::future::poll_fn(move |_| {
-            if std::mem::take(&mut first) {
-                std::task::Poll::Pending
-            } else {
-                std::task::Poll::Ready(())
-            }
-        })
-    }
-}
-
 #[test]
 fn a_decode_in_slices_that_suspends_between_them_gives_the_same_snapshot() {
     let written = memograph_snapshot::synth::pickle(400);
     let s = memograph_snapshot::read_bytes(&written.bytes).unwrap();
     let encoded = codec::encode(&s);
-    let mut pause = Yield(0);
+    let mut pause = common::Yield(0);
     let mut future = std::pin::pin!(codec::decode_sliced(
         &encoded[..],
         encoded.len(),
@@ -96,4 +79,15 @@ fn a_decode_in_slices_that_suspends_between_them_gives_the_same_snapshot() {
     };
     assert!(polls > 10, "{polls} polls");
     assert_eq!(codec::encode(&decoded), encoded);
+}
+
+#[test]
+fn lifetimes_built_in_slices_that_suspend_equal_those_built_at_once() {
+    use memograph_snapshot::analysis::lifetimes::Lifetimes;
+    let s = read_bytes(&synth::pickle(400).bytes).unwrap();
+    let whole = Lifetimes::of(&s, 0);
+    let mut pause = common::Yield(0);
+    let (sliced, polls) = common::poll_to_end(Lifetimes::of_sliced(&s, 0, &mut pause));
+    assert!(polls > 2, "{polls} polls");
+    assert_eq!(format!("{sliced:?}"), format!("{whole:?}"));
 }

@@ -131,6 +131,30 @@ impl Lifetimes {
     }
 
     pub fn of_kind(snapshot: &Snapshot, device: i64, kind: Kind) -> Lifetimes {
+        crate::batch::run_ready(Lifetimes::of_kind_sliced(
+            snapshot,
+            device,
+            kind,
+            &mut crate::batch::NoPause,
+        ))
+    }
+
+    /// [`Lifetimes::of`] a batch at a time, awaiting `pause` between batches (the page's event loop
+    /// runs there).
+    pub async fn of_sliced<P: crate::batch::Pause>(
+        snapshot: &Snapshot,
+        device: i64,
+        pause: &mut P,
+    ) -> Lifetimes {
+        Lifetimes::of_kind_sliced(snapshot, device, Kind::Blocks, pause).await
+    }
+
+    async fn of_kind_sliced<P: crate::batch::Pause>(
+        snapshot: &Snapshot,
+        device: i64,
+        kind: Kind,
+        pause: &mut P,
+    ) -> Lifetimes {
         let trace = snapshot.trace(device);
         let n = trace.len();
         let mut allocations: Vec<Allocation> = Vec::new();
@@ -139,71 +163,76 @@ impl Lifetimes {
         let mut requested: HashMap<u64, u32> = HashMap::default();
         let mut changes: Vec<(u32, u32)> = Vec::new();
         // In batches: this runs once per file on the page's thread (see `batch`).
-        crate::batch::ranges(n, |range| {
-            for i in range {
-                let (action, addr) = (trace.action[i], trace.addr[i]);
-                if kind == Kind::Segments && kind.closes(action) {
-                    close_range(
-                        &mut allocations,
-                        &mut open,
-                        &mut changes,
-                        i as u32,
-                        addr,
-                        trace.size[i],
-                    );
-                    continue;
+        crate::batch::ranges_paused(
+            n,
+            |range| {
+                for i in range {
+                    let (action, addr) = (trace.action[i], trace.addr[i]);
+                    if kind == Kind::Segments && kind.closes(action) {
+                        close_range(
+                            &mut allocations,
+                            &mut open,
+                            &mut changes,
+                            i as u32,
+                            addr,
+                            trace.size[i],
+                        );
+                        continue;
+                    }
+                    if kind == Kind::Blocks && action == Action::FreeRequested {
+                        requested.insert(addr, i as u32);
+                    }
+                    if kind.opens(action) {
+                        let version = versions.get(&addr).copied().unwrap_or(0);
+                        allocations.push(Allocation {
+                            addr,
+                            size: trace.size[i],
+                            stream: trace.stream[i],
+                            stack: trace.stack[i],
+                            alloc_event: Some(i as u32),
+                            free_event: None,
+                            free_requested_event: None,
+                            version,
+                            origin: Origin::Alloc,
+                        });
+                        let id = allocations.len() as u32 - 1;
+                        open.insert(addr, id);
+                        changes.push((i as u32, id));
+                    } else if kind.closes(action) {
+                        let version = versions.entry(addr).or_insert(0);
+                        let current = *version;
+                        *version += 1;
+                        let free_requested_event = requested.remove(&addr);
+                        let id = match open.remove(&addr) {
+                            Some(id) => {
+                                let a = &mut allocations[id as usize];
+                                a.free_event = Some(i as u32);
+                                a.free_requested_event = free_requested_event
+                                    .filter(|&r| a.alloc_event.is_none_or(|x| r > x));
+                                id
+                            }
+                            None => {
+                                allocations.push(Allocation {
+                                    addr,
+                                    size: trace.size[i],
+                                    stream: trace.stream[i],
+                                    stack: trace.stack[i],
+                                    alloc_event: None,
+                                    free_event: Some(i as u32),
+                                    free_requested_event,
+                                    version: current,
+                                    origin: Origin::FreeOnly,
+                                });
+                                allocations.len() as u32 - 1
+                            }
+                        };
+                        changes.push((i as u32, id));
+                    }
                 }
-                if kind == Kind::Blocks && action == Action::FreeRequested {
-                    requested.insert(addr, i as u32);
-                }
-                if kind.opens(action) {
-                    let version = versions.get(&addr).copied().unwrap_or(0);
-                    allocations.push(Allocation {
-                        addr,
-                        size: trace.size[i],
-                        stream: trace.stream[i],
-                        stack: trace.stack[i],
-                        alloc_event: Some(i as u32),
-                        free_event: None,
-                        free_requested_event: None,
-                        version,
-                        origin: Origin::Alloc,
-                    });
-                    let id = allocations.len() as u32 - 1;
-                    open.insert(addr, id);
-                    changes.push((i as u32, id));
-                } else if kind.closes(action) {
-                    let version = versions.entry(addr).or_insert(0);
-                    let current = *version;
-                    *version += 1;
-                    let free_requested_event = requested.remove(&addr);
-                    let id = match open.remove(&addr) {
-                        Some(id) => {
-                            let a = &mut allocations[id as usize];
-                            a.free_event = Some(i as u32);
-                            a.free_requested_event = free_requested_event
-                                .filter(|&r| a.alloc_event.is_none_or(|x| r > x));
-                            id
-                        }
-                        None => {
-                            allocations.push(Allocation {
-                                addr,
-                                size: trace.size[i],
-                                stream: trace.stream[i],
-                                stack: trace.stack[i],
-                                alloc_event: None,
-                                free_event: Some(i as u32),
-                                free_requested_event,
-                                version: current,
-                                origin: Origin::FreeOnly,
-                            });
-                            allocations.len() as u32 - 1
-                        }
-                    };
-                    changes.push((i as u32, id));
-                }
-            }
-        });
+            },
+            pause,
+        )
+        .await;
         // Open ranges by address, to find what each snapshot segment's range already covers.
         let mut open_ranges: Vec<(u64, u64)> = if kind == Kind::Segments {
             open.values()
@@ -265,21 +294,29 @@ impl Lifetimes {
         let mut live = initial_bytes as i128;
         let mut live_after = Vec::with_capacity(n);
         let mut next = changes.iter().peekable();
-        for i in 0..n as u32 {
-            while let Some(&&(x, id)) = next.peek() {
-                if x != i {
-                    break;
+        crate::batch::ranges_paused(
+            n,
+            |range| {
+                for i in range {
+                    let i = i as u32;
+                    while let Some(&&(x, id)) = next.peek() {
+                        if x != i {
+                            break;
+                        }
+                        let a = &allocations[id as usize];
+                        if a.alloc_event == Some(x) {
+                            live += a.size as i128;
+                        } else {
+                            live -= a.size as i128;
+                        }
+                        next.next();
+                    }
+                    live_after.push(live.max(0) as u64);
                 }
-                let a = &allocations[id as usize];
-                if a.alloc_event == Some(x) {
-                    live += a.size as i128;
-                } else {
-                    live -= a.size as i128;
-                }
-                next.next();
-            }
-            live_after.push(live.max(0) as u64);
-        }
+            },
+            pause,
+        )
+        .await;
         Lifetimes {
             device,
             kind,

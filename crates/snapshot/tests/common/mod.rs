@@ -60,3 +60,34 @@ pub fn gzip_bomb() -> Vec<u8> {
     }
     bomb
 }
+
+/// A pause that really suspends: pending at its first poll, ready at the next.
+pub struct Yield(pub usize);
+
+impl memograph_snapshot::batch::Pause for Yield {
+    fn pause(&mut self) -> impl std::future::Future<Output = ()> {
+        self.0 += 1;
+        let mut first = true;
+        std::future::poll_fn(move |_| {
+            if std::mem::take(&mut first) {
+                std::task::Poll::Pending
+            } else {
+                std::task::Poll::Ready(())
+            }
+        })
+    }
+}
+
+/// Polls `future` until it ends: its output and how many polls it took.
+pub fn poll_to_end<T>(future: impl std::future::Future<Output = T>) -> (T, usize) {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut polls = 0;
+    loop {
+        polls += 1;
+        if let std::task::Poll::Ready(v) = std::future::Future::poll(future.as_mut(), &mut context)
+        {
+            return (v, polls);
+        }
+    }
+}
