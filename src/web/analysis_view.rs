@@ -158,12 +158,17 @@ fn export_live_set(ui: Ui) {
     })
     .flatten();
     if let Some((event, csv)) = made {
-        let at = if event < 0 {
-            "start".to_string()
-        } else {
-            format!("entry{event}")
-        };
-        super::export::save_text(&format!("memograph_live_set_{at}.csv"), "text/csv", &csv);
+        let name = format!("memograph_live_set_{}.csv", entry_name(event));
+        super::export::save_text(&name, "text/csv", &csv);
+    }
+}
+
+/// An analysed entry in a file name: `start` (before the first entry) or `entryN`.
+fn entry_name(event: i64) -> String {
+    if event < 0 {
+        "start".to_string()
+    } else {
+        format!("entry{event}")
     }
 }
 
@@ -177,16 +182,8 @@ fn export_consumers(ui: Ui) {
     })
     .flatten();
     if let Some((event, csv)) = csv {
-        let at = if event < 0 {
-            "start".to_string()
-        } else {
-            format!("entry{event}")
-        };
-        super::export::save_text(
-            &format!("memograph_top_consumers_{at}.csv"),
-            "text/csv",
-            &csv,
-        );
+        let name = format!("memograph_top_consumers_{}.csv", entry_name(event));
+        super::export::save_text(&name, "text/csv", &csv);
     }
 }
 
