@@ -335,15 +335,23 @@ fn items<T, const W: usize>(
     raw: &[u8],
     item: &impl Fn([u8; W]) -> Result<T, DecodeError>,
 ) -> Result<Vec<T>, DecodeError> {
-    let n = raw.len() / W;
-    let mut out = Vec::with_capacity(n);
-    batch::try_ranges(n, |r| {
+    let mut out = Vec::with_capacity(raw.len() / W);
+    items_into(raw, item, &mut out)?;
+    Ok(out)
+}
+
+/// [`items`], appended to `out`.
+fn items_into<T, const W: usize>(
+    raw: &[u8],
+    item: &impl Fn([u8; W]) -> Result<T, DecodeError>,
+    out: &mut Vec<T>,
+) -> Result<(), DecodeError> {
+    batch::try_ranges(raw.len() / W, |r| {
         for c in raw[r.start * W..r.end * W].chunks_exact(W) {
             out.push(item(c.try_into().expect("W bytes"))?);
         }
         Ok(())
-    })?;
-    Ok(out)
+    })
 }
 
 use crate::batch::NoPause;
@@ -352,19 +360,16 @@ pub use crate::batch::Pause;
 /// Items decoded between two pauses (a few milliseconds of work).
 const SLICE_ITEMS: usize = 1 << 18;
 
-/// [`items`] for items that cannot be wrong (plain integers): a loop the compiler turns into little more
-/// than a copy.
-fn plain_items<T, const W: usize>(raw: &[u8], item: impl Fn([u8; W]) -> T) -> Vec<T> {
-    let n = raw.len() / W;
-    let mut out = Vec::with_capacity(n);
-    batch::ranges(n, |r| {
+/// [`items_into`] for items that cannot be wrong (plain integers): a loop the compiler turns into
+/// little more than a copy.
+fn plain_items_into<T, const W: usize>(raw: &[u8], item: impl Fn([u8; W]) -> T, out: &mut Vec<T>) {
+    batch::ranges(raw.len() / W, |r| {
         out.extend(
             raw[r.start * W..r.end * W]
                 .chunks_exact(W)
                 .map(|c| item(c.try_into().expect("W bytes"))),
         );
     });
-    out
 }
 
 /// Reads the encoding from any `Read` (a JS buffer on the page: no full copy of it is ever made), with
@@ -443,6 +448,27 @@ impl<R: std::io::Read> Reader<R> {
         let n = self.len(W)?;
         items(self.take(n * W)?, &item)
     }
+    /// `n` items of `W` bytes, a slice of them at a time appended to the result by `append`, pausing
+    /// between slices.
+    async fn slices<T, const W: usize, P: Pause>(
+        &mut self,
+        n: usize,
+        mut append: impl FnMut(&[u8], &mut Vec<T>) -> Result<(), DecodeError>,
+        pause: &mut P,
+    ) -> Result<Vec<T>, DecodeError> {
+        n.checked_mul(W)
+            .filter(|&bytes| bytes <= self.total - self.at)
+            .ok_or_else(|| DecodeError(format!("ends early at byte {}", self.at)))?;
+        let mut out = Vec::with_capacity(n);
+        let mut done = 0;
+        while done < n {
+            let k = SLICE_ITEMS.min(n - done);
+            append(self.take(k * W)?, &mut out)?;
+            done += k;
+            pause.pause().await;
+        }
+        Ok(out)
+    }
     /// [`Reader::column`] a slice at a time, pausing between slices.
     async fn column_sliced<T, const W: usize, P: Pause>(
         &mut self,
@@ -450,15 +476,8 @@ impl<R: std::io::Read> Reader<R> {
         pause: &mut P,
     ) -> Result<Vec<T>, DecodeError> {
         let n = self.len(W)?;
-        let mut out = Vec::with_capacity(n);
-        let mut done = 0;
-        while done < n {
-            let k = SLICE_ITEMS.min(n - done);
-            out.extend(items(self.take(k * W)?, &item)?);
-            done += k;
-            pause.pause().await;
-        }
-        Ok(out)
+        self.slices::<T, W, P>(n, |raw, out| items_into(raw, &item, out), pause)
+            .await
     }
     /// A trace column of `len` plain integers (see `Writer::trace_column`), a slice at a time, pausing
     /// between slices. Compared with the trace's length, not with the bytes left: a repeated column is
@@ -474,18 +493,11 @@ impl<R: std::io::Read> Reader<R> {
         }
         match self.u8()? {
             0 => {
-                len.checked_mul(W)
-                    .filter(|&n| n <= self.total - self.at)
-                    .ok_or_else(|| DecodeError(format!("ends early at byte {}", self.at)))?;
-                let mut out = Vec::with_capacity(len);
-                let mut done = 0;
-                while done < len {
-                    let k = SLICE_ITEMS.min(len - done);
-                    out.extend(plain_items(self.take(k * W)?, &item));
-                    done += k;
-                    pause.pause().await;
-                }
-                Ok(out)
+                let append = |raw: &[u8], out: &mut Vec<T>| {
+                    plain_items_into(raw, &item, out);
+                    Ok(())
+                };
+                self.slices::<T, W, P>(len, append, pause).await
             }
             1 => {
                 let x = item(self.take(W)?.try_into().expect("W bytes"));
@@ -754,18 +766,10 @@ pub async fn decode_sliced<R: std::io::Read, P: Pause>(
             }
         }
         pause.pause().await;
-        // (entry, bytes) pairs, 12 bytes each, read a slice at a time.
-        let nf = r.len(12)?;
-        let mut device_free = Vec::with_capacity(nf);
-        let mut done = 0;
-        while done < nf {
-            let k = SLICE_ITEMS.min(nf - done);
-            device_free.extend(plain_items(r.take(k * 12)?, |x: [u8; 12]| {
-                (u32_at(&x, 0), u64_at(&x, 4))
-            }));
-            done += k;
-            pause.pause().await;
-        }
+        // (entry, bytes) pairs, 12 bytes each.
+        let device_free = r
+            .column_sliced(|x: [u8; 12]| Ok((u32_at(&x, 0), u64_at(&x, 4))), pause)
+            .await?;
         let t = DeviceTrace {
             action,
             addr,
