@@ -121,8 +121,20 @@ pub fn parse(query: &str) -> Option<Query> {
     Some(Query::Text(lower))
 }
 
-/// The allocations of `lifetimes` that `query` finds (indices, sorted). `categories`: each
-/// allocation's category index and the names (text queries match them too).
+/// `table[id]` when known (0 unknown, 1 no, 2 yes), else `f()`, kept there.
+fn memo(table: &mut [u8], id: u32, f: impl FnOnce() -> bool) -> bool {
+    match table.get(id as usize).copied() {
+        Some(known @ 1..=2) => known == 2,
+        _ => {
+            let hit = f();
+            if let Some(k) = table.get_mut(id as usize) {
+                *k = 1 + u8::from(hit);
+            }
+            hit
+        }
+    }
+}
+
 /// A hex prefix of an address as digits: `starts(addr)` is whether `{addr:x}` starts with it, without
 /// formatting the address.
 struct HexPrefix {
@@ -156,6 +168,8 @@ impl HexPrefix {
     }
 }
 
+/// The allocations of `lifetimes` that `query` finds (indices, sorted). `categories`: each
+/// allocation's category index and the names (text queries match them too).
 pub fn search(
     snapshot: &Snapshot,
     lifetimes: &Lifetimes,
@@ -218,29 +232,16 @@ pub fn search(
                         })
                     })
             };
-            let mut frame_hit = |f: crate::model::FrameId| -> bool {
-                let known = by_frame.get(f.0 as usize).copied().unwrap_or(0);
-                if known != 0 {
-                    return known == 2;
-                }
-                let hit = frame_text(snapshot, snapshot.frame(f))
-                    .to_ascii_lowercase()
-                    .contains(text.as_str());
-                if let Some(k) = by_frame.get_mut(f.0 as usize) {
-                    *k = 1 + u8::from(hit);
-                }
-                hit
-            };
             let mut stack_hit = |id: StackId| -> bool {
-                let known = by_stack.get(id.0 as usize).copied().unwrap_or(0);
-                if known != 0 {
-                    return known == 2;
-                }
-                let hit = snapshot.stack(id).iter().any(|&f| frame_hit(f));
-                if let Some(k) = by_stack.get_mut(id.0 as usize) {
-                    *k = 1 + u8::from(hit);
-                }
-                hit
+                memo(&mut by_stack, id.0, || {
+                    snapshot.stack(id).iter().any(|&f| {
+                        memo(&mut by_frame, f.0, || {
+                            frame_text(snapshot, snapshot.frame(f))
+                                .to_ascii_lowercase()
+                                .contains(text.as_str())
+                        })
+                    })
+                })
             };
             all.filter(|(i, a)| {
                 if let Some((of, _)) = categories {
