@@ -40,9 +40,9 @@ pub fn run(args: &HtmlArgs) -> Result<(), Failure> {
     let page = read_page(&dir).map_err(|reason| Failure(format!("{}: {reason}", dir.display())))?;
     let mut snapshots = Vec::new();
     for file in &args.files {
-        // Read it once: a file the page could not open is refused here, with the same one line.
-        crate::load::open(file)?;
         let bytes = fs::read(file).map_err(|e| Failure(format!("{file}: {}", io_reason(&e))))?;
+        // A file the page could not open is refused here, with the same one line.
+        memograph_snapshot::read_bytes(&bytes).map_err(|e| Failure(format!("{file}: {e}")))?;
         let name = Path::new(file)
             .file_name()
             .map_or_else(|| file.clone(), |n| n.to_string_lossy().into_owned());
