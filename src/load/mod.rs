@@ -33,6 +33,7 @@
 //!   in flight are bounded, each piece is freed as soon as it is copied, and reading stops at a plain
 //!   pickle's `STOP`.
 
+pub mod build;
 mod js;
 mod page;
 pub mod protocol;

@@ -205,8 +205,14 @@ fn encoded_input(buffer: &js_sys::ArrayBuffer) -> (std::io::BufReader<JsBytes>, 
 const SLICE_MS: f64 = 40.0;
 
 /// Gives the page's thread back once a slice has run [`SLICE_MS`].
-struct Pauser {
+pub(super) struct Pauser {
     since: f64,
+}
+
+impl Pauser {
+    pub(super) fn new() -> Pauser {
+        Pauser { since: clock() }
+    }
 }
 
 impl memograph_snapshot::batch::Pause for Pauser {
@@ -511,16 +517,19 @@ impl Load {
             let lifetimes_ms = clock() - started;
             next_task().await;
             let started = clock();
-            let model = DeviceModel::of_lifetimes(&snapshot, device, lifetimes);
+            pauser.since = started;
+            let model =
+                DeviceModel::of_lifetimes_sliced(&snapshot, device, lifetimes, &mut pauser).await;
             let model_ms = lifetimes_ms + clock() - started;
             let head = head_hash_of(&this.blob).await;
             next_task().await;
             let index = store::add(OpenFile {
+                id: store::next_id(),
                 name: this.name.clone(),
                 bytes: this.size as u64,
                 head,
                 devices: snapshot.devices(),
-                snapshot,
+                snapshot: std::rc::Rc::new(snapshot),
                 models: [(device, model)].into(),
                 digests: Default::default(),
             });

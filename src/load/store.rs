@@ -1,8 +1,9 @@
 //! The open files and their per-device models. Heavy and not reactive: it lives here, outside the
 //! reactive graph; components see a generation counter that changes when it does.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use memograph_snapshot::analysis::categories::Rules;
 use memograph_snapshot::analysis::compare::{self, Digest};
@@ -12,11 +13,15 @@ use memograph_snapshot::Snapshot;
 use crate::view_model::DeviceModel;
 
 pub struct OpenFile {
+    /// Never reused while the page lives: what a part built in the background finds its file by (an
+    /// index moves when an earlier file closes).
+    pub id: u64,
     pub name: String,
     pub bytes: u64,
     /// A hash of its first MiB (`view_model::share::head_hash`), when it could be read.
     pub head: Option<String>,
-    pub snapshot: Snapshot,
+    /// Shared with parts being built in the background (see `load::build`).
+    pub snapshot: Rc<Snapshot>,
     pub devices: Vec<i64>,
     pub models: HashMap<i64, DeviceModel>,
     /// Its comparison digests, made when a comparison first asks.
@@ -48,6 +53,20 @@ thread_local! {
     static COMPARED: RefCell<Vec<Compared>> = const { RefCell::new(Vec::new()) };
     /// Step-record files (runs and capture manifests), as read.
     static STEP_FILES: RefCell<Vec<StepFile>> = const { RefCell::new(Vec::new()) };
+    static NEXT_ID: Cell<u64> = const { Cell::new(0) };
+}
+
+/// A fresh [`OpenFile::id`].
+pub fn next_id() -> u64 {
+    NEXT_ID.with(|n| {
+        n.set(n.get() + 1);
+        n.get()
+    })
+}
+
+/// The index of the open file `id`, while it is open.
+pub fn index_of(id: u64) -> Option<usize> {
+    FILES.with(|f| f.borrow().iter().position(|o| o.id == id))
 }
 
 /// Adds a step-record file.
@@ -210,6 +229,37 @@ pub fn list() -> Vec<(String, u64, Vec<i64>)> {
             .iter()
             .map(|o| (o.name.clone(), o.bytes, o.devices.clone()))
             .collect()
+    })
+}
+
+/// The snapshot of the open file `id` and device `device`'s block lifetimes, shared, when its model is
+/// made: what a part built in the background reads across its pauses.
+pub fn shared(
+    id: u64,
+    device: i64,
+) -> Option<(
+    Rc<Snapshot>,
+    Rc<memograph_snapshot::analysis::lifetimes::Lifetimes>,
+)> {
+    FILES.with(|files| {
+        let files = files.borrow();
+        let open = files.iter().find(|o| o.id == id)?;
+        let model = open.models.get(&device)?;
+        Some((open.snapshot.clone(), model.blocks.lifetimes.clone()))
+    })
+}
+
+/// Runs `f` on device `device`'s model of the open file `id`, when it is open and the model is made.
+pub fn with_built_model<R>(
+    id: u64,
+    device: i64,
+    f: impl FnOnce(&mut DeviceModel, &Snapshot) -> R,
+) -> Option<R> {
+    FILES.with(|files| {
+        let mut files = files.borrow_mut();
+        let open = files.iter_mut().find(|o| o.id == id)?;
+        let model = open.models.get_mut(&device)?;
+        Some(f(model, &open.snapshot))
     })
 }
 

@@ -14,9 +14,11 @@ mod timeline;
 
 use std::cell::OnceCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
-use memograph_snapshot::analysis::lifetimes::Lifetimes;
-use memograph_snapshot::analysis::report::{report_of, DeviceReport, ReportOptions};
+use memograph_snapshot::analysis::lifetimes::{Kind, Lifetimes};
+use memograph_snapshot::analysis::report::{report_sliced, DeviceReport, ReportOptions};
+use memograph_snapshot::batch::{run_ready, NoPause, Pause};
 use memograph_snapshot::Snapshot;
 
 pub use state::{
@@ -41,7 +43,7 @@ pub struct DeviceModel {
     /// allocation: the trace records only block sizes, the snapshot's blocks also what was requested.
     rounding_waste: OnceCell<HashMap<u32, u64>>,
     /// Category names and each block allocation's category.
-    categories: OnceCell<Categories>,
+    categories: OnceCell<Rc<Categories>>,
     /// The analysis panels' report and what it was made for (entry, framework frames hidden).
     report: Option<(AnalysisKey, DeviceReport)>,
 }
@@ -57,13 +59,45 @@ pub struct Categories {
     pub of: Vec<u16>,
 }
 
-fn categorise(snapshot: &Snapshot, lifetimes: &Lifetimes) -> Categories {
-    use memograph_snapshot::analysis::categories::{categorize, Rules};
+/// The built-in categories of `lifetimes`' allocations, built in slices (awaiting `pause`).
+pub async fn categorise<P: Pause>(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    pause: &mut P,
+) -> Categories {
+    use memograph_snapshot::analysis::categories::{categorize_sliced, Rules};
     let rules = Rules::built_in();
     Categories {
         names: rules.names(),
-        of: categorize(snapshot, lifetimes, &rules),
+        of: categorize_sliced(snapshot, lifetimes, &rules, pause).await,
     }
+}
+
+/// The Active Cached Segment Timeline of `device` (every segment drawn), built in slices.
+pub async fn segment_timeline<P: Pause>(
+    snapshot: &Snapshot,
+    device: i64,
+    pause: &mut P,
+) -> TimelineModel {
+    let lifetimes = Lifetimes::of_kind_sliced(snapshot, device, Kind::Segments, pause).await;
+    TimelineModel::new_sliced(lifetimes, 1.0, pause).await
+}
+
+/// The analysis panels' report for `key`, built in slices.
+pub async fn report<P: Pause>(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    categories: &Categories,
+    key: AnalysisKey,
+    pause: &mut P,
+) -> DeviceReport {
+    let options = ReportOptions {
+        event: key.0,
+        hide_framework: key.1,
+        ..ReportOptions::default()
+    };
+    let c = categories;
+    report_sliced(snapshot, lifetimes, &c.of, &c.names, &options, pause).await
 }
 
 /// Detail level a fresh view starts at: everything for small traces, the largest allocations for huge
@@ -86,11 +120,27 @@ impl DeviceModel {
     /// task of their own).
     pub fn of_lifetimes(snapshot: &Snapshot, device: i64, blocks: Lifetimes) -> DeviceModel {
         let detail = default_detail(blocks.allocations.len());
+        DeviceModel::of_timeline(snapshot, device, TimelineModel::new(blocks, detail))
+    }
+
+    /// [`Self::of_lifetimes`] with the first layout built in slices, awaiting `pause` between them.
+    pub async fn of_lifetimes_sliced<P: memograph_snapshot::batch::Pause>(
+        snapshot: &Snapshot,
+        device: i64,
+        blocks: Lifetimes,
+        pause: &mut P,
+    ) -> DeviceModel {
+        let detail = default_detail(blocks.allocations.len());
+        let timeline = TimelineModel::new_sliced(blocks, detail, pause).await;
+        DeviceModel::of_timeline(snapshot, device, timeline)
+    }
+
+    fn of_timeline(snapshot: &Snapshot, device: i64, blocks: TimelineModel) -> DeviceModel {
         let trace = snapshot.trace(device);
         let has_times = trace.has_time();
         DeviceModel {
             device,
-            blocks: TimelineModel::new(blocks, detail),
+            blocks,
             has_times,
             annotations: if has_times {
                 annotation_spans(snapshot, device, &trace.time_us)
@@ -114,7 +164,7 @@ impl DeviceModel {
     /// The Active Cached Segment Timeline (every segment drawn).
     pub fn segments(&self, snapshot: &Snapshot) -> &TimelineModel {
         self.segments
-            .get_or_init(|| TimelineModel::new(Lifetimes::of_segments(snapshot, self.device), 1.0))
+            .get_or_init(|| run_ready(segment_timeline(snapshot, self.device, &mut NoPause)))
     }
 
     /// Each entry's address version.
@@ -134,30 +184,67 @@ impl DeviceModel {
 
     /// The block allocations' categories.
     pub fn categories(&self, snapshot: &Snapshot) -> &Categories {
-        self.categories
-            .get_or_init(|| categorise(snapshot, &self.blocks.lifetimes))
+        self.categories.get_or_init(|| {
+            let made = run_ready(categorise(snapshot, &self.blocks.lifetimes, &mut NoPause));
+            Rc::new(made)
+        })
     }
 
     /// One timeline (segments or blocks) to change, with the annotations, and the categories when
-    /// `by_category`, to draw it with.
+    /// `by_category`, to draw it with: what is built of them (nothing is built here; the page builds
+    /// parts in the background, see `load::build`).
     pub fn timeline_parts(
         &mut self,
-        snapshot: &Snapshot,
         segments: bool,
         by_category: bool,
-    ) -> (&mut TimelineModel, &[AnnotationSpan], Option<&Categories>) {
-        if segments {
-            self.segments(snapshot);
-        }
-        if by_category && !segments {
-            self.categories(snapshot);
-        }
+    ) -> (
+        Option<&mut TimelineModel>,
+        &[AnnotationSpan],
+        Option<&Categories>,
+    ) {
         let timeline = match segments {
-            true => self.segments.get_mut().expect("initialised above"),
-            false => &mut self.blocks,
+            true => self.segments.get_mut(),
+            false => Some(&mut self.blocks),
         };
-        let categories = self.categories.get().filter(|_| by_category && !segments);
+        let categories = self
+            .categories
+            .get()
+            .map(|c| &**c)
+            .filter(|_| by_category && !segments);
         (timeline, &self.annotations, categories)
+    }
+
+    /// Takes the segment timeline, built apart.
+    pub fn set_segments(&mut self, segments: TimelineModel) {
+        let _ = self.segments.set(segments);
+    }
+
+    /// The categories, if built.
+    pub fn built_categories(&self) -> Option<&Categories> {
+        self.categories.get().map(|c| &**c)
+    }
+
+    /// The categories, if built, shared (with a report being made apart).
+    pub fn shared_categories(&self) -> Option<Rc<Categories>> {
+        self.categories.get().cloned()
+    }
+
+    /// Takes the categories, built apart.
+    pub fn set_categories(&mut self, categories: impl Into<Rc<Categories>>) {
+        let _ = self.categories.set(categories.into());
+    }
+
+    /// The report for `key`, if it is the one made last.
+    pub fn built_report(&self, key: AnalysisKey) -> Option<&DeviceReport> {
+        self.report
+            .as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, r)| r)
+    }
+
+    /// Takes the report for `key`, made apart.
+    pub fn set_report(&mut self, key: AnalysisKey, report: DeviceReport) {
+        self.report = Some((key, report));
     }
 
     /// The report for `key`, made on first use and kept until another entry or filter is asked for.
@@ -165,13 +252,14 @@ impl DeviceModel {
         if self.report.as_ref().is_none_or(|(k, _)| *k != key) {
             self.report = None;
             let c = self.categories(snapshot);
-            let options = ReportOptions {
-                event: key.0,
-                hide_framework: key.1,
-                ..ReportOptions::default()
-            };
-            let report = report_of(snapshot, &self.blocks.lifetimes, &c.of, &c.names, &options);
-            self.report = Some((key, report));
+            let made = run_ready(report(
+                snapshot,
+                &self.blocks.lifetimes,
+                c,
+                key,
+                &mut NoPause,
+            ));
+            self.report = Some((key, made));
         }
         &self.report.as_ref().expect("made above").1
     }
@@ -411,9 +499,58 @@ mod tests {
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[0].index, 0);
         assert!(rows.iter().all(|r| !r.action.is_empty()));
-        let (t, _, cats) = m.timeline_parts(&s, true, true);
+        m.segments(&s);
+        let (t, _, cats) = m.timeline_parts(true, true);
         assert!(cats.is_none(), "segments are never coloured by category");
+        let t = t.unwrap();
         assert_eq!(t.peak.bytes, t.lifetimes.peak().bytes);
+    }
+
+    #[test]
+    fn parts_built_apart_in_slices_take_their_place_as_built_on_first_use() {
+        use memograph_snapshot::analysis::timeline::timeline_layout;
+        let s =
+            memograph_snapshot::read_bytes(&memograph_snapshot::synth::pickle(300).bytes).unwrap();
+        let mut apart = DeviceModel::new(&s, 0);
+        let mut whole = DeviceModel::new(&s, 0);
+        let (t, _, c) = apart.timeline_parts(true, true);
+        assert!(
+            t.is_none() && c.is_none(),
+            "nothing is built by asking what is built"
+        );
+        assert!(apart.built_categories().is_none() && apart.built_report((None, true)).is_none());
+
+        let c = run_ready(categorise(&s, &apart.blocks.lifetimes, &mut NoPause));
+        apart.set_categories(c);
+        assert_eq!(
+            apart.built_categories().unwrap().of,
+            whole.categories(&s).of
+        );
+        let r = run_ready(report(
+            &s,
+            &apart.blocks.lifetimes,
+            apart.built_categories().unwrap(),
+            (Some(100), false),
+            &mut NoPause,
+        ));
+        apart.set_report((Some(100), false), r);
+        assert!(apart.built_report((None, false)).is_none());
+        assert_eq!(
+            serde_json::to_string(apart.built_report((Some(100), false)).unwrap()).unwrap(),
+            serde_json::to_string(whole.report(&s, (Some(100), false))).unwrap()
+        );
+
+        apart.set_segments(run_ready(segment_timeline(&s, 0, &mut NoPause)));
+        let (t, _, _) = apart.timeline_parts(true, false);
+        assert_eq!(t.unwrap().layout, whole.segments(&s).layout);
+
+        assert!(!apart.blocks.is_at(0.25));
+        apart
+            .blocks
+            .set_layout(timeline_layout(&apart.blocks.lifetimes, 0.25), 0.25);
+        whole.blocks.set_detail(0.25);
+        assert!(apart.blocks.is_at(0.25));
+        assert_eq!(apart.blocks.layout, whole.blocks.layout);
     }
 
     #[test]

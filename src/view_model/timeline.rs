@@ -2,14 +2,18 @@
 //! text of an allocation and the minimap brush's viewport.
 
 use memograph_snapshot::analysis::lifetimes::{segment_name, Kind, Lifetimes, Peak};
+use std::rc::Rc;
+
 use memograph_snapshot::analysis::timeline::{timeline_layout, RangeMax, TimelineLayout};
+use memograph_snapshot::batch::Pause;
 use memograph_snapshot::format::{bytes, grouped, seconds_since};
 
 use crate::viewport::Viewport;
 
 /// One timeline (blocks or segments) of one device at one detail level.
 pub struct TimelineModel {
-    pub lifetimes: Lifetimes,
+    /// Shared with layouts being built in the background (see `load::build`).
+    pub lifetimes: Rc<Lifetimes>,
     pub layout: TimelineLayout,
     /// Live bytes after each entry, for the minimap and for fitting y to a range.
     pub totals: RangeMax,
@@ -21,6 +25,21 @@ pub struct TimelineModel {
 impl TimelineModel {
     pub fn new(lifetimes: Lifetimes, detail: f64) -> TimelineModel {
         let layout = timeline_layout(&lifetimes, detail);
+        TimelineModel::of_layout(Rc::new(lifetimes), layout, detail)
+    }
+
+    /// [`Self::new`] with the layout built in slices, awaiting `pause` between them.
+    pub async fn new_sliced<P: Pause>(
+        lifetimes: Lifetimes,
+        detail: f64,
+        pause: &mut P,
+    ) -> TimelineModel {
+        use memograph_snapshot::analysis::timeline::timeline_layout_sliced;
+        let layout = timeline_layout_sliced(&lifetimes, detail, pause).await;
+        TimelineModel::of_layout(Rc::new(lifetimes), layout, detail)
+    }
+
+    fn of_layout(lifetimes: Rc<Lifetimes>, layout: TimelineLayout, detail: f64) -> TimelineModel {
         let totals = RangeMax::new(&lifetimes.live_after);
         let peak = lifetimes.peak();
         TimelineModel {
@@ -32,10 +51,24 @@ impl TimelineModel {
         }
     }
 
-    /// Lays the timeline out at `detail` (0.0–1.0) unless it already is.
+    /// Takes a layout of these lifetimes at `detail`, built apart (the page builds it in the background
+    /// while the old one stays on screen).
+    pub fn set_layout(&mut self, layout: TimelineLayout, detail: f64) {
+        self.layout = layout;
+        self.detail = detail.clamp(0.0, 1.0);
+    }
+
+    /// Whether the layout is the one for `detail`.
+    pub fn is_at(&self, detail: f64) -> bool {
+        (detail.clamp(0.0, 1.0) - self.detail).abs() <= f64::EPSILON
+    }
+
+    /// Lays the timeline out at `detail` (0.0–1.0) unless it already is (the page builds layouts in the
+    /// background instead: see [`Self::set_layout`]).
+    #[cfg(test)]
     pub fn set_detail(&mut self, detail: f64) {
         let detail = detail.clamp(0.0, 1.0);
-        if (detail - self.detail).abs() > f64::EPSILON {
+        if !self.is_at(detail) {
             // Free the old layout first: wasm memory never shrinks, so its high-water mark is what counts.
             self.layout = TimelineLayout::default();
             self.layout = timeline_layout(&self.lifetimes, detail);

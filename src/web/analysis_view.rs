@@ -19,20 +19,27 @@ use plotters::prelude::{DrawingArea, DrawingBackend};
 
 use super::timeline_view::HighlightChip;
 use super::{Highlight, Ui};
+use crate::load::build::Part;
 use crate::load::store;
 use crate::render::{self, colors, Surface};
 use crate::scale::{Plot, Scale};
 use crate::view_model::analysis::{percent, short_frame, tree_rows, TreeRow};
 use crate::view_model::DeviceModel;
 
-/// Runs `f` on the report the panels show (tracks the file, device, entry and tree filter).
+/// Runs `f` on the report the panels show (tracks the file, device, entry and tree filter), once it
+/// is made; until then it is made in the background and `f` is not called.
 fn with_report<R>(ui: Ui, f: impl FnOnce(&DeviceReport) -> R) -> Option<R> {
     let (file, device) = ui.current()?;
     let key = (ui.analysis_event.get(), ui.hide_framework.get());
-    store::with_model(file, device, |m, s| f(m.report(s, key)))
+    let done = store::with_model(file, device, |m, _| m.built_report(key).map(f)).flatten();
+    if done.is_none() {
+        ui.build(file, device, Part::Report(key));
+    }
+    done
 }
 
-/// Runs `f` on the current device's model with its report made (no tracking: for event handlers).
+/// Runs `f` on the current device's model when the report the panels show is made (no tracking: for
+/// event handlers).
 fn with_model_untracked<R>(ui: Ui, f: impl FnOnce(&DeviceModel, &Snapshot) -> R) -> Option<R> {
     let (file, device) = (ui.file.get_untracked(), ui.device.get_untracked());
     let key = (
@@ -40,9 +47,9 @@ fn with_model_untracked<R>(ui: Ui, f: impl FnOnce(&DeviceModel, &Snapshot) -> R)
         ui.hide_framework.get_untracked(),
     );
     store::with_model(file, device, |m, s| {
-        m.report(s, key);
-        f(m, s)
+        m.built_report(key).is_some().then(|| f(m, s))
     })
+    .flatten()
 }
 
 #[component]
@@ -66,7 +73,7 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
                 grouped(r.live_allocations as u64)
             )
         })
-        .unwrap_or_default()
+        .unwrap_or_else(|| "Building the analyses…".to_string())
     };
     view! {
         <div class="analysis-view">
@@ -377,9 +384,8 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
             ui.analysis_event.get_untracked(),
             ui.hide_framework.get_untracked(),
         );
-        store::with_model(file, device, |m, s| {
-            m.report(s, key);
-            let (Some(report), cats) = (m.last_report(), m.categories(s)) else {
+        store::with_model(file, device, |m, _| {
+            let (Some(report), Some(cats)) = (m.built_report(key), m.built_categories()) else {
                 return;
             };
             let t = &m.blocks;
@@ -485,7 +491,10 @@ fn LiveSetTree(ui: Ui) -> impl IntoView {
     Effect::new(move |_| {
         ui.analysis_event.track();
         ui.hide_framework.track();
-        ui.current();
+        // Not `current()`: a part built in the background keeps what was opened.
+        ui.files.track();
+        ui.file.track();
+        ui.device.track();
         toggled.set(HashSet::new());
     });
     let rows = move || {

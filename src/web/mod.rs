@@ -17,6 +17,7 @@ use std::rc::Rc;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::load::build::{self, Part};
 use crate::load::{self, store, Listener, LoadProgress};
 use crate::viewport::Viewport;
 
@@ -176,6 +177,8 @@ pub struct Ui {
     /// Bumped whenever step-record files are added or removed.
     pub steps: RwSignal<u32>,
     pub steps_ui: steps_view::StepsUi,
+    /// Bumped whenever a part of a model built in the background is in place (`load::build`).
+    pub built: RwSignal<u32>,
 }
 
 impl Ui {
@@ -189,6 +192,7 @@ impl Ui {
             error: RwSignal::new(None),
             progress: RwSignal::new(LoadProgress::default()),
             files: RwSignal::new(0),
+            built: RwSignal::new(0),
             file: RwSignal::new(0),
             device: RwSignal::new(0),
             view: RwSignal::new(View::Timeline),
@@ -277,11 +281,25 @@ impl Ui {
         }
     }
 
-    /// The current file and device, when a file is open (tracks `files`, `file` and `device`).
+    /// The current file and device, when a file is open (tracks `files`, `file`, `device`, and `built`:
+    /// what reads the model is read again when a part of it is built).
     pub fn current(&self) -> Option<(usize, i64)> {
         self.files.get();
+        self.built.get();
         let (file, device) = (self.file.get(), self.device.get());
         (file < store::count()).then_some((file, device))
+    }
+
+    /// Builds `part` of device `device` of file `file` in the background (see `load::build`); what
+    /// reads the model is read again once it is in place.
+    pub fn build(&self, file: usize, device: i64, part: Part) {
+        let ui = *self;
+        build::request(
+            file,
+            device,
+            part,
+            Rc::new(move || ui.built.update(|n| *n += 1)),
+        );
     }
 
     /// The loading pipeline's view of this state.
@@ -323,6 +341,8 @@ impl Listener for Ui {
         self.files.update(|n| *n += 1);
         self.phase.set(Phase::Ready);
         share::restore(*self, index);
+        // Colours, search and the analyses need them: built while the user looks at the timeline.
+        self.build(index, device, Part::Categories);
     }
 
     fn failed(&self, name: &str, reason: &str) {

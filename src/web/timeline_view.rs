@@ -8,6 +8,7 @@ use memograph_snapshot::format::{bytes, grouped};
 
 use super::stack_panel::StackPanel;
 use super::{Highlight, Ui};
+use crate::load::build::Part;
 use crate::load::{now, store};
 use crate::render::{self, colors, Pen, Surface};
 use crate::scale::{Plot, Scale};
@@ -33,7 +34,10 @@ impl Context<'_> {
     }
 }
 
-/// Runs `f` on the timeline model this view shows, laid out at the detail the slider says.
+/// Runs `f` on the timeline model this view shows, once it is built. What the view asks for and is
+/// not built yet (the segment timeline, the layout at the slider's detail, the categories to colour
+/// by) is built in the background meanwhile; until then `f` sees what there is (or, for the segment
+/// timeline, is not called).
 fn with_timeline<R>(
     ui: Ui,
     segments: bool,
@@ -42,21 +46,37 @@ fn with_timeline<R>(
     let (file, device) = ui.current()?;
     let by_category = !segments && ui.by_category.get_untracked();
     let detail = ui.detail.get_untracked();
-    store::with_model(file, device, |m, s| {
+    let mut wanted = None;
+    let mut colours_wanted = false;
+    let done = store::with_model(file, device, |m, s| {
         let times = m.times(s);
-        let (t, annotations, categories) = m.timeline_parts(s, segments, by_category);
-        if !segments {
-            t.set_detail(detail);
+        let (t, annotations, categories) = m.timeline_parts(segments, by_category);
+        colours_wanted = by_category && categories.is_none();
+        let Some(t) = t else {
+            wanted = Some(Part::Segments);
+            return None;
+        };
+        if !segments && !t.is_at(detail) {
+            wanted = Some(Part::Layout(detail));
         }
-        f(
+        Some(f(
             t,
             Context {
                 times,
                 annotations,
                 categories,
             },
-        )
+        ))
     })
+    .flatten();
+    // Asked for outside the store's borrow.
+    if let Some(part) = wanted {
+        ui.build(file, device, part);
+    }
+    if colours_wanted {
+        ui.build(file, device, Part::Categories);
+    }
+    done
 }
 
 /// Frame times for the benchmark (`window.__memographFrames`), newest last.
@@ -414,24 +434,26 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         }
     };
 
+    // Drawn and total allocations, the peak, whether the layout is the slider's; `None` while the
+    // timeline is being built.
     let stats = move || {
-        ui.detail.get();
+        let detail = ui.detail.get();
         with_timeline(ui, segments, |t, _| {
-            (t.layout.drawn, t.layout.total, t.peak)
+            (t.layout.drawn, t.layout.total, t.peak, t.is_at(detail))
         })
-        .unwrap_or((0, 0, Default::default()))
     };
     view! {
         <div class="timeline-view">
             <div class="view-toolbar">
                 <span class="peak" data-testid="peak" title=move || {
-                    let p = stats().2;
-                    format!("{} bytes at entry {}", p.bytes, p.event)
+                    stats().map(|(_, _, p, _)| format!("{} bytes at entry {}", p.bytes, p.event))
                 }>
-                    {move || {
-                        let p = stats().2;
-                        let what = if segments { "Reserved peak" } else { "Peak" };
-                        format!("{what} {} ({} bytes)", bytes(p.bytes), grouped(p.bytes))
+                    {move || match stats() {
+                        Some((_, _, p, _)) => {
+                            let what = if segments { "Reserved peak" } else { "Peak" };
+                            format!("{what} {} ({} bytes)", bytes(p.bytes), grouped(p.bytes))
+                        }
+                        None => "Building the segment timeline…".to_string(),
                     }}
                 </span>
                 <Show when=move || !segments>
@@ -447,9 +469,13 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                                     ui.detail.set(v.clamp(0.0, 100.0) / 100.0);
                                 }
                             } />
-                        <span class="muted">{move || {
-                            let (drawn, total, _) = stats();
-                            format!("{} % · {} of {} allocations", (ui.detail.get() * 100.0).round(), grouped(drawn as u64), grouped(total as u64))
+                        <span class="muted" data-testid="detail-drawn">{move || {
+                            let percent = (ui.detail.get() * 100.0).round();
+                            match stats() {
+                                Some((drawn, total, _, true)) => format!("{percent} % · {} of {} allocations", grouped(drawn as u64), grouped(total as u64)),
+                                Some((_, total, _, false)) => format!("{percent} % · laying out {} allocations…", grouped(total as u64)),
+                                None => String::new(),
+                            }
                         }}</span>
                     </label>
                 </Show>
@@ -545,6 +571,8 @@ fn SearchBox(ui: Ui) -> impl IntoView {
     use memograph_snapshot::analysis::search::parse;
     let found = RwSignal::new(None::<(String, std::sync::Arc<Vec<u32>>, u64)>);
     let cursor = RwSignal::new(None::<usize>);
+    // A query typed before the categories were built, run again once they are.
+    let waiting = RwSignal::new(None::<String>);
     let run = move |text: String| {
         cursor.set(None);
         if parse(&text).is_none() {
@@ -559,6 +587,14 @@ fn SearchBox(ui: Ui) -> impl IntoView {
             return;
         };
         let (file, device) = (ui.file.get_untracked(), ui.device.get_untracked());
+        let categorised = store::with_model(file, device, |m, _| m.built_categories().is_some());
+        if categorised == Some(false) {
+            waiting.update_untracked(|w| *w = Some(text.clone()));
+            let again = std::rc::Rc::new(move || waiting.notify());
+            crate::load::build::request(file, device, Part::Categories, again);
+            return;
+        }
+        waiting.update_untracked(|w| *w = None);
         if let Some((h, total)) = search_highlight(file, device, &text) {
             found.set(Some((text, h.allocations.clone(), total)));
             ui.highlight.set(Some(h));
@@ -596,6 +632,11 @@ fn SearchBox(ui: Ui) -> impl IntoView {
             )
         }
     };
+    Effect::new(move |_| {
+        if let Some(text) = waiting.get() {
+            run(text);
+        }
+    });
     // Back from another view: the search still highlights, so the box shows it and counts again.
     let initial = ui
         .highlight

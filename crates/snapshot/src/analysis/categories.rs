@@ -181,22 +181,38 @@ pub struct CategoryTotal {
 /// The category of every allocation of `lifetimes` (an index into `rules.names()`). Allocations that
 /// began before the trace and have no stack are [`BEFORE_RECORDING`].
 pub fn categorize(snapshot: &Snapshot, lifetimes: &Lifetimes, rules: &Rules) -> Vec<u16> {
+    crate::batch::run_ready(categorize_sliced(
+        snapshot,
+        lifetimes,
+        rules,
+        &mut crate::batch::NoPause,
+    ))
+}
+
+/// [`categorize`], awaiting `pause` every [`crate::batch::BATCH`] allocations.
+pub async fn categorize_sliced<P: crate::batch::Pause>(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    rules: &Rules,
+    pause: &mut P,
+) -> Vec<u16> {
     let names = rules.names();
     let before = names.len() - 2;
     let mut cache = HashMap::new();
     let mut matches = HashMap::new();
-    lifetimes
-        .allocations
-        .iter()
-        .map(|a| {
+    let mut of = Vec::with_capacity(lifetimes.allocations.len());
+    for part in lifetimes.allocations.chunks(crate::batch::BATCH) {
+        of.extend(part.iter().map(|a| {
             if a.is_initial() && snapshot.stack(a.stack).is_empty() {
                 return before as u16;
             }
             *cache
                 .entry(a.stack)
                 .or_insert_with(|| rules.classify_cached(snapshot, a.stack, &mut matches) as u16)
-        })
-        .collect()
+        }));
+        pause.pause().await;
+    }
+    of
 }
 
 /// Totals per category of the allocations live at `event`, in the rules' order (empty ones included).

@@ -1,7 +1,7 @@
 //! How well the caching allocator uses what it reserved: allocated vs reserved, cached free blocks,
 //! rounding waste, fragmentation; recommendations with their evidence; size distributions.
 
-use super::lifetimes::{reserved_series, Lifetimes};
+use super::lifetimes::{reserved_series, Allocation, Lifetimes};
 use super::live_set::allocation_site;
 use super::stats::segment_stats;
 use crate::model::{Action, BlockState, Snapshot};
@@ -41,8 +41,18 @@ fn fragmentation(largest: u64, free: u64) -> f64 {
 }
 
 pub fn efficiency(snapshot: &Snapshot, lifetimes: &Lifetimes, device: i64) -> Efficiency {
-    let peak = lifetimes.peak();
     let (start, reserved) = reserved_series(snapshot, device);
+    efficiency_with(snapshot, lifetimes, device, (start, &reserved))
+}
+
+/// [`efficiency`] from the device's reserved series (`reserved_series`), which the caller already has.
+pub fn efficiency_with(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    device: i64,
+    (start, reserved): (u64, &[u64]),
+) -> Efficiency {
+    let peak = lifetimes.peak();
     let reserved_at_peak = if peak.event < 0 {
         start
     } else {
@@ -99,6 +109,23 @@ pub fn recommendations_from(
     device: i64,
     e: &Efficiency,
 ) -> Vec<Recommendation> {
+    crate::batch::run_ready(recommendations_sliced(
+        snapshot,
+        lifetimes,
+        device,
+        e,
+        &mut crate::batch::NoPause,
+    ))
+}
+
+/// [`recommendations_from`], awaiting `pause` every [`crate::batch::BATCH`] allocations.
+pub async fn recommendations_sliced<P: crate::batch::Pause>(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    device: i64,
+    e: &Efficiency,
+    pause: &mut P,
+) -> Vec<Recommendation> {
     let mut out = Vec::new();
     if e.cache_overhead > CACHE_OVERHEAD_THRESHOLD {
         out.push(Recommendation {
@@ -146,25 +173,31 @@ pub fn recommendations_from(
     // (a phase that repeats), and made after the first such free.
     let mut freed_by_stack: std::collections::HashMap<_, (u32, u32)> =
         std::collections::HashMap::new();
-    for a in &lifetimes.allocations {
-        if let (Some(_), Some(f)) = (a.alloc_event, a.free_event) {
-            let e = freed_by_stack.entry(a.stack).or_insert((0, u32::MAX));
-            e.0 += 1;
-            e.1 = e.1.min(f);
+    for part in lifetimes.allocations.chunks(crate::batch::BATCH) {
+        for a in part {
+            if let (Some(_), Some(f)) = (a.alloc_event, a.free_event) {
+                let e = freed_by_stack.entry(a.stack).or_insert((0, u32::MAX));
+                e.0 += 1;
+                e.1 = e.1.min(f);
+            }
         }
+        pause.pause().await;
     }
-    let suspects: Vec<_> = lifetimes
-        .allocations
-        .iter()
-        .filter(|a| a.free_event.is_none() && a.stack != crate::model::StackId::EMPTY)
-        .filter(|a| {
-            freed_by_stack
-                .get(&a.stack)
-                .is_some_and(|&(n, first_free)| {
-                    n >= 3 && a.alloc_event.is_some_and(|x| x > first_free)
-                })
-        })
-        .collect();
+    let mut suspects: Vec<&Allocation> = Vec::new();
+    for part in lifetimes.allocations.chunks(crate::batch::BATCH) {
+        suspects.extend(
+            part.iter()
+                .filter(|a| a.free_event.is_none() && a.stack != crate::model::StackId::EMPTY)
+                .filter(|a| {
+                    freed_by_stack
+                        .get(&a.stack)
+                        .is_some_and(|&(n, first_free)| {
+                            n >= 3 && a.alloc_event.is_some_and(|x| x > first_free)
+                        })
+                }),
+        );
+        pause.pause().await;
+    }
     if !suspects.is_empty() {
         out.push(Recommendation {
             kind: "possible_leak",

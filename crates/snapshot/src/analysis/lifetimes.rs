@@ -149,7 +149,8 @@ impl Lifetimes {
         Lifetimes::of_kind_sliced(snapshot, device, Kind::Blocks, pause).await
     }
 
-    async fn of_kind_sliced<P: crate::batch::Pause>(
+    /// [`Lifetimes::of_kind`] a batch at a time, awaiting `pause` between batches.
+    pub async fn of_kind_sliced<P: crate::batch::Pause>(
         snapshot: &Snapshot,
         device: i64,
         kind: Kind,

@@ -4,7 +4,8 @@
 //! out as text, JSON and charts; the page's analysis panels draw the same value.
 
 use super::categories::{categorize, category_totals, CategoryTotal, Rules};
-use super::efficiency::{efficiency, recommendations_from, size_distributions, Bucket, Efficiency};
+use super::efficiency::{efficiency_with, recommendations_sliced, size_distributions};
+use super::efficiency::{Bucket, Efficiency};
 use super::efficiency::{Recommendation, LARGE_FREE_BLOCK};
 use super::lifetimes::{reserved_series, Lifetimes, Peak};
 use super::live_set::{live_set_tree, top_consumers, Consumer, Node};
@@ -285,29 +286,60 @@ pub fn report_of(
     names: &[String],
     options: &ReportOptions,
 ) -> DeviceReport {
+    crate::batch::run_ready(report_sliced(
+        snapshot,
+        lifetimes,
+        of,
+        names,
+        options,
+        &mut crate::batch::NoPause,
+    ))
+}
+
+/// [`report_of`], awaiting `pause` between its parts (and inside the longest).
+pub async fn report_sliced<P: crate::batch::Pause>(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    of: &[u16],
+    names: &[String],
+    options: &ReportOptions,
+    pause: &mut P,
+) -> DeviceReport {
     let device = lifetimes.device;
     let peak = lifetimes.peak();
     let event = options.event.unwrap_or(peak.event);
     let categories = category_totals(lifetimes, of, names, event);
+    pause.pause().await;
     let (start, reserved) = reserved_series(snapshot, device);
+    pause.pause().await;
     let over_time = category_series(lifetimes, of, names, (start, &reserved), options.samples);
+    pause.pause().await;
     let (live_sizes, free_sizes) = size_distributions(snapshot, lifetimes, device, event);
+    pause.pause().await;
     let mut top = top_consumers(snapshot, lifetimes, event, options.top);
     for c in &mut top {
         c.category = Some(names[of[c.allocation as usize] as usize].clone());
     }
+    pause.pause().await;
     let live_bytes = lifetimes.live_bytes_at(event);
     let mut live_set = live_set_tree(snapshot, lifetimes, event, options.hide_framework);
     live_set.prune((live_bytes as f64 * options.tree_min_share) as u64);
-    let efficiency = efficiency(snapshot, lifetimes, device);
+    pause.pause().await;
+    let efficiency = efficiency_with(snapshot, lifetimes, device, (start, &reserved));
+    drop(reserved);
+    pause.pause().await;
+    let summary = summarize_with(snapshot, lifetimes);
+    pause.pause().await;
+    let recommendations =
+        recommendations_sliced(snapshot, lifetimes, device, &efficiency, pause).await;
     DeviceReport {
         device,
-        summary: summarize_with(snapshot, lifetimes),
+        summary,
         peak,
         event,
         live_bytes,
         live_allocations: categories.iter().map(|c| c.count as usize).sum(),
-        recommendations: recommendations_from(snapshot, lifetimes, device, &efficiency),
+        recommendations,
         efficiency,
         components: component_totals(&categories),
         categories,

@@ -8,6 +8,7 @@
 //! a screen can show. A real training trace has about 20 breakpoints per allocation.
 
 use super::lifetimes::Lifetimes;
+use crate::batch::{Pause, BATCH};
 
 /// One breakpoint of a band: from entry `x` on, its bottom is at `offset` bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,7 +40,7 @@ pub struct SummaryPoint {
 }
 
 /// Everything a renderer needs to draw a timeline.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TimelineLayout {
     pub bands: Vec<Band>,
     pub points: Vec<BandPoint>,
@@ -111,6 +112,30 @@ pub fn timeline_layout(lifetimes: &Lifetimes, detail: f64) -> TimelineLayout {
 /// geometry fits; otherwise every band's drawn bottom is within [`TimelineLayout::tolerance`] bytes
 /// (below) of its true one. Costs O((changes + breakpoints) · log bands), whatever the trace's shape.
 pub fn timeline_layout_within(lifetimes: &Lifetimes, detail: f64, budget: u64) -> TimelineLayout {
+    crate::batch::run_ready(layout_sliced(
+        lifetimes,
+        detail,
+        budget,
+        &mut crate::batch::NoPause,
+    ))
+}
+
+/// [`timeline_layout`] awaiting `pause` every [`BATCH`] trace changes of each pass (the page lays a
+/// million-allocation timeline out without holding its thread for seconds).
+pub async fn timeline_layout_sliced<P: Pause>(
+    lifetimes: &Lifetimes,
+    detail: f64,
+    pause: &mut P,
+) -> TimelineLayout {
+    layout_sliced(lifetimes, detail, POINT_BUDGET, pause).await
+}
+
+async fn layout_sliced<P: Pause>(
+    lifetimes: &Lifetimes,
+    detail: f64,
+    budget: u64,
+    pause: &mut P,
+) -> TimelineLayout {
     let allocs = &lifetimes.allocations;
     let total = allocs.len();
     let keep = drawn_count(total, detail);
@@ -133,8 +158,9 @@ pub fn timeline_layout_within(lifetimes: &Lifetimes, detail: f64, budget: u64) -
     let x_len = u32::try_from(lifetimes.live_after.len())
         .unwrap_or(u32::MAX)
         .max(1);
-    let stack = Stacking::new(lifetimes, &drawn);
-    let (exact_moves, drift) = stack.cost();
+    pause.pause().await;
+    let stack = Stacking::new(lifetimes, &drawn, pause).await;
+    let (exact_moves, drift) = stack.cost(pause).await;
     let tolerance = if exact_moves <= budget {
         0
     } else {
@@ -164,7 +190,7 @@ pub fn timeline_layout_within(lifetimes: &Lifetimes, detail: f64, budget: u64) -
         })
         .collect();
     let mut counts = vec![0u32; layout.bands.len()];
-    stack.replay(tolerance, &mut |ev| match ev {
+    let mut count = |ev| match ev {
         Event::Open { band, x, .. } => {
             layout.bands[band as usize].start = x;
             counts[band as usize] = 1;
@@ -183,7 +209,8 @@ pub fn timeline_layout_within(lifetimes: &Lifetimes, detail: f64, budget: u64) -
                 });
             }
         }
-    });
+    };
+    stack.replay(tolerance, &mut count, pause).await;
     // The budget bounds the sum: it fits u32 (and memory) with room to spare.
     let mut next = 0u32;
     for (b, &c) in layout.bands.iter_mut().zip(&counts) {
@@ -193,7 +220,7 @@ pub fn timeline_layout_within(lifetimes: &Lifetimes, detail: f64, budget: u64) -
     }
     layout.points = vec![BandPoint { x: 0, offset: 0.0 }; next as usize];
     let mut filled = vec![0u32; layout.bands.len()];
-    stack.replay(tolerance, &mut |ev| {
+    let mut write = |ev| {
         let (band, x, offset) = match ev {
             Event::Open { band, x, offset } | Event::Move { band, x, offset } => (band, x, offset),
             _ => return,
@@ -205,7 +232,8 @@ pub fn timeline_layout_within(lifetimes: &Lifetimes, detail: f64, budget: u64) -
             offset: offset as f32,
         };
         filled[b] += 1;
-    });
+    };
+    stack.replay(tolerance, &mut write, pause).await;
     layout
 }
 
@@ -231,7 +259,11 @@ struct Stacking<'a> {
 }
 
 impl<'a> Stacking<'a> {
-    fn new(lifetimes: &'a Lifetimes, drawn: &'a [bool]) -> Stacking<'a> {
+    async fn new<P: Pause>(
+        lifetimes: &'a Lifetimes,
+        drawn: &'a [bool],
+        pause: &mut P,
+    ) -> Stacking<'a> {
         let allocs = &lifetimes.allocations;
         let mut band_of = vec![u32::MAX; allocs.len()];
         let mut order = Vec::new();
@@ -246,7 +278,10 @@ impl<'a> Stacking<'a> {
                 open(i, &mut order);
             }
         }
-        for &(x, id) in &lifetimes.changes {
+        for (k, &(x, id)) in lifetimes.changes.iter().enumerate() {
+            if k % BATCH == BATCH - 1 {
+                pause.pause().await;
+            }
             if allocs[id as usize].alloc_event == Some(x) {
                 open(id as usize, &mut order);
             }
@@ -261,7 +296,7 @@ impl<'a> Stacking<'a> {
 
     /// The exact geometry's breakpoints beyond each band's first (one per band above a free), and the
     /// total drift (bytes freed below a band, summed over the bands above each free): O(changes · log).
-    fn cost(&self) -> (u64, u64) {
+    async fn cost<P: Pause>(&self, pause: &mut P) -> (u64, u64) {
         let allocs = &self.lifetimes.allocations;
         let n = self.order.len();
         let mut live = Fenwick::new(n);
@@ -273,7 +308,10 @@ impl<'a> Stacking<'a> {
                 live_count += 1;
             }
         }
-        for &(x, id) in &self.lifetimes.changes {
+        for (k, &(x, id)) in self.lifetimes.changes.iter().enumerate() {
+            if k % BATCH == BATCH - 1 {
+                pause.pause().await;
+            }
             let band = self.band_of[id as usize];
             if band == u32::MAX {
                 continue;
@@ -296,7 +334,7 @@ impl<'a> Stacking<'a> {
 
     /// Replays the stacking. A band below a free moves by the freed size; a band reports a move once its
     /// true bottom is `tolerance` bytes or more below where it last reported (any change when 0).
-    fn replay(&self, tolerance: u64, emit: &mut dyn FnMut(Event)) {
+    async fn replay<P: Pause>(&self, tolerance: u64, emit: &mut dyn FnMut(Event), pause: &mut P) {
         let allocs = &self.lifetimes.allocations;
         let n = self.order.len();
         let threshold = tolerance.clamp(1, i64::MAX as u64) as i64;
@@ -330,7 +368,10 @@ impl<'a> Stacking<'a> {
             bottom: drawn_bytes,
             height: summarized,
         });
-        for &(x, id) in &self.lifetimes.changes {
+        for (k, &(x, id)) in self.lifetimes.changes.iter().enumerate() {
+            if k % BATCH == BATCH - 1 {
+                pause.pause().await;
+            }
             let a = &allocs[id as usize];
             let opening = a.alloc_event == Some(x);
             let band = self.band_of[id as usize];

@@ -1,0 +1,155 @@
+//! Parts of a device's model built in the background, on the page's thread in slices of about
+//! `page::SLICE_MS` (see `page::Pauser`): a timeline's layout at another detail, the segment timeline,
+//! the categories, the analysis report. The page answers input and draws frames meanwhile, and what is
+//! on screen stays until the new part takes its place.
+//!
+//! A part is built once however often it is asked for while it is being built. A layout no longer
+//! wanted (the slider moved on) or a part of a file that was closed is dropped at its next slice. The
+//! snapshot and the block lifetimes are shared (`Rc`) with the store, so a build never holds the store
+//! borrowed across a pause.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::rc::Rc;
+use std::task::Poll;
+
+use crate::view_model::{self, AnalysisKey};
+
+use super::page::Pauser;
+use super::store;
+
+/// What to build.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Part {
+    /// The block timeline's layout at this detail (0.0–1.0).
+    Layout(f64),
+    Segments,
+    Categories,
+    /// The analysis report for this key (the categories first, when they are not built yet).
+    Report(AnalysisKey),
+}
+
+impl Part {
+    /// Parts of one kind replace each other: a new detail abandons the layout of the old one.
+    fn same_kind(&self, other: &Part) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+    }
+}
+
+struct Running {
+    id: u64,
+    device: i64,
+    part: Part,
+    wanted: Rc<Cell<bool>>,
+    /// Called once the part is in place: one per request.
+    done: Vec<Rc<dyn Fn()>>,
+}
+
+thread_local! {
+    static RUNNING: RefCell<Vec<Running>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Builds `part` of device `device` of open file `file` in the background, unless it is being built,
+/// and calls `done` once it is in place (also when another request started the build). A part of the same kind being built for something else (a
+/// layout at another detail) is abandoned.
+pub fn request(file: usize, device: i64, part: Part, done: Rc<dyn Fn()>) {
+    let Some(id) = store::with_file(file, |f| f.id) else {
+        return;
+    };
+    let wanted = Rc::new(Cell::new(true));
+    let fresh = RUNNING.with(|r| {
+        let mut r = r.borrow_mut();
+        let same = r
+            .iter_mut()
+            .find(|j| j.id == id && j.device == device && j.part == part);
+        if let Some(j) = same {
+            j.done.push(done.clone());
+            return false;
+        }
+        r.retain(|j| {
+            let replaced = j.id == id && j.device == device && j.part.same_kind(&part);
+            if replaced {
+                j.wanted.set(false);
+            }
+            !replaced
+        });
+        r.push(Running {
+            id,
+            device,
+            part,
+            wanted: wanted.clone(),
+            done: vec![done.clone()],
+        });
+        true
+    });
+    if !fresh {
+        return;
+    }
+    leptos::task::spawn_local(async move {
+        let built = unless_abandoned(&wanted, id, build(id, device, part)).await;
+        let done = RUNNING.with(|r| {
+            let mut r = r.borrow_mut();
+            let at = r.iter().position(|j| Rc::ptr_eq(&j.wanted, &wanted));
+            at.map(|at| r.remove(at).done).unwrap_or_default()
+        });
+        if built == Some(true) {
+            for d in done {
+                d();
+            }
+        }
+    });
+}
+
+/// Builds `part` and puts it in place; false when the file or its model is gone.
+async fn build(id: u64, device: i64, part: Part) -> bool {
+    let Some((snapshot, lifetimes)) = store::shared(id, device) else {
+        return false;
+    };
+    let pause = &mut Pauser::new();
+    match part {
+        Part::Layout(detail) => {
+            use memograph_snapshot::analysis::timeline::timeline_layout_sliced;
+            let layout = timeline_layout_sliced(&lifetimes, detail, pause).await;
+            store::with_built_model(id, device, |m, _| m.blocks.set_layout(layout, detail))
+        }
+        Part::Segments => {
+            let segments = view_model::segment_timeline(&snapshot, device, pause).await;
+            store::with_built_model(id, device, |m, _| m.set_segments(segments))
+        }
+        Part::Categories => {
+            let categories = view_model::categorise(&snapshot, &lifetimes, pause).await;
+            store::with_built_model(id, device, |m, _| m.set_categories(categories))
+        }
+        Part::Report(key) => {
+            let built = store::with_built_model(id, device, |m, _| m.shared_categories());
+            let categories = match built.flatten() {
+                Some(c) => c,
+                None => {
+                    let c = Rc::new(view_model::categorise(&snapshot, &lifetimes, pause).await);
+                    store::with_built_model(id, device, |m, _| m.set_categories(c.clone()));
+                    c
+                }
+            };
+            let report = view_model::report(&snapshot, &lifetimes, &categories, key, pause).await;
+            store::with_built_model(id, device, |m, _| m.set_report(key, report))
+        }
+    }
+    .is_some()
+}
+
+/// `work`'s output, or `None` once it is no longer `wanted` or its file is closed (checked each time
+/// it wakes; `work` is dropped then, with what it had built).
+async fn unless_abandoned<T>(
+    wanted: &Cell<bool>,
+    id: u64,
+    work: impl Future<Output = T>,
+) -> Option<T> {
+    let mut work = std::pin::pin!(work);
+    std::future::poll_fn(|cx| {
+        if !wanted.get() || store::index_of(id).is_none() {
+            return Poll::Ready(None);
+        }
+        work.as_mut().poll(cx).map(Some)
+    })
+    .await
+}
