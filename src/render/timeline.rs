@@ -208,6 +208,64 @@ fn band_steps(f: &Scale, layout: &TimelineLayout, band: usize, steps: &mut Steps
     }
 }
 
+/// The plot's pixels, each marked or not: many tiny shapes drawn as the runs of pixels they cover.
+struct Mask {
+    left: f64,
+    top: f64,
+    width: usize,
+    height: usize,
+    cells: Vec<bool>,
+}
+
+impl Mask {
+    fn new(plot: &crate::scale::Plot) -> Mask {
+        let (width, height) = (
+            plot.width.max(0.0) as usize + 1,
+            plot.height.max(0.0) as usize + 1,
+        );
+        Mask {
+            left: plot.left,
+            top: plot.top,
+            width,
+            height,
+            cells: vec![false; width * height],
+        }
+    }
+
+    /// Marks the pixels the rectangle from x `x0..x1`, y `y0..y1` touches (one at least).
+    fn cover(&mut self, x0: f64, x1: f64, y0: f64, y1: f64) {
+        let span = |a: f64, b: f64, origin: f64, n: usize| {
+            let lo = ((a - origin).floor().max(0.0) as usize).min(n);
+            let hi = ((b - origin).ceil().max(0.0) as usize)
+                .min(n)
+                .max(lo + 1)
+                .min(n);
+            lo..hi
+        };
+        let cols = span(x0.min(x1), x0.max(x1), self.left, self.width);
+        for row in span(y0.min(y1), y0.max(y1), self.top, self.height) {
+            self.cells[row * self.width..][cols.clone()].fill(true);
+        }
+    }
+
+    /// Fills each run of marked pixels of a row as one rectangle.
+    fn fill<P: Pen>(&self, s: &Surface<P>) {
+        for (row, cells) in self.cells.chunks(self.width).enumerate() {
+            let mut col = 0;
+            while col < cells.len() {
+                if !cells[col] {
+                    col += 1;
+                    continue;
+                }
+                let run = cells[col..].iter().take_while(|&&c| c).count();
+                let (x, y) = (self.left + col as f64, self.top + row as f64);
+                s.ctx.fill_rect(x, y, run as f64, 1.0);
+                col += run;
+            }
+        }
+    }
+}
+
 fn trace_band<P: Pen>(s: &Surface<P>, f: &Scale, steps: &Steps, size: f64) {
     let ctx = &s.ctx;
     ctx.begin_path();
@@ -237,6 +295,10 @@ fn draw_bands<P: Pen>(
     let min_bytes = 0.25 * f.view.y_max / f.plot.height;
     let mut steps = Steps(Vec::with_capacity(256));
     let dim = !overlay.highlighted.is_empty();
+    // Highlighted bands too thin or narrow to see filled: the pixels they touch, marked after the others
+    // (a search can pick a hundred thousand of them: a path each, or one path of them all, takes seconds
+    // to rasterise; the marked pixels cost what the plot's area does).
+    let mut slivers = Vec::new();
     for (i, b) in layout.bands.iter().enumerate() {
         if (b.end as f64) < f.view.x0 - 1.0 || b.start as f64 > f.view.x1 + 1.0 {
             continue;
@@ -251,7 +313,10 @@ fn draw_bands<P: Pen>(
         let hovered = overlay
             .hovered
             .is_some_and(|(h, a)| h == i && a == b.allocation);
-        if (thin || narrow) && !pinned && !lit && !hovered {
+        if (thin || narrow) && !pinned && !hovered {
+            if lit {
+                slivers.push(i);
+            }
             continue;
         }
         band_steps(f, layout, i, &mut steps);
@@ -265,14 +330,21 @@ fn draw_bands<P: Pen>(
         });
         trace_band(s, f, &steps, b.size as f64);
         ctx.fill();
-        if lit && thin {
-            // Too thin to see filled: outline it, so what was picked is never invisible.
-            ctx.set_stroke_style_str(theme.highlight);
-            ctx.set_line_width(1.0);
-            ctx.stroke();
-        }
     }
     ctx.set_global_alpha(1.0);
+    if !slivers.is_empty() {
+        // At least a pixel each, so what was picked is never invisible.
+        let mut mask = Mask::new(&f.plot);
+        for i in slivers {
+            band_steps(f, layout, i, &mut steps);
+            let size = layout.bands[i].size as f64;
+            for &(a, z, off) in &steps.0 {
+                mask.cover(a, z, f.py(off + size), f.py(off));
+            }
+        }
+        ctx.set_fill_style_str(theme.highlight);
+        mask.fill(s);
+    }
     let hovered = overlay
         .hovered
         .filter(|&(i, a)| layout.bands.get(i).is_some_and(|b| b.allocation == a))
