@@ -8,7 +8,7 @@
 //!      └──────────────────────── Progress ────┤  (complete: the pickle reached STOP)
 //!   End ──────────────────────────────────────►  finish → codec::encode
 //!   codec::decode ◄──────────────── Done ─────┘  (a transferred buffer), or Error
-//!   DeviceModel::new → store → Listener::opened
+//!   lifetimes, first layout (sliced) → store → Listener::opened; later parts: build.rs
 //! ```
 //!
 //! The messages are [`protocol`]'s enums; `store` keeps the open files outside the reactive graph. This
