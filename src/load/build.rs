@@ -50,8 +50,8 @@ thread_local! {
 }
 
 /// Builds `part` of device `device` of open file `file` in the background, unless it is being built,
-/// and calls `done` once it is in place (also when another request started the build). A part of the same kind being built for something else (a
-/// layout at another detail) is abandoned.
+/// and calls `done` once it is in place (also when another request started the build). A part of the
+/// same kind being built for something else (a layout at another detail) is abandoned.
 pub fn request(file: usize, device: i64, part: Part, done: Rc<dyn Fn()>) {
     let Some(id) = store::with_file(file, |f| f.id) else {
         return;
@@ -100,6 +100,19 @@ pub fn request(file: usize, device: i64, part: Part, done: Rc<dyn Fn()>) {
     });
 }
 
+/// Whether `part` of device `device` of open file `file` is being built.
+pub fn is_building(file: usize, device: i64, part: Part) -> bool {
+    store::with_file(file, |f| running(f.id, device, part)).unwrap_or(false)
+}
+
+fn running(id: u64, device: i64, part: Part) -> bool {
+    RUNNING.with(|r| {
+        r.borrow()
+            .iter()
+            .any(|j| j.id == id && j.device == device && j.part == part)
+    })
+}
+
 /// Builds `part` and puts it in place; false when the file or its model is gone.
 async fn build(id: u64, device: i64, part: Part) -> bool {
     let Some((snapshot, lifetimes)) = store::shared(id, device) else {
@@ -121,20 +134,33 @@ async fn build(id: u64, device: i64, part: Part) -> bool {
             store::with_built_model(id, device, |m, _| m.set_categories(categories))
         }
         Part::Report(key) => {
-            let built = store::with_built_model(id, device, |m, _| m.shared_categories());
-            let categories = match built.flatten() {
-                Some(c) => c,
-                None => {
-                    let c = Rc::new(view_model::categorise(&snapshot, &lifetimes, pause).await);
-                    store::with_built_model(id, device, |m, _| m.set_categories(c.clone()));
-                    c
-                }
+            let Some(categories) = categories_for_report(id, device, pause).await else {
+                return false;
             };
             let report = view_model::report(&snapshot, &lifetimes, &categories, key, pause).await;
             store::with_built_model(id, device, |m, _| m.set_report(key, report))
         }
     }
     .is_some()
+}
+
+/// The device's categories for a report: those built, else those being built once they are (never
+/// built twice), else built here and put in place.
+async fn categories_for_report(
+    id: u64,
+    device: i64,
+    pause: &mut Pauser,
+) -> Option<Rc<view_model::Categories>> {
+    while running(id, device, Part::Categories) {
+        super::page::next_task().await;
+    }
+    if let Some(built) = store::with_built_model(id, device, |m, _| m.shared_categories())? {
+        return Some(built);
+    }
+    let (snapshot, lifetimes) = store::shared(id, device)?;
+    let made = Rc::new(view_model::categorise(&snapshot, &lifetimes, pause).await);
+    store::with_built_model(id, device, |m, _| m.set_categories(made.clone()))?;
+    Some(made)
 }
 
 /// `work`'s output, or `None` once it is no longer `wanted` or its file is closed (checked each time

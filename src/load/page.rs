@@ -183,7 +183,7 @@ async fn decode_sliced(
     buffer: &js_sys::ArrayBuffer,
 ) -> Result<memograph_snapshot::Snapshot, memograph_snapshot::codec::DecodeError> {
     let (input, total) = encoded_input(buffer);
-    let mut pauser = Pauser { since: clock() };
+    let mut pauser = Pauser::new();
     memograph_snapshot::codec::decode_sliced(input, total, &mut pauser).await
 }
 
@@ -507,7 +507,7 @@ impl Load {
             next_task().await;
             let started = clock();
             let device = snapshot.default_device().unwrap_or(0);
-            let mut pauser = Pauser { since: clock() };
+            let mut pauser = Pauser::new();
             let lifetimes = memograph_snapshot::analysis::lifetimes::Lifetimes::of_sliced(
                 &snapshot,
                 device,
@@ -517,7 +517,7 @@ impl Load {
             let lifetimes_ms = clock() - started;
             next_task().await;
             let started = clock();
-            pauser.since = started;
+            let mut pauser = Pauser::new();
             let model =
                 DeviceModel::of_lifetimes_sliced(&snapshot, device, lifetimes, &mut pauser).await;
             let model_ms = lifetimes_ms + clock() - started;
@@ -700,7 +700,7 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
 }
 
 /// Resolves in a task of its own, after whatever the browser has waiting (input, a frame).
-async fn next_task() {
+pub(super) async fn next_task() {
     let later = Promise::new(&mut |resolve, _| match web_sys::window() {
         Some(w) => {
             let _ = w.set_timeout_with_callback(&resolve);

@@ -241,19 +241,14 @@ pub fn shared(
     Rc<Snapshot>,
     Rc<memograph_snapshot::analysis::lifetimes::Lifetimes>,
 )> {
-    FILES.with(|files| {
-        let files = files.borrow();
-        let open = files.iter().find(|o| o.id == id)?;
-        let model = open.models.get(&device)?;
-        Some((open.snapshot.clone(), model.blocks.lifetimes.clone()))
-    })
+    with_built_model(id, device, |m, s| (s.clone(), m.blocks.lifetimes.clone()))
 }
 
 /// Runs `f` on device `device`'s model of the open file `id`, when it is open and the model is made.
 pub fn with_built_model<R>(
     id: u64,
     device: i64,
-    f: impl FnOnce(&mut DeviceModel, &Snapshot) -> R,
+    f: impl FnOnce(&mut DeviceModel, &Rc<Snapshot>) -> R,
 ) -> Option<R> {
     FILES.with(|files| {
         let mut files = files.borrow_mut();

@@ -291,8 +291,12 @@ impl Ui {
     }
 
     /// Builds `part` of device `device` of file `file` in the background (see `load::build`); what
-    /// reads the model is read again once it is in place.
+    /// reads the model is read again once it is in place. Views ask on every read while a part is
+    /// missing: a part already being built is not asked for again (one bump of `built` per part).
     pub fn build(&self, file: usize, device: i64, part: Part) {
+        if build::is_building(file, device, part) {
+            return;
+        }
         let ui = *self;
         build::request(
             file,
