@@ -13,6 +13,8 @@ use std::future::Future;
 use std::rc::Rc;
 use std::task::Poll;
 
+use memograph_snapshot::analysis::search::{search_sliced, Query};
+
 use crate::view_model::{self, AnalysisKey};
 
 use super::page::Pauser;
@@ -24,6 +26,9 @@ pub enum Part {
     /// The block timeline's layout at this detail (0.0–1.0).
     Layout(f64),
     Segments,
+    /// What the Allocator State History needs: the segment timeline (first, when it is not built yet)
+    /// and the entry versions and rounding waste.
+    History,
     Categories,
     /// The analysis report for this key (the categories first, when they are not built yet).
     Report(AnalysisKey),
@@ -92,12 +97,24 @@ pub fn request(file: usize, device: i64, part: Part, done: Rc<dyn Fn()>) {
             let at = r.iter().position(|j| Rc::ptr_eq(&j.wanted, &wanted));
             at.map(|at| r.remove(at).done).unwrap_or_default()
         });
-        if built == Some(true) {
+        if built.flatten().is_some() {
             for d in done {
                 d();
             }
         }
     });
+}
+
+/// Whether `part` of device `device` of open file `file` is in place.
+pub fn is_built(file: usize, device: i64, part: Part) -> bool {
+    store::with_model(file, device, |m, _| match part {
+        Part::Layout(detail) => m.blocks.is_at(detail),
+        Part::Segments => m.timeline_parts(true, false).0.is_some(),
+        Part::History => m.built_history(),
+        Part::Categories => m.built_categories().is_some(),
+        Part::Report(key) => m.built_report(key).is_some(),
+    })
+    .unwrap_or(false)
 }
 
 /// Whether `part` of device `device` of open file `file` is being built.
@@ -113,11 +130,9 @@ fn running(id: u64, device: i64, part: Part) -> bool {
     })
 }
 
-/// Builds `part` and puts it in place; false when the file or its model is gone.
-async fn build(id: u64, device: i64, part: Part) -> bool {
-    let Some((snapshot, lifetimes)) = store::shared(id, device) else {
-        return false;
-    };
+/// Builds `part` and puts it in place; `None` when the file or its model is gone.
+async fn build(id: u64, device: i64, part: Part) -> Option<()> {
+    let (snapshot, lifetimes) = store::shared(id, device)?;
     let pause = &mut Pauser::new();
     match part {
         Part::Layout(detail) => {
@@ -129,24 +144,84 @@ async fn build(id: u64, device: i64, part: Part) -> bool {
             let segments = view_model::segment_timeline(&snapshot, device, pause).await;
             store::with_built_model(id, device, |m, _| m.set_segments(segments))
         }
+        Part::History => {
+            // The segment timeline first: the one being built, else built here.
+            while running(id, device, Part::Segments) {
+                super::page::next_task().await;
+            }
+            let segmented =
+                |m: &mut view_model::DeviceModel, _: &_| m.timeline_parts(true, false).0.is_some();
+            if !store::with_built_model(id, device, segmented)? {
+                let made = view_model::segment_timeline(&snapshot, device, pause).await;
+                store::with_built_model(id, device, |m, _| m.set_segments(made))?;
+            }
+            let history = view_model::history(&snapshot, &lifetimes, pause).await;
+            store::with_built_model(id, device, |m, _| m.set_history(history))
+        }
         Part::Categories => {
             let categories = view_model::categorise(&snapshot, &lifetimes, pause).await;
             store::with_built_model(id, device, |m, _| m.set_categories(categories))
         }
         Part::Report(key) => {
-            let Some(categories) = categories_for_report(id, device, pause).await else {
-                return false;
-            };
+            let categories = categories_of(id, device, pause).await?;
             let report = view_model::report(&snapshot, &lifetimes, &categories, key, pause).await;
             store::with_built_model(id, device, |m, _| m.set_report(key, report))
         }
     }
-    .is_some()
 }
 
-/// The device's categories for a report: those built, else those being built once they are (never
-/// built twice), else built here and put in place.
-async fn categories_for_report(
+/// A find running: who asked (the search box, a link's pinned allocation) and whether it is still
+/// wanted.
+type Finding = (&'static str, Rc<Cell<bool>>);
+
+thread_local! {
+    static FINDING: RefCell<Vec<Finding>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `query` over device `device` of open file `file` in the background, in slices (once its
+/// categories are built: text queries match them too), and calls `then` with the allocations found.
+/// A later find for the same `asker` abandons this one: `then` is called for the last query only.
+pub fn find(
+    file: usize,
+    device: i64,
+    asker: &'static str,
+    query: Query,
+    then: impl FnOnce(Vec<u32>) + 'static,
+) {
+    let Some(id) = store::with_file(file, |f| f.id) else {
+        return;
+    };
+    let wanted = Rc::new(Cell::new(true));
+    FINDING.with(|f| {
+        let mut f = f.borrow_mut();
+        f.retain(|(who, old)| {
+            let replaced = *who == asker;
+            if replaced {
+                old.set(false);
+            }
+            !replaced
+        });
+        f.push((asker, wanted.clone()));
+    });
+    leptos::task::spawn_local(async move {
+        let work = async {
+            let pause = &mut Pauser::new();
+            let categories = categories_of(id, device, pause).await?;
+            let (snapshot, lifetimes) = store::shared(id, device)?;
+            let of = Some((categories.of.as_slice(), categories.names.as_slice()));
+            Some(search_sliced(&snapshot, &lifetimes, of, &query, pause).await)
+        };
+        let found = unless_abandoned(&wanted, id, work).await.flatten();
+        FINDING.with(|f| f.borrow_mut().retain(|(_, w)| !Rc::ptr_eq(w, &wanted)));
+        if let Some(found) = found {
+            then(found);
+        }
+    });
+}
+
+/// The device's categories: those built, else those being built once they are (never built twice),
+/// else built here and put in place.
+async fn categories_of(
     id: u64,
     device: i64,
     pause: &mut Pauser,

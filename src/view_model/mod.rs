@@ -37,11 +37,8 @@ pub struct DeviceModel {
     pub annotations: Vec<AnnotationSpan>,
     /// The Active Cached Segment Timeline.
     segments: OnceCell<TimelineModel>,
-    /// Each entry's address version (`b…_N`), for the event list.
-    versions: OnceCell<Vec<u32>>,
-    /// Rounding waste (block size − requested size) of allocations still live at the snapshot, by
-    /// allocation: the trace records only block sizes, the snapshot's blocks also what was requested.
-    rounding_waste: OnceCell<HashMap<u32, u64>>,
+    /// What the Allocator State History needs beyond the segment timeline.
+    history: OnceCell<History>,
     /// Category names and each block allocation's category.
     categories: OnceCell<Rc<Categories>>,
     /// The analysis panels' report and what it was made for (entry, framework frames hidden).
@@ -51,6 +48,29 @@ pub struct DeviceModel {
 /// What a report was made for: the entry analysed (`None`: the peak) and whether framework frames are
 /// hidden in its call-stack tree.
 pub type AnalysisKey = (Option<i64>, bool);
+
+/// What the Allocator State History needs beyond the segment timeline.
+pub struct History {
+    /// Each entry's address version (`b…_N`), for the event list.
+    pub versions: Vec<u32>,
+    /// Rounding waste (block size − requested size) of allocations still live at the snapshot, by
+    /// allocation: the trace records only block sizes, the snapshot's blocks also what was requested.
+    pub rounding_waste: HashMap<u32, u64>,
+}
+
+/// The state history's part of `lifetimes`' device, built in slices.
+pub async fn history<P: Pause>(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    pause: &mut P,
+) -> History {
+    use memograph_snapshot::analysis::lifetimes::event_versions_sliced;
+    let versions = event_versions_sliced(snapshot.trace(lifetimes.device), pause).await;
+    History {
+        versions,
+        rounding_waste: rounding_waste(snapshot, lifetimes, pause).await,
+    }
+}
 
 /// The built-in categories of a device's block allocations.
 pub struct Categories {
@@ -148,8 +168,7 @@ impl DeviceModel {
                 Vec::new()
             },
             segments: OnceCell::new(),
-            versions: OnceCell::new(),
-            rounding_waste: OnceCell::new(),
+            history: OnceCell::new(),
             categories: OnceCell::new(),
             report: None,
         }
@@ -167,19 +186,31 @@ impl DeviceModel {
             .get_or_init(|| run_ready(segment_timeline(snapshot, self.device, &mut NoPause)))
     }
 
+    /// What the state history needs (the page builds it in the background: see [`Self::set_history`]).
+    fn history(&self, snapshot: &Snapshot) -> &History {
+        self.history
+            .get_or_init(|| run_ready(history(snapshot, &self.blocks.lifetimes, &mut NoPause)))
+    }
+
     /// Each entry's address version.
     pub fn versions(&self, snapshot: &Snapshot) -> &[u32] {
-        self.versions.get_or_init(|| {
-            memograph_snapshot::analysis::lifetimes::event_versions(snapshot.trace(self.device))
-        })
+        &self.history(snapshot).versions
     }
 
     /// Rounding waste of block allocation `allocation` (0 unless live at the snapshot).
     pub fn rounding_waste(&self, snapshot: &Snapshot, allocation: u32) -> u64 {
-        let waste = self
-            .rounding_waste
-            .get_or_init(|| rounding_waste(snapshot, &self.blocks.lifetimes));
+        let waste = &self.history(snapshot).rounding_waste;
         waste.get(&allocation).copied().unwrap_or(0)
+    }
+
+    /// Whether the state history's parts (the segment timeline and [`History`]) are built.
+    pub fn built_history(&self) -> bool {
+        self.segments.get().is_some() && self.history.get().is_some()
+    }
+
+    /// Takes the state history's part, built apart.
+    pub fn set_history(&mut self, history: History) {
+        let _ = self.history.set(history);
     }
 
     /// The block allocations' categories.
@@ -247,7 +278,9 @@ impl DeviceModel {
         self.report = Some((key, report));
     }
 
-    /// The report for `key`, made on first use and kept until another entry or filter is asked for.
+    /// The report for `key`, made on first use and kept until another entry or filter is asked for (the
+    /// page builds reports in the background instead: see [`Self::set_report`]).
+    #[cfg(test)]
     pub fn report(&mut self, snapshot: &Snapshot, key: AnalysisKey) -> &DeviceReport {
         if self.report.as_ref().is_none_or(|(k, _)| *k != key) {
             self.report = None;
@@ -286,7 +319,11 @@ impl DeviceModel {
 
 /// Block size − requested size of every allocation still live at the snapshot whose block the snapshot
 /// holds (`active_allocated` at the same address).
-fn rounding_waste(snapshot: &Snapshot, lifetimes: &Lifetimes) -> HashMap<u32, u64> {
+async fn rounding_waste<P: Pause>(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    pause: &mut P,
+) -> HashMap<u32, u64> {
     use memograph_snapshot::BlockState;
     let by_addr: HashMap<u64, u64> = snapshot
         .segments_of(lifetimes.device)
@@ -294,13 +331,17 @@ fn rounding_waste(snapshot: &Snapshot, lifetimes: &Lifetimes) -> HashMap<u32, u6
         .filter(|b| b.state == BlockState::ActiveAllocated && b.size > b.requested_size)
         .map(|b| (b.address, b.size - b.requested_size))
         .collect();
-    lifetimes
-        .allocations
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| a.free_event.is_none())
-        .filter_map(|(i, a)| Some((i as u32, *by_addr.get(&a.addr)?)))
-        .collect()
+    let mut waste = HashMap::new();
+    let all = &lifetimes.allocations;
+    let live_at_end = |i: usize| Some((i as u32, *by_addr.get(&all[i].addr)?));
+    let still_live = |i: &usize| all[*i].free_event.is_none();
+    memograph_snapshot::batch::ranges_paused(
+        all.len(),
+        |range| waste.extend(range.filter(still_live).filter_map(live_at_end)),
+        pause,
+    )
+    .await;
+    waste
 }
 
 /// External annotations as spans of entries on one device's timeline (START/END matched by name).
@@ -506,6 +547,50 @@ mod tests {
         assert_eq!(t.peak.bytes, t.lifetimes.peak().bytes);
     }
 
+    /// Checks each allocation's rounding waste the long way (the block the snapshot holds at its
+    /// address, while live at the end); how many have some.
+    fn rounding_waste_as_the_snapshot_says(s: &Snapshot, m: &DeviceModel) -> usize {
+        use memograph_snapshot::BlockState;
+        let mut wasted = 0;
+        for (i, a) in m.blocks.lifetimes.allocations.iter().enumerate() {
+            let block = s
+                .segments_of(m.device)
+                .flat_map(|g| &g.blocks)
+                .find(|b| b.address == a.addr && b.state == BlockState::ActiveAllocated)
+                .filter(|_| a.free_event.is_none());
+            let expected = block.map_or(0, |b| b.size - b.requested_size);
+            assert_eq!(m.rounding_waste(s, i as u32), expected, "allocation {i}");
+            wasted += usize::from(expected > 0);
+        }
+        wasted
+    }
+
+    #[test]
+    fn rounding_waste_is_known_for_the_blocks_the_snapshot_holds() {
+        let Some(s) = fixture("kk_memory_ctx128_fullstep.pickle") else {
+            return;
+        };
+        let m = DeviceModel::new(&s, 0);
+        assert!(rounding_waste_as_the_snapshot_says(&s, &m) > 0);
+    }
+
+    /// A pause that really suspends: pending once, then ready (counting its pauses).
+    struct Yield(u32);
+
+    impl Pause for Yield {
+        fn pause(&mut self) -> impl std::future::Future<Output = ()> {
+            self.0 += 1;
+            let mut waited = false;
+            std::future::poll_fn(move |cx| {
+                if std::mem::replace(&mut waited, true) {
+                    return std::task::Poll::Ready(());
+                }
+                cx.waker().wake_by_ref();
+                std::task::Poll::Pending
+            })
+        }
+    }
+
     #[test]
     fn parts_built_apart_in_slices_take_their_place_as_built_on_first_use() {
         use memograph_snapshot::analysis::timeline::timeline_layout;
@@ -543,6 +628,18 @@ mod tests {
         apart.set_segments(run_ready(segment_timeline(&s, 0, &mut NoPause)));
         let (t, _, _) = apart.timeline_parts(true, false);
         assert_eq!(t.unwrap().layout, whole.segments(&s).layout);
+
+        assert!(!apart.built_history());
+        let mut pause = Yield(0);
+        let h = run_ready(history(&s, &apart.blocks.lifetimes, &mut pause));
+        assert!(pause.0 >= 2, "{} pauses", pause.0);
+        apart.set_history(h);
+        assert!(apart.built_history());
+        assert_eq!(
+            apart.versions(&s),
+            memograph_snapshot::analysis::lifetimes::event_versions(s.trace(0))
+        );
+        rounding_waste_as_the_snapshot_says(&s, &apart);
 
         assert!(!apart.blocks.is_at(0.25));
         apart

@@ -306,6 +306,20 @@ impl Ui {
         );
     }
 
+    /// Calls `then` once `part` of device `device` of file `file` is in place: now if it is, else once
+    /// built in the background (as [`Self::build`]).
+    pub fn when_built(&self, file: usize, device: i64, part: Part, then: impl Fn() + 'static) {
+        if build::is_built(file, device, part) {
+            return then();
+        }
+        let ui = *self;
+        let done = move || {
+            ui.built.update(|n| *n += 1);
+            then();
+        };
+        build::request(file, device, part, Rc::new(done));
+    }
+
     /// The loading pipeline's view of this state.
     fn listener(&self) -> Rc<dyn Listener> {
         Rc::new(*self)

@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 
 use super::{Highlight, MadeBy, Ui, View};
+use crate::load::build::Part;
 use crate::load::store;
 use crate::view_model::analysis::short_frame;
 use crate::view_model::share::ViewState;
@@ -137,46 +138,48 @@ pub fn restore(ui: Ui, index: usize) {
     ui.analysis_event.set(state.entry);
     let hide_framework = state.hide_framework.unwrap_or(true);
     ui.hide_framework.set(hide_framework);
-    let found = store::with_model(index, device, |m, s| {
-        let pin = state.pinned.as_ref().and_then(|want| {
-            m.blocks
-                .lifetimes
-                .allocations
-                .iter()
-                .position(|a| a.name() == *want)
-                .map(|i| i as u32)
+    // What needs a part of the model waits for it, built in the background.
+    let at = (index, device);
+    if let Some(want) = state.pinned.clone() {
+        super::timeline_view::find(ui, at, "pin", &want.clone(), move |h, _| {
+            let pin = store::with_model(index, device, |m, _| {
+                let all = &m.blocks.lifetimes.allocations;
+                let named = |&i: &u32| all.get(i as usize).is_some_and(|a| a.name() == want);
+                h.allocations.iter().copied().find(named)
+            });
+            ui.pinned.set(pin.flatten());
         });
-        let cat = state.category.as_ref().and_then(|want| {
-            m.categories(s)
-                .names
-                .iter()
-                .position(|n| n == want)
-                .map(|i| i as u16)
+    }
+    if let Some(want) = state.category.clone() {
+        ui.when_built(index, device, Part::Categories, move || {
+            let cat = store::with_model(index, device, |m, _| {
+                let names = &m.built_categories()?.names;
+                names.iter().position(|n| *n == want).map(|i| i as u16)
+            });
+            ui.highlight_category.set(cat.flatten());
         });
-        // The live-set tree's node at the analysed entry, as when it was picked.
-        let path = state.path.as_ref().and_then(|frames| {
-            let node = m
-                .report(s, (state.entry, hide_framework))
-                .live_set
-                .find(frames)?;
-            let label = frames.last().map_or("call path", |f| f.as_str());
-            Some(
-                Highlight::new(short_frame(label), node.all_allocations())
-                    .made_by(MadeBy::Path(frames.clone())),
-            )
+    }
+    // The live-set tree's node at the analysed entry, as when it was picked.
+    if let Some(frames) = state.path.clone() {
+        let key = (state.entry, hide_framework);
+        ui.when_built(index, device, Part::Report(key), move || {
+            let found = store::with_model(index, device, |m, _| {
+                m.built_report(key)?
+                    .live_set
+                    .find(&frames)
+                    .map(|n| n.all_allocations())
+            });
+            if let Some(under) = found.flatten() {
+                let label = frames.last().map_or("call path", |f| f.as_str());
+                let h = Highlight::new(short_frame(label), under);
+                ui.highlight
+                    .set(Some(h.made_by(MadeBy::Path(frames.clone()))));
+            }
         });
-        (pin, cat, path)
-    });
-    if let Some((pin, cat, path)) = found {
-        ui.pinned.set(pin);
-        ui.highlight_category.set(cat);
-        if path.is_some() {
-            ui.highlight.set(path);
-        }
     }
     if let Some(text) = &state.search {
-        ui.highlight
-            .set(super::timeline_view::search_highlight(index, device, text).map(|h| h.0));
+        let then = move |h, _| ui.highlight.set(Some(h));
+        super::timeline_view::find(ui, at, "search", text, then);
     }
 }
 

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use memograph_snapshot::format::{bytes, grouped};
 
 use super::Ui;
+use crate::load::build::{self, Part};
 use crate::load::store;
 use crate::render::{self, colors, Surface};
 use crate::view_model::{allocator_state_at, describe_block, events_of, rows_of, EventRow};
@@ -23,6 +24,16 @@ pub fn StateView(ui: Ui) -> impl IntoView {
     // While allocations are highlighted (a search, a picked call path or category), the list shows
     // only their events, unless the user asks for all.
     let only_matching = RwSignal::new(true);
+    // The current file and device once what the view reads is built (in the background: asked for
+    // here until it is).
+    let built = move || {
+        let (file, device) = ui.current()?;
+        if build::is_built(file, device, Part::History) {
+            return Some((file, device));
+        }
+        ui.build(file, device, Part::History);
+        None
+    };
     let matching = Memo::new(move |_| {
         let h = ui.highlight.get()?;
         let (file, device) = ui.current()?;
@@ -52,7 +63,7 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         None => i.max(0) as usize,
     };
     let rows = move || {
-        let (file, device) = ui.current()?;
+        let (file, device) = built()?;
         let first = (scroll.get() / ROW).floor().max(0.0) as usize;
         let count = (height.get() / ROW).ceil() as usize + 2;
         let entries: Vec<usize> = match filter() {
@@ -121,7 +132,7 @@ pub fn StateView(ui: Ui) -> impl IntoView {
 
     let state = Memo::new(move |_| {
         let event = ui.selected_event.get();
-        let (file, device) = ui.current()?;
+        let (file, device) = built()?;
         store::with_model(file, device, |m, s| allocator_state_at(m, s, event))
     });
     Effect::new(move |_| {
@@ -165,7 +176,9 @@ pub fn StateView(ui: Ui) -> impl IntoView {
             .set(hit.and_then(|(r, b)| Some(rows.get(r)?.blocks.get(b?)?.allocation)));
     };
     let summary = move || {
-        let rows = state.get().unwrap_or_default();
+        let Some(rows) = state.get() else {
+            return "Building the state history…".to_string();
+        };
         let reserved = rows.iter().fold(0u64, |t, r| t.saturating_add(r.size));
         let used = rows
             .iter()

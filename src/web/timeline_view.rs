@@ -205,22 +205,36 @@ fn export(ui: Ui, segments: bool, canvas: NodeRef<Canvas>, svg: bool) {
     }
 }
 
-/// The allocations of device `device` of file `file` that `text` finds (none when it is no query), as
-/// a highlight, and their bytes.
-pub fn search_highlight(file: usize, device: i64, text: &str) -> Option<(Highlight, u64)> {
-    use memograph_snapshot::analysis::search::{parse, search};
-    let query = parse(text)?;
-    store::with_model(file, device, |m, s| {
-        let c = m.categories(s);
-        let hits = search(s, &m.blocks.lifetimes, Some((&c.of, &c.names)), &query);
-        let total = hits
-            .iter()
-            .map(|&i| m.blocks.lifetimes.allocations[i as usize].size)
-            .fold(0u64, u64::saturating_add);
+/// Finds what `text` finds on device `device` of file `file` in the background (see `load::build::find`;
+/// `asker` names who asks: a later find of the same asker replaces this one) and calls `then` with it as
+/// a highlight and its bytes, if the file and device are still the ones shown. False when `text` is no
+/// query.
+pub fn find(
+    ui: Ui,
+    (file, device): (usize, i64),
+    asker: &'static str,
+    text: &str,
+    then: impl FnOnce(Highlight, u64) + 'static,
+) -> bool {
+    let Some(query) = memograph_snapshot::analysis::search::parse(text) else {
+        return false;
+    };
+    let text = text.to_string();
+    crate::load::build::find(file, device, asker, query, move |hits| {
+        if (ui.file.get_untracked(), ui.device.get_untracked()) != (file, device) {
+            return;
+        }
+        let total = store::with_model(file, device, |m, _| {
+            let all = &m.blocks.lifetimes.allocations;
+            hits.iter()
+                .map(|&i| all.get(i as usize).map_or(0, |a| a.size))
+                .fold(0u64, u64::saturating_add)
+        });
         let h = Highlight::new(format!("search: {text}"), hits)
-            .made_by(super::MadeBy::Search(text.to_string()));
-        (h, total)
-    })
+            .made_by(super::MadeBy::Search(text.clone()));
+        then(h, total.unwrap_or(0));
+    });
+    true
 }
 
 /// What the last frame was drawn with: input maps pixels through the same [`Scale`].
@@ -568,14 +582,21 @@ pub fn HighlightChip(ui: Ui) -> impl IntoView {
 /// pinning each so its stack shows.
 #[component]
 fn SearchBox(ui: Ui) -> impl IntoView {
-    use memograph_snapshot::analysis::search::parse;
     let found = RwSignal::new(None::<(String, std::sync::Arc<Vec<u32>>, u64)>);
     let cursor = RwSignal::new(None::<usize>);
-    // A query typed before the categories were built, run again once they are.
-    let waiting = RwSignal::new(None::<String>);
+    // A query being run (in the background: a million allocations take a while).
+    let searching = RwSignal::new(false);
     let run = move |text: String| {
         cursor.set(None);
-        if parse(&text).is_none() {
+        let at = (ui.file.get_untracked(), ui.device.get_untracked());
+        let query = text.clone();
+        let started = find(ui, at, "search", &query, move |h, total| {
+            let _ = searching.try_set(false);
+            let _ = found.try_set(Some((text, h.allocations.clone(), total)));
+            ui.highlight.set(Some(h));
+        });
+        searching.set(started);
+        if !started {
             found.set(None);
             if ui
                 .highlight
@@ -584,20 +605,6 @@ fn SearchBox(ui: Ui) -> impl IntoView {
             {
                 ui.highlight.set(None);
             }
-            return;
-        };
-        let (file, device) = (ui.file.get_untracked(), ui.device.get_untracked());
-        let categorised = store::with_model(file, device, |m, _| m.built_categories().is_some());
-        if categorised == Some(false) {
-            waiting.update_untracked(|w| *w = Some(text.clone()));
-            let again = std::rc::Rc::new(move || waiting.notify());
-            crate::load::build::request(file, device, Part::Categories, again);
-            return;
-        }
-        waiting.update_untracked(|w| *w = None);
-        if let Some((h, total)) = search_highlight(file, device, &text) {
-            found.set(Some((text, h.allocations.clone(), total)));
-            ui.highlight.set(Some(h));
         }
     };
     let step = move |back: bool| {
@@ -618,6 +625,7 @@ fn SearchBox(ui: Ui) -> impl IntoView {
         ui.pinned.set(Some(hits[k]));
     };
     let count = move || match found.get() {
+        _ if searching.get() => "searching…".to_string(),
         None => String::new(),
         Some((_, hits, total)) => {
             let at = cursor
@@ -632,11 +640,6 @@ fn SearchBox(ui: Ui) -> impl IntoView {
             )
         }
     };
-    Effect::new(move |_| {
-        if let Some(text) = waiting.get() {
-            run(text);
-        }
-    });
     // Back from another view: the search still highlights, so the box shows it and counts again.
     let initial = ui
         .highlight

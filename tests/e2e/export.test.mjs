@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, ROOT } from './harness.mjs';
+import { serve, browser, ROOT, search } from './harness.mjs';
 
 let server, b, dir;
 before(async () => {
@@ -92,7 +92,7 @@ test('the timeline, the segment timeline and every analysis chart export as PNG 
   await p.click('text=Open example');
   await p.waitForSelector('#app[data-state=ready]');
   // Pin the largest allocation through the search, so the export shows its outline.
-  await p.fill('[data-testid=search]', 'optimizers.py:84');
+  await search(p, 'optimizers.py:84');
   await p.press('[data-testid=search]', 'Enter');
   await p.waitForSelector('.stack-summary');
   const t = await exportBoth(p, 'export-timeline', '[data-testid=timeline]', 50);

@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, open, loadFile, shot, FIXTURES, TIER2 } from './harness.mjs';
+import { serve, browser, open, loadFile, shot, search, FIXTURES, TIER2 } from './harness.mjs';
 
 let server, b;
 before(async () => { server = await serve(); b = await browser(); });
@@ -20,7 +20,7 @@ test('a search highlights its matches; Enter pins them one by one', TIER2, async
   const { page, errors } = await open(b, server.url);
   await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
   // By frame text: Adam's moment buffers.
-  await page.fill('[data-testid=search]', 'optimizers.py:82');
+  await search(page, 'optimizers.py:82');
   await page.waitForFunction(() => /match/.test(document.querySelector('[data-testid=search-count]').textContent));
   const n = await matches(page);
   assert.ok(n > 0, await page.textContent('[data-testid=search-count]'));
@@ -33,20 +33,21 @@ test('a search highlights its matches; Enter pins them one by one', TIER2, async
   assert.match(await page.textContent('[data-testid=search-count]'), n > 1 ? /^2 of / : /^1 of /);
   await shot(page, 'find-frame');
   // By size: everything over 10 GiB is a subset of everything over 100 MiB.
-  await page.fill('[data-testid=search]', '>10GiB');
+  await search(page, '>10GiB');
   const big = await matches(page);
-  await page.fill('[data-testid=search]', '>100MB');
+  await search(page, '>100MB');
   const over = await matches(page);
   assert.ok(over >= big && over > 0, `${over} ${big}`);
   // By address: the pinned allocation's name (from its stack panel head) finds exactly it.
   await page.press('[data-testid=search]', 'Enter');
   const head = await page.textContent('.stack-summary');
   const name = head.match(/b[0-9a-f]+_\d+/)[0];
-  await page.fill('[data-testid=search]', name);
+  await search(page, name);
   assert.equal(await matches(page), 1);
   // The state history lists only that allocation's events: its alloc (and free, if it was freed).
   await page.selectOption('[data-testid=view-select]', 'state');
   await page.waitForSelector('[data-testid=history-filter]');
+  await page.waitForSelector('.event-row');
   const listed = await page.$$eval('.event-row', rows => rows.map(r => ({
     action: r.querySelector('.action').textContent, name: r.querySelector('.addr').textContent })));
   assert.equal(Number(await page.getAttribute('[data-testid=history-filter]', 'data-count')), listed.length);
@@ -59,7 +60,7 @@ test('a search highlights its matches; Enter pins them one by one', TIER2, async
   assert.ok(await page.locator('.event-row').count() > listed.length);
   await page.selectOption('[data-testid=view-select]', 'timeline');
   // Cleared: nothing highlighted by the search.
-  await page.fill('[data-testid=search]', '');
+  await search(page, '');
   assert.equal(await page.locator('[data-testid=highlight]').count(), 0);
   assert.deepEqual(errors, []);
   await page.close();

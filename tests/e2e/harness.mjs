@@ -69,3 +69,14 @@ export async function shot(page, name) {
   fs.mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
 }
+
+/** Types `query` into the timeline's search box and waits for its matches to be counted (the search
+ *  runs in the background, in slices). */
+export async function search(page, query) {
+  await page.fill('[data-testid=search]', query);
+  await page.waitForFunction(q => {
+    const box = document.querySelector('[data-testid=search]');
+    const count = document.querySelector('[data-testid=search-count]').textContent;
+    return box.value === q && !/searching/.test(count) && (q.trim() === '' || /match/.test(count));
+  }, query);
+}

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, open, loadFile, shot, FIXTURES, TIER2 } from './harness.mjs';
+import { serve, browser, open, loadFile, shot, FIXTURES, TIER2, search } from './harness.mjs';
 
 let server, b;
 before(async () => { server = await serve(); b = await browser(); });
@@ -30,7 +30,7 @@ async function arrange(page) {
   const box = await page.locator('[data-testid=timeline]').boundingBox();
   await page.mouse.move(box.x + box.width * 0.7, box.y + box.height * 0.5);
   await page.mouse.wheel(0, -400);
-  await page.fill('[data-testid=search]', 'optimizers.py:84');
+  await search(page, 'optimizers.py:84');
   await page.press('[data-testid=search]', 'Enter');
   await page.waitForSelector('[data-testid=stack-trace]');
   await page.waitForTimeout(300);

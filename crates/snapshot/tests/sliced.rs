@@ -6,6 +6,7 @@ mod common;
 use memograph_snapshot::analysis::categories::{categorize, categorize_sliced, Rules};
 use memograph_snapshot::analysis::lifetimes::{Kind, Lifetimes};
 use memograph_snapshot::analysis::report::{report_of, report_sliced, ReportOptions};
+use memograph_snapshot::analysis::search::{parse, search, search_sliced};
 use memograph_snapshot::analysis::timeline::{timeline_layout, timeline_layout_sliced};
 use memograph_snapshot::{read_bytes, synth};
 
@@ -53,6 +54,31 @@ fn layouts_segments_categories_and_reports_built_in_slices_equal_those_built_at_
         assert_eq!(
             serde_json::to_string(&sliced).unwrap(),
             serde_json::to_string(&whole).unwrap()
+        );
+    }
+
+    // Searches, one of each kind: each finds something and something is left unfound.
+    let some = blocks.allocations[blocks.allocations.len() / 2];
+    let name = format!("b{:x}_{}", some.addr, some.version);
+    let prefix = format!("0x{}", &format!("{:x}", some.addr)[..9]);
+    for q in [">4KiB", "<=512", &name, &prefix, "op_159("] {
+        let query = parse(q).unwrap();
+        let mut pause = common::Yield(0);
+        let (sliced, polls) = common::poll_to_end(search_sliced(
+            &s,
+            &blocks,
+            Some((&of, &names)),
+            &query,
+            &mut pause,
+        ));
+        assert!(polls > 3, "{q}: {polls} polls");
+        let whole = search(&s, &blocks, Some((&of, &names)), &query);
+        assert_eq!(sliced, whole, "{q}");
+        assert!(
+            !whole.is_empty() && whole.len() < blocks.allocations.len(),
+            "{q}: {} of {}",
+            whole.len(),
+            blocks.allocations.len()
         );
     }
 }

@@ -462,26 +462,39 @@ pub fn reserved_series(snapshot: &Snapshot, device: i64) -> (u64, Vec<u64>) {
 /// address, for segment actions) had been freed before it. With the address it names one lifetime
 /// (`b7f3a…_2`), so searching for it finds both ends. Entries without an address get 0.
 pub fn event_versions(trace: &crate::model::DeviceTrace) -> Vec<u32> {
+    crate::batch::run_ready(event_versions_sliced(trace, &mut crate::batch::NoPause))
+}
+
+/// [`event_versions`], awaiting `pause` between batches of entries.
+pub async fn event_versions_sliced(
+    trace: &crate::model::DeviceTrace,
+    pause: &mut impl crate::batch::Pause,
+) -> Vec<u32> {
     let mut blocks: HashMap<u64, u32> = HashMap::default();
     let mut segments: HashMap<u64, u32> = HashMap::default();
     let mut versions = Vec::with_capacity(trace.len());
-    crate::batch::ranges(trace.len(), |range| {
-        versions.extend(range.map(|i| {
-            let (map, bump) = match trace.action[i] {
-                Action::Alloc | Action::FreeRequested => (&mut blocks, false),
-                Action::FreeCompleted | Action::Free => (&mut blocks, true),
-                Action::SegmentAlloc | Action::SegmentMap => (&mut segments, false),
-                Action::SegmentFree | Action::SegmentUnmap => (&mut segments, true),
-                _ => return 0,
-            };
-            let v = map.entry(trace.addr[i]).or_insert(0);
-            let current = *v;
-            if bump {
-                *v += 1;
-            }
-            current
-        }))
-    });
+    crate::batch::ranges_paused(
+        trace.len(),
+        |range| {
+            versions.extend(range.map(|i| {
+                let (map, bump) = match trace.action[i] {
+                    Action::Alloc | Action::FreeRequested => (&mut blocks, false),
+                    Action::FreeCompleted | Action::Free => (&mut blocks, true),
+                    Action::SegmentAlloc | Action::SegmentMap => (&mut segments, false),
+                    Action::SegmentFree | Action::SegmentUnmap => (&mut segments, true),
+                    _ => return 0,
+                };
+                let v = map.entry(trace.addr[i]).or_insert(0);
+                let current = *v;
+                if bump {
+                    *v += 1;
+                }
+                current
+            }))
+        },
+        pause,
+    )
+    .await;
     versions
 }
 

@@ -4,8 +4,9 @@
 
 use std::collections::HashMap;
 
-use super::lifetimes::Lifetimes;
+use super::lifetimes::{Allocation, Lifetimes};
 use super::stacks::frame_text;
+use crate::batch::Pause;
 use crate::model::{Snapshot, StackId};
 
 /// A parsed query.
@@ -176,16 +177,106 @@ pub fn search(
     categories: Option<(&[u16], &[String])>,
     query: &Query,
 ) -> Vec<u32> {
-    let all = lifetimes.allocations.iter().enumerate();
-    match query {
-        Query::Address { hex, version } => {
-            let prefix = HexPrefix::of(hex);
-            all.filter(|(_, a)| prefix.starts(a.addr) && version.is_none_or(|v| v == a.version))
-                .map(|(i, _)| i as u32)
-                .collect()
+    crate::batch::run_ready(search_sliced(
+        snapshot,
+        lifetimes,
+        categories,
+        query,
+        &mut crate::batch::NoPause,
+    ))
+}
+
+/// [`search`], awaiting `pause` between batches of allocations.
+pub async fn search_sliced(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    categories: Option<(&[u16], &[String])>,
+    query: &Query,
+    pause: &mut impl Pause,
+) -> Vec<u32> {
+    let mut matcher = Matcher::new(snapshot, lifetimes, categories, query);
+    let mut found = Vec::new();
+    crate::batch::ranges_paused(
+        lifetimes.allocations.len(),
+        |range| matcher.extend(range, &mut found),
+        pause,
+    )
+    .await;
+    found
+}
+
+/// What a query needs to judge allocations one by one; text queries remember what they have judged
+/// (millions of allocations share a few thousand stacks).
+struct Matcher<'a> {
+    snapshot: &'a Snapshot,
+    lifetimes: &'a Lifetimes,
+    categories: Option<(&'a [u16], &'a [String])>,
+    query: &'a Query,
+    prefix: Option<HexPrefix>,
+    /// Text queries: which category names equal the text.
+    category_hit: Vec<bool>,
+    /// Dense memo tables by id, 0 unknown, 1 no, 2 yes.
+    by_stack: Vec<u8>,
+    by_frame: Vec<u8>,
+    by_str: HashMap<u32, bool>,
+}
+
+impl<'a> Matcher<'a> {
+    fn new(
+        snapshot: &'a Snapshot,
+        lifetimes: &'a Lifetimes,
+        categories: Option<(&'a [u16], &'a [String])>,
+        query: &'a Query,
+    ) -> Matcher<'a> {
+        let text = match query {
+            Query::Text(text) => Some(text),
+            _ => None,
+        };
+        Matcher {
+            snapshot,
+            lifetimes,
+            categories,
+            query,
+            prefix: match query {
+                Query::Address { hex, .. } => Some(HexPrefix::of(hex)),
+                _ => None,
+            },
+            category_hit: text
+                .zip(categories)
+                .map(|(text, (_, names))| {
+                    names
+                        .iter()
+                        .map(|n| n.to_ascii_lowercase() == *text)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            by_stack: text
+                .map(|_| vec![0u8; snapshot.interner.stack_count()])
+                .unwrap_or_default(),
+            by_frame: text
+                .map(|_| vec![0u8; snapshot.interner.frame_count()])
+                .unwrap_or_default(),
+            by_str: HashMap::new(),
         }
-        Query::Size { op, bytes, shown } => all
-            .filter(|(_, a)| match op {
+    }
+
+    /// Appends the allocations in `range` that the query finds to `found`.
+    fn extend(&mut self, range: std::ops::Range<usize>, found: &mut Vec<u32>) {
+        let allocations = &self.lifetimes.allocations[range.clone()];
+        for (i, a) in range.zip(allocations) {
+            if self.finds(i, a) {
+                found.push(i as u32);
+            }
+        }
+    }
+
+    fn finds(&mut self, i: usize, a: &Allocation) -> bool {
+        match self.query {
+            Query::Address { version, .. } => {
+                self.prefix.as_ref().is_some_and(|p| p.starts(a.addr))
+                    && version.is_none_or(|v| v == a.version)
+            }
+            Query::Size { op, bytes, shown } => match op {
                 Op::Less => a.size < *bytes,
                 Op::LessEq => a.size <= *bytes,
                 Op::Greater => a.size > *bytes,
@@ -198,62 +289,52 @@ pub fn search(
                     }
                     None => a.size == *bytes,
                 },
-            })
-            .map(|(i, _)| i as u32)
-            .collect(),
-        Query::Text(text) => {
-            let category_hit: Vec<bool> = categories
-                .map(|(_, names)| {
-                    names
-                        .iter()
-                        .map(|n| n.to_ascii_lowercase() == *text)
-                        .collect()
-                })
-                .unwrap_or_default();
-            // Each stack, frame and string is looked at once (millions of allocations share a few
-            // thousand stacks): dense memo tables by id, 0 unknown, 1 no, 2 yes.
-            let mut by_stack = vec![0u8; snapshot.interner.stack_count()];
-            let mut by_frame = vec![0u8; snapshot.interner.frame_count()];
-            let mut by_str: HashMap<u32, bool> = HashMap::new();
-            let trace = snapshot.trace(lifetimes.device);
-            let mut entry_text = |e: Option<u32>| -> bool {
-                let Some(e) = e.map(|e| e as usize).filter(|&e| e < trace.len()) else {
-                    return false;
-                };
-                [trace.compile_context[e], trace.user_metadata[e]]
-                    .into_iter()
-                    .filter(|&id| id != crate::model::NONE_ID)
-                    .any(|id| {
-                        *by_str.entry(id).or_insert_with(|| {
-                            snapshot
-                                .str(crate::model::StrId(id))
-                                .to_ascii_lowercase()
-                                .contains(text.as_str())
-                        })
-                    })
-            };
-            let mut stack_hit = |id: StackId| -> bool {
-                memo(&mut by_stack, id.0, || {
-                    snapshot.stack(id).iter().any(|&f| {
-                        memo(&mut by_frame, f.0, || {
-                            frame_text(snapshot, snapshot.frame(f))
-                                .to_ascii_lowercase()
-                                .contains(text.as_str())
-                        })
-                    })
-                })
-            };
-            all.filter(|(i, a)| {
-                if let Some((of, _)) = categories {
-                    if category_hit.get(of[*i] as usize).copied().unwrap_or(false) {
+            },
+            Query::Text(text) => {
+                if let Some((of, _)) = self.categories {
+                    let category = of.get(i).map(|&c| c as usize);
+                    if category.is_some_and(|c| self.category_hit.get(c).copied().unwrap_or(false))
+                    {
                         return true;
                     }
                 }
-                stack_hit(a.stack) || entry_text(a.alloc_event)
-            })
-            .map(|(i, _)| i as u32)
-            .collect()
+                self.stack_hit(text, a.stack) || self.entry_hit(text, a.alloc_event)
+            }
         }
+    }
+
+    fn stack_hit(&mut self, text: &str, id: StackId) -> bool {
+        let snapshot = self.snapshot;
+        let by_frame = &mut self.by_frame;
+        memo(&mut self.by_stack, id.0, || {
+            snapshot.stack(id).iter().any(|&f| {
+                memo(by_frame, f.0, || {
+                    frame_text(snapshot, snapshot.frame(f))
+                        .to_ascii_lowercase()
+                        .contains(text)
+                })
+            })
+        })
+    }
+
+    /// Whether the entry's compile_context or user_metadata holds `text`.
+    fn entry_hit(&mut self, text: &str, entry: Option<u32>) -> bool {
+        let trace = self.snapshot.trace(self.lifetimes.device);
+        let Some(e) = entry.map(|e| e as usize).filter(|&e| e < trace.len()) else {
+            return false;
+        };
+        let snapshot = self.snapshot;
+        [trace.compile_context[e], trace.user_metadata[e]]
+            .into_iter()
+            .filter(|&id| id != crate::model::NONE_ID)
+            .any(|id| {
+                *self.by_str.entry(id).or_insert_with(|| {
+                    snapshot
+                        .str(crate::model::StrId(id))
+                        .to_ascii_lowercase()
+                        .contains(text)
+                })
+            })
     }
 }
 
