@@ -13,7 +13,9 @@ use std::future::Future;
 use std::rc::Rc;
 use std::task::Poll;
 
+use memograph_snapshot::analysis::lifetimes::Lifetimes;
 use memograph_snapshot::analysis::search::{search_sliced, Query};
+use memograph_snapshot::Snapshot;
 
 use crate::view_model::{self, AnalysisKey};
 
@@ -23,6 +25,9 @@ use super::store;
 /// What to build.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Part {
+    /// The device's model: its block lifetimes and the timeline's first layout (the first device's is
+    /// built at load).
+    Model,
     /// The block timeline's layout at this detail (0.0–1.0).
     Layout(f64),
     Segments,
@@ -108,6 +113,7 @@ pub fn request(file: usize, device: i64, part: Part, done: Rc<dyn Fn()>) {
 /// Whether `part` of device `device` of open file `file` is in place.
 pub fn is_built(file: usize, device: i64, part: Part) -> bool {
     store::with_model(file, device, |m, _| match part {
+        Part::Model => true,
         Part::Layout(detail) => m.blocks.is_at(detail),
         Part::Segments => m.timeline_parts(true, false).0.is_some(),
         Part::History => m.built_history(),
@@ -132,9 +138,10 @@ fn running(id: u64, device: i64, part: Part) -> bool {
 
 /// Builds `part` and puts it in place; `None` when the file or its model is gone.
 async fn build(id: u64, device: i64, part: Part) -> Option<()> {
-    let (snapshot, lifetimes) = store::shared(id, device)?;
     let pause = &mut Pauser::new();
+    let (snapshot, lifetimes) = model_of(id, device, part != Part::Model, pause).await?;
     match part {
+        Part::Model => Some(()),
         Part::Layout(detail) => {
             use memograph_snapshot::analysis::timeline::timeline_layout_sliced;
             let layout = timeline_layout_sliced(&lifetimes, detail, pause).await;
@@ -168,6 +175,27 @@ async fn build(id: u64, device: i64, part: Part) -> Option<()> {
             store::with_built_model(id, device, |m, _| m.set_report(key, report))
         }
     }
+}
+
+/// The snapshot and block lifetimes of device `device`'s model of the open file `id`: the model
+/// built, else (when `wait`) the one being built once it is, else built here and put in place.
+async fn model_of(
+    id: u64,
+    device: i64,
+    wait: bool,
+    pause: &mut Pauser,
+) -> Option<(Rc<Snapshot>, Rc<Lifetimes>)> {
+    while wait && running(id, device, Part::Model) {
+        super::page::next_task().await;
+    }
+    if let Some(built) = store::shared(id, device) {
+        return Some(built);
+    }
+    let snapshot = store::snapshot_of(id, device)?;
+    let lifetimes = Lifetimes::of_sliced(&snapshot, device, pause).await;
+    let model = view_model::DeviceModel::of_lifetimes_sliced(&snapshot, device, lifetimes, pause);
+    store::add_model(id, device, model.await)?;
+    store::shared(id, device)
 }
 
 /// A find running: who asked (the search box, a link's pinned allocation) and whether it is still
@@ -206,8 +234,8 @@ pub fn find(
     leptos::task::spawn_local(async move {
         let work = async {
             let pause = &mut Pauser::new();
+            let (snapshot, lifetimes) = model_of(id, device, true, pause).await?;
             let categories = categories_of(id, device, pause).await?;
-            let (snapshot, lifetimes) = store::shared(id, device)?;
             let of = Some((categories.of.as_slice(), categories.names.as_slice()));
             Some(search_sliced(&snapshot, &lifetimes, of, &query, pause).await)
         };

@@ -262,8 +262,8 @@ pub fn with_file<R>(file: usize, f: impl FnOnce(&OpenFile) -> R) -> Option<R> {
     FILES.with(|files| files.borrow().get(file).map(f))
 }
 
-/// Runs `f` on a device's model, building it on first use (each of its parts is built when first
-/// asked for: see `view_model`).
+/// Runs `f` on a device's model, when it is built (the first device's at load; another's in the
+/// background when it is first shown: see `load::build`).
 pub fn with_model<R>(
     file: usize,
     device: i64,
@@ -272,14 +272,28 @@ pub fn with_model<R>(
     FILES.with(|files| {
         let mut files = files.borrow_mut();
         let open = files.get_mut(file)?;
-        if !open.devices.contains(&device) {
-            return None;
-        }
-        let snapshot = &open.snapshot;
-        let model = open
-            .models
-            .entry(device)
-            .or_insert_with(|| DeviceModel::new(snapshot, device));
+        let model = open.models.get_mut(&device)?;
         Some(f(model, &open.snapshot))
+    })
+}
+
+/// The snapshot of the open file `id`, shared, if it has device `device`.
+pub fn snapshot_of(id: u64, device: i64) -> Option<Rc<Snapshot>> {
+    FILES.with(|files| {
+        let files = files.borrow();
+        let open = files.iter().find(|o| o.id == id)?;
+        open.devices
+            .contains(&device)
+            .then(|| open.snapshot.clone())
+    })
+}
+
+/// Takes device `device`'s model of the open file `id`, built apart (kept if one is there already).
+pub fn add_model(id: u64, device: i64, model: DeviceModel) -> Option<()> {
+    FILES.with(|files| {
+        let mut files = files.borrow_mut();
+        let open = files.iter_mut().find(|o| o.id == id)?;
+        open.models.entry(device).or_insert(model);
+        Some(())
     })
 }

@@ -256,7 +256,7 @@ impl Ui {
     /// Shows `device` of `file`: builds its model (if new) and resets the view to it, with the slider at the
     /// model's detail, before anything draws.
     pub fn select(&self, file: usize, device: i64) {
-        let detail = store::with_model(file, device, |m, _| m.blocks.detail).unwrap_or(1.0);
+        let detail = store::with_model(file, device, |m, _| m.blocks.detail);
         self.pinned.set(None);
         self.hovered.set(None);
         self.viewport.set(None);
@@ -264,10 +264,26 @@ impl Ui {
         self.highlight_category.set(None);
         self.highlight.set(None);
         self.analysis_event.set(None);
-        self.detail.set(detail);
+        self.detail.set(detail.unwrap_or(1.0));
         self.file.set(file);
         self.device.set(device);
-        // A call path picked in the Compare view's diff: its allocations in this run.
+        // Another device's model is built in the background the first time it is shown.
+        let ui = *self;
+        self.when_built(file, device, Part::Model, move || {
+            if (ui.file.get_untracked(), ui.device.get_untracked()) != (file, device) {
+                return;
+            }
+            if detail.is_none() {
+                if let Some(d) = store::with_model(file, device, |m, _| m.blocks.detail) {
+                    ui.detail.set(d);
+                }
+            }
+            ui.highlight_compare_path(file, device);
+        });
+    }
+
+    /// A call path picked in the Compare view's diff: its allocations in this run.
+    fn highlight_compare_path(&self, file: usize, device: i64) {
         if let Some(path) = self.compare_path.get_untracked() {
             use memograph_snapshot::analysis::live_set::allocations_under;
             let under = store::with_model(file, device, |m, s| {

@@ -467,7 +467,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                             let what = if segments { "Reserved peak" } else { "Peak" };
                             format!("{what} {} ({} bytes)", bytes(p.bytes), grouped(p.bytes))
                         }
-                        None => "Building the segment timeline…".to_string(),
+                        None if segments => "Building the segment timeline…".to_string(),
+                        None => format!("Building device {}'s timeline…", ui.device.get()),
                     }}
                 </span>
                 <Show when=move || !segments>
