@@ -62,13 +62,24 @@ pub struct Scale<'a> {
     pub view: Viewport,
     pub plot: Plot,
     pub times: Option<&'a [i64]>,
+    /// The view's ends on the axis (entries or times), worked out once: a frame maps millions of x.
+    range: (f64, f64),
 }
 
 impl<'a> Scale<'a> {
     pub fn new(view: Viewport, plot: Plot, times: Option<&'a [i64]>) -> Scale<'a> {
         // No times, or too few to span anything: the entry axis.
         let times = times.filter(|t| t.len() >= 2);
-        Scale { view, plot, times }
+        let range = match times {
+            Some(t) => (Self::time_at(t, view.x0), Self::time_at(t, view.x1)),
+            None => (view.x0, view.x1),
+        };
+        Scale {
+            view,
+            plot,
+            times,
+            range,
+        }
     }
 
     /// The time at (fractional) entry `x`, interpolated between entries.
@@ -98,13 +109,7 @@ impl<'a> Scale<'a> {
 
     /// The view's extent on the x axis: entries, or times with the wall-clock axis.
     fn axis_range(&self) -> (f64, f64) {
-        match self.times {
-            Some(t) => (
-                Self::time_at(t, self.view.x0),
-                Self::time_at(t, self.view.x1),
-            ),
-            None => (self.view.x0, self.view.x1),
-        }
+        self.range
     }
 
     /// Entry `x` on the axis (entry or time).

@@ -66,7 +66,7 @@ pub fn draw<P: Pen>(
         None => draw_live_area(s, f, model, theme),
     }
     draw_bands(s, f, &model.layout, overlay, theme);
-    draw_summary(s, f, &model.layout, theme);
+    draw_summary(s, f, model, theme);
     if overlay.show_peak {
         draw_peak(s, f, model, theme);
     }
@@ -295,6 +295,22 @@ fn draw_bands<P: Pen>(
     let min_bytes = 0.25 * f.view.y_max / f.plot.height;
     let mut steps = Steps(Vec::with_capacity(256));
     let dim = !overlay.highlighted.is_empty();
+    // The highlighted allocations as bits (a search can pick a million: a binary search per band of
+    // a fully detailed timeline took longer than the rest of the frame).
+    let words = overlay
+        .highlighted
+        .iter()
+        .max()
+        .map_or(0, |&a| a as usize / 64 + 1);
+    let mut lit_bits = vec![0u64; words];
+    for &a in overlay.highlighted {
+        lit_bits[a as usize / 64] |= 1 << (a % 64);
+    }
+    let is_lit = |a: u32| {
+        lit_bits
+            .get(a as usize / 64)
+            .is_some_and(|w| w >> (a % 64) & 1 == 1)
+    };
     // Highlighted bands too thin or narrow to see filled: the pixels they touch, marked after the others
     // (a search can pick a hundred thousand of them: a path each, or one path of them all, takes seconds
     // to rasterise; the marked pixels cost what the plot's area does).
@@ -304,7 +320,7 @@ fn draw_bands<P: Pen>(
             continue;
         }
         let pinned = overlay.pinned == Some(b.allocation);
-        let lit = dim && overlay.highlighted.binary_search(&b.allocation).is_ok();
+        let lit = dim && is_lit(b.allocation);
         let thin = (b.size as f64) < min_bytes;
         // Under half a pixel wide on screen: the live area already shades it (millions of short-lived
         // allocations at full view would otherwise each be a path of their own).
@@ -365,31 +381,33 @@ fn draw_bands<P: Pen>(
     }
 }
 
-fn draw_summary<P: Pen>(s: &Surface<P>, f: &Scale, layout: &TimelineLayout, theme: &Theme) {
-    let pts = &layout.summary;
-    if pts.iter().all(|p| p.height <= 0.0) {
+fn draw_summary<P: Pen>(s: &Surface<P>, f: &Scale, model: &TimelineModel, theme: &Theme) {
+    let pts = &model.layout.summary;
+    if !model.summary.any() {
         return;
     }
     let ctx = &s.ctx;
-    let end = layout.x_len as f64;
-    // One (left, right, bottom y, top y) step per pixel column at most: the band's outline at that
-    // resolution (lowest bottom, highest top), so a frame costs the width, not the trace length.
-    let mut steps: Vec<(f64, f64, f64, f64)> = Vec::with_capacity(2 * f.plot.width as usize + 2);
-    for (k, p) in pts.iter().enumerate() {
-        let a = p.x as f64;
-        let z = pts.get(k + 1).map_or(end, |q| q.x as f64);
-        if z < f.view.x0 - 1.0 || a > f.view.x1 + 1.0 {
-            continue;
+    let end = model.layout.x_len as f64;
+    // One (left, right, bottom y, top y) step per pixel column at most: the outline of the points in
+    // force over it (lowest bottom, highest top), so a frame costs the width, not the trace length (a
+    // huge trace's summary holds millions of points).
+    let mut steps: Vec<(f64, f64, f64, f64)> = Vec::with_capacity(f.plot.width as usize + 2);
+    for c in 0..f.plot.width.ceil() as usize {
+        let left = f.plot.left + c as f64;
+        let (a, b) = (f.x_at(left), f.x_at(left + 1.0));
+        if a >= end {
+            break;
         }
-        let (pa, pz) = (f.px(a.max(f.view.x0 - 1.0)), f.px(z.min(f.view.x1 + 1.0)));
-        let (yb, yt) = (f.py(p.bottom as f64), f.py((p.bottom + p.height) as f64));
+        // From the last point at or before `a` through the last one before `b`.
+        let lo = pts.partition_point(|p| (p.x as f64) <= a).saturating_sub(1);
+        let hi = pts.partition_point(|p| (p.x as f64) < b);
+        let Some((bottom, top)) = model.summary.over(pts, lo, hi.max(lo + 1)) else {
+            continue;
+        };
+        let (yb, yt) = (f.py(bottom as f64), f.py(top as f64));
         match steps.last_mut() {
-            Some(last) if pz - last.0 < 1.0 => {
-                last.1 = pz;
-                last.2 = last.2.max(yb);
-                last.3 = last.3.min(yt);
-            }
-            _ => steps.push((pa, pz, yb, yt)),
+            Some(last) if last.1 == left && last.2 == yb && last.3 == yt => last.1 = left + 1.0,
+            _ => steps.push((left, left + 1.0, yb, yt)),
         }
     }
     if steps.is_empty() {

@@ -4,7 +4,9 @@
 use memograph_snapshot::analysis::lifetimes::{segment_name, Kind, Lifetimes, Peak};
 use std::rc::Rc;
 
-use memograph_snapshot::analysis::timeline::{timeline_layout, RangeMax, TimelineLayout};
+use memograph_snapshot::analysis::timeline::{
+    timeline_layout, RangeMax, SummaryPoint, TimelineLayout,
+};
 use memograph_snapshot::batch::Pause;
 use memograph_snapshot::format::{bytes, grouped, seconds_since};
 
@@ -17,6 +19,8 @@ pub struct TimelineModel {
     pub layout: TimelineLayout,
     /// Live bytes after each entry, for the minimap and for fitting y to a range.
     pub totals: RangeMax,
+    /// The summarized band's outline over ranges of its points (kept with `layout`).
+    pub summary: SummaryOutline,
     pub peak: Peak,
     /// Share of allocations drawn as their own band (0.0–1.0): the one unit of detail everywhere.
     pub detail: f64,
@@ -44,6 +48,7 @@ impl TimelineModel {
         let peak = lifetimes.peak();
         TimelineModel {
             lifetimes,
+            summary: SummaryOutline::new(&layout.summary),
             layout,
             totals,
             peak,
@@ -54,6 +59,7 @@ impl TimelineModel {
     /// Takes a layout of these lifetimes at `detail`, built apart (the page builds it in the background
     /// while the old one stays on screen).
     pub fn set_layout(&mut self, layout: TimelineLayout, detail: f64) {
+        self.summary = SummaryOutline::new(&layout.summary);
         self.layout = layout;
         self.detail = detail.clamp(0.0, 1.0);
     }
@@ -71,8 +77,7 @@ impl TimelineModel {
         if !self.is_at(detail) {
             // Free the old layout first: wasm memory never shrinks, so its high-water mark is what counts.
             self.layout = TimelineLayout::default();
-            self.layout = timeline_layout(&self.lifetimes, detail);
-            self.detail = detail;
+            self.set_layout(timeline_layout(&self.lifetimes, detail), detail);
         }
     }
 
@@ -147,10 +152,114 @@ impl TimelineModel {
     }
 }
 
+/// The summarized band's outline (lowest bottom, highest top) over ranges of its points, in
+/// O(n / BLOCK + BLOCK) per range. The summary of a huge trace holds millions of points: a frame draws
+/// it one pixel column at a time from this instead of walking them all.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SummaryOutline {
+    /// Per block of points: (lowest bottom, highest top).
+    blocks: Vec<(f32, f32)>,
+    /// Whether any point has a height.
+    any: bool,
+}
+
+const OUTLINE_BLOCK: usize = 64;
+
+fn outline_of(points: &[SummaryPoint]) -> Option<(f32, f32)> {
+    points.iter().fold(None, |o, p| {
+        let (b, t) = (p.bottom, p.bottom + p.height);
+        Some(o.map_or((b, t), |(lo, hi): (f32, f32)| (lo.min(b), hi.max(t))))
+    })
+}
+
+fn merge(a: Option<(f32, f32)>, b: Option<(f32, f32)>) -> Option<(f32, f32)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+        (a, b) => a.or(b),
+    }
+}
+
+impl SummaryOutline {
+    pub fn new(points: &[SummaryPoint]) -> SummaryOutline {
+        SummaryOutline {
+            blocks: points
+                .chunks(OUTLINE_BLOCK)
+                .filter_map(outline_of)
+                .collect(),
+            any: points.iter().any(|p| p.height > 0.0),
+        }
+    }
+
+    /// Whether the summarized band is ever drawn.
+    pub fn any(&self) -> bool {
+        self.any
+    }
+
+    /// (Lowest bottom, highest top) of `points[lo..hi]` (clamped; `None` when empty). `points` is
+    /// the summary `new` was given.
+    pub fn over(&self, points: &[SummaryPoint], lo: usize, hi: usize) -> Option<(f32, f32)> {
+        let hi = hi.min(points.len());
+        if lo >= hi {
+            return None;
+        }
+        let (bl, bh) = (lo.div_ceil(OUTLINE_BLOCK), hi / OUTLINE_BLOCK);
+        if bl >= bh {
+            return outline_of(&points[lo..hi]);
+        }
+        let head = outline_of(&points[lo..bl * OUTLINE_BLOCK]);
+        let mid = self.blocks[bl..bh]
+            .iter()
+            .copied()
+            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
+        let tail = outline_of(&points[bh * OUTLINE_BLOCK..hi]);
+        merge(merge(head, mid), tail)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use memograph_snapshot::{read_bytes, synth};
+
+    #[test]
+    fn the_summary_outline_over_any_range_is_that_of_its_points() {
+        // Pseudo-random points: bottoms and heights that wander.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % 1000) as f32
+        };
+        let points: Vec<SummaryPoint> = (0..1000u32)
+            .map(|x| SummaryPoint {
+                x,
+                bottom: next(),
+                height: next(),
+            })
+            .collect();
+        let outline = SummaryOutline::new(&points);
+        assert!(outline.any());
+        for (lo, hi) in [
+            (0, 1000),
+            (0, 1),
+            (5, 70),
+            (63, 65),
+            (64, 128),
+            (100, 999),
+            (990, 2000),
+        ] {
+            let naive = outline_of(&points[lo..hi.min(1000)]);
+            assert_eq!(outline.over(&points, lo, hi), naive, "{lo}..{hi}");
+        }
+        assert_eq!(outline.over(&points, 10, 10), None);
+        let flat = [SummaryPoint {
+            x: 0,
+            bottom: 5.0,
+            height: 0.0,
+        }];
+        assert!(!SummaryOutline::new(&flat).any());
+    }
 
     fn synth_model() -> TimelineModel {
         let s = read_bytes(&synth::pickle(60).bytes).unwrap();
