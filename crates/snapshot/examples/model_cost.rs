@@ -49,14 +49,15 @@ fn main() {
         t.elapsed().as_secs_f64() * 1e3,
         segments.allocations.len()
     );
-    for detail in [0.15, 1.0] {
+    for detail in [0.017, 0.15, 1.0] {
         let t = Instant::now();
         let layout = timeline_layout(&blocks, detail);
         println!(
-            "layout {detail:>4}     {:>8.0} ms  {} bands, {} points ({:.1} MB)",
+            "layout {detail:>4}     {:>8.0} ms  {} bands, {} points, {} summary points ({:.1} MB)",
             t.elapsed().as_secs_f64() * 1e3,
             layout.bands.len(),
             layout.points.len(),
+            layout.summary.len(),
             (layout.points.len() * 8 + layout.bands.len() * std::mem::size_of_val(&layout.bands[0]))
                 as f64
                 / 1e6
