@@ -502,13 +502,7 @@ impl<R: std::io::Read> Reader<R> {
             1 => {
                 // Repeated: filled a slice at a time too (tens of MB at a million entries).
                 let x = item(self.take(W)?.try_into().expect("W bytes"));
-                let mut out = Vec::with_capacity(len);
-                while out.len() < len {
-                    let k = SLICE_ITEMS.min(len - out.len());
-                    out.extend(std::iter::repeat_n(x.clone(), k));
-                    pause.pause().await;
-                }
-                Ok(out)
+                Ok(crate::batch::filled(x, len, pause).await)
             }
             t => Err(DecodeError(format!("unknown column tag {t}"))),
         }

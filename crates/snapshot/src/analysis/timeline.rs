@@ -8,7 +8,7 @@
 //! a screen can show. A real training trace has about 20 breakpoints per allocation.
 
 use super::lifetimes::Lifetimes;
-use crate::batch::{Pause, BATCH};
+use crate::batch::{ranges_paused, Pause, BATCH};
 
 /// One breakpoint of a band: from entry `x` on, its bottom is at `offset` bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -141,15 +141,16 @@ async fn layout_sliced<P: Pause>(
     let keep = drawn_count(total, detail);
     // The `keep` largest (ties: the earliest) are drawn; which they are matters, not their order, so a
     // selection does (linear) what a sort would (n log n).
-    let mut drawn = vec![keep == total; total];
+    let mut drawn = crate::batch::filled(keep == total, total, pause).await;
     if keep < total {
-        let mut by_size: Vec<(u64, u32)> = allocs
-            .iter()
-            .enumerate()
-            .map(|(i, a)| (a.size, i as u32))
-            .collect();
+        let mut by_size: Vec<(u64, u32)> = Vec::with_capacity(total);
+        let sized = |r: std::ops::Range<usize>| {
+            by_size.extend(r.clone().zip(&allocs[r]).map(|(i, a)| (a.size, i as u32)))
+        };
+        ranges_paused(total, sized, pause).await;
         if keep > 0 {
             by_size.select_nth_unstable_by(keep - 1, |x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+            pause.pause().await;
         }
         for &(_, a) in &by_size[..keep] {
             drawn[a as usize] = true;
@@ -177,19 +178,25 @@ async fn layout_sliced<P: Pause>(
         tolerance,
         ..Default::default()
     };
-    layout.bands = stack
-        .order
-        .iter()
-        .map(|&allocation| Band {
-            allocation,
-            start: 0,
-            end: x_len,
-            size: allocs[allocation as usize].size,
-            first_point: 0,
-            point_count: 0,
-        })
-        .collect();
-    let mut counts = vec![0u32; layout.bands.len()];
+    // Every table here holds a row per band: millions at full detail, written a slice at a time.
+    let bands = &mut layout.bands;
+    bands.reserve_exact(stack.order.len());
+    let band = |&allocation: &u32| Band {
+        allocation,
+        start: 0,
+        end: x_len,
+        size: allocs[allocation as usize].size,
+        first_point: 0,
+        point_count: 0,
+    };
+    let order = &stack.order;
+    ranges_paused(
+        order.len(),
+        |r| bands.extend(order[r].iter().map(band)),
+        pause,
+    )
+    .await;
+    let mut counts = crate::batch::filled(0u32, layout.bands.len(), pause).await;
     let mut count = |ev| match ev {
         Event::Open { band, x, .. } => {
             layout.bands[band as usize].start = x;
@@ -213,13 +220,19 @@ async fn layout_sliced<P: Pause>(
     stack.replay(tolerance, &mut count, pause).await;
     // The budget bounds the sum: it fits u32 (and memory) with room to spare.
     let mut next = 0u32;
-    for (b, &c) in layout.bands.iter_mut().zip(&counts) {
-        b.first_point = next;
-        b.point_count = c;
-        next = next.saturating_add(c);
-    }
-    layout.points = vec![BandPoint { x: 0, offset: 0.0 }; next as usize];
-    let mut filled = vec![0u32; layout.bands.len()];
+    let bands = &mut layout.bands;
+    let n = bands.len();
+    let place = |r: std::ops::Range<usize>| {
+        for (b, &c) in bands[r.clone()].iter_mut().zip(&counts[r]) {
+            b.first_point = next;
+            b.point_count = c;
+            next = next.saturating_add(c);
+        }
+    };
+    ranges_paused(n, place, pause).await;
+    let origin = BandPoint { x: 0, offset: 0.0 };
+    layout.points = crate::batch::filled(origin, next as usize, pause).await;
+    let mut filled = crate::batch::filled(0u32, layout.bands.len(), pause).await;
     let mut write = |ev| {
         let (band, x, offset) = match ev {
             Event::Open { band, x, offset } | Event::Move { band, x, offset } => (band, x, offset),
@@ -339,9 +352,9 @@ impl<'a> Stacking<'a> {
         let n = self.order.len();
         let threshold = tolerance.clamp(1, i64::MAX as u64) as i64;
         // Drift of each live band (bytes its bottom fell since it last reported), max over ranges.
-        let mut tree = DriftTree::new(n);
+        let mut tree = DriftTree::new(n, pause).await;
         // Where each band last reported its bottom.
-        let mut reported = vec![0u64; n];
+        let mut reported = crate::batch::filled(0u64, n, pause).await;
         let mut drawn_bytes = 0u64;
         let mut summarized = 0u64;
         for (band, &id) in self.order.iter().enumerate() {
@@ -461,12 +474,13 @@ struct DriftTree {
 const INACTIVE: i64 = i64::MIN / 2;
 
 impl DriftTree {
-    fn new(n: usize) -> DriftTree {
+    /// Written a slice at a time, awaiting `pause` between (at 3 M bands it is 130 MB to write).
+    async fn new<P: Pause>(n: usize, pause: &mut P) -> DriftTree {
         let size = 2 * n.next_power_of_two().max(1);
         DriftTree {
             n,
-            max: vec![INACTIVE; size],
-            lazy: vec![0; size],
+            max: crate::batch::filled(INACTIVE, size, pause).await,
+            lazy: crate::batch::filled(0, size, pause).await,
         }
     }
 
