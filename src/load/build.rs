@@ -145,7 +145,11 @@ async fn build(id: u64, device: i64, part: Part) -> Option<()> {
         Part::Layout(detail) => {
             use memograph_snapshot::analysis::timeline::timeline_layout_sliced;
             let layout = timeline_layout_sliced(&lifetimes, detail, pause).await;
-            store::with_built_model(id, device, |m, _| m.blocks.set_layout(layout, detail))
+            let summary = view_model::SummaryOutline::new_sliced(&layout.summary, pause).await;
+            let set = |m: &mut view_model::DeviceModel, _: &_| {
+                m.blocks.set_layout(layout, summary, detail)
+            };
+            store::with_built_model(id, device, set)
         }
         Part::Segments => {
             let segments = view_model::segment_timeline(&snapshot, device, pause).await;

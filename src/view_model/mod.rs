@@ -24,7 +24,7 @@ use memograph_snapshot::Snapshot;
 pub use state::{
     allocator_state_at, describe_block, event_rows, events_of, rows_of, EventRow, SegmentRow,
 };
-pub use timeline::TimelineModel;
+pub use timeline::{SummaryOutline, TimelineModel};
 
 /// A device's models: the Active Memory Timeline, and what the other views need, each part built on
 /// first use.
@@ -642,12 +642,13 @@ mod tests {
         rounding_waste_as_the_snapshot_says(&s, &apart);
 
         assert!(!apart.blocks.is_at(0.25));
-        apart
-            .blocks
-            .set_layout(timeline_layout(&apart.blocks.lifetimes, 0.25), 0.25);
+        let layout = timeline_layout(&apart.blocks.lifetimes, 0.25);
+        let summary = SummaryOutline::new(&layout.summary);
+        apart.blocks.set_layout(layout, summary, 0.25);
         whole.blocks.set_detail(0.25);
         assert!(apart.blocks.is_at(0.25));
         assert_eq!(apart.blocks.layout, whole.blocks.layout);
+        assert_eq!(apart.blocks.summary, whole.blocks.summary);
     }
 
     #[test]

@@ -4,10 +4,8 @@
 use memograph_snapshot::analysis::lifetimes::{segment_name, Kind, Lifetimes, Peak};
 use std::rc::Rc;
 
-use memograph_snapshot::analysis::timeline::{
-    timeline_layout, RangeMax, SummaryPoint, TimelineLayout,
-};
-use memograph_snapshot::batch::Pause;
+use memograph_snapshot::analysis::timeline::{RangeMax, SummaryPoint, TimelineLayout};
+use memograph_snapshot::batch::{ranges_paused, run_ready, NoPause, Pause, BATCH};
 use memograph_snapshot::format::{bytes, grouped, seconds_since};
 
 use crate::viewport::Viewport;
@@ -28,8 +26,7 @@ pub struct TimelineModel {
 
 impl TimelineModel {
     pub fn new(lifetimes: Lifetimes, detail: f64) -> TimelineModel {
-        let layout = timeline_layout(&lifetimes, detail);
-        TimelineModel::of_layout(Rc::new(lifetimes), layout, detail)
+        run_ready(TimelineModel::new_sliced(lifetimes, detail, &mut NoPause))
     }
 
     /// [`Self::new`] with the layout built in slices, awaiting `pause` between them.
@@ -40,26 +37,22 @@ impl TimelineModel {
     ) -> TimelineModel {
         use memograph_snapshot::analysis::timeline::timeline_layout_sliced;
         let layout = timeline_layout_sliced(&lifetimes, detail, pause).await;
-        TimelineModel::of_layout(Rc::new(lifetimes), layout, detail)
-    }
-
-    fn of_layout(lifetimes: Rc<Lifetimes>, layout: TimelineLayout, detail: f64) -> TimelineModel {
-        let totals = RangeMax::new(&lifetimes.live_after);
-        let peak = lifetimes.peak();
+        let totals = RangeMax::new_sliced(&lifetimes.live_after, pause).await;
+        let summary = SummaryOutline::new_sliced(&layout.summary, pause).await;
         TimelineModel {
-            lifetimes,
-            summary: SummaryOutline::new(&layout.summary),
+            peak: lifetimes.peak(),
+            lifetimes: Rc::new(lifetimes),
             layout,
+            summary,
             totals,
-            peak,
             detail,
         }
     }
 
     /// Takes a layout of these lifetimes at `detail`, built apart (the page builds it in the background
     /// while the old one stays on screen).
-    pub fn set_layout(&mut self, layout: TimelineLayout, detail: f64) {
-        self.summary = SummaryOutline::new(&layout.summary);
+    pub fn set_layout(&mut self, layout: TimelineLayout, summary: SummaryOutline, detail: f64) {
+        self.summary = summary;
         self.layout = layout;
         self.detail = detail.clamp(0.0, 1.0);
     }
@@ -77,7 +70,10 @@ impl TimelineModel {
         if !self.is_at(detail) {
             // Free the old layout first: wasm memory never shrinks, so its high-water mark is what counts.
             self.layout = TimelineLayout::default();
-            self.set_layout(timeline_layout(&self.lifetimes, detail), detail);
+            use memograph_snapshot::analysis::timeline::timeline_layout;
+            let layout = timeline_layout(&self.lifetimes, detail);
+            let summary = SummaryOutline::new(&layout.summary);
+            self.set_layout(layout, summary, detail);
         }
     }
 
@@ -180,14 +176,25 @@ fn merge(a: Option<(f32, f32)>, b: Option<(f32, f32)>) -> Option<(f32, f32)> {
 }
 
 impl SummaryOutline {
+    #[cfg(test)]
     pub fn new(points: &[SummaryPoint]) -> SummaryOutline {
-        SummaryOutline {
-            blocks: points
-                .chunks(OUTLINE_BLOCK)
-                .filter_map(outline_of)
-                .collect(),
-            any: points.iter().any(|p| p.height > 0.0),
-        }
+        run_ready(SummaryOutline::new_sliced(points, &mut NoPause))
+    }
+
+    /// [`Self::new`], awaiting `pause` between batches of points (a huge trace's summary holds
+    /// millions).
+    pub async fn new_sliced<P: Pause>(points: &[SummaryPoint], pause: &mut P) -> SummaryOutline {
+        // Batches start at multiples of BATCH, which the block divides: each block is whole in one.
+        const { assert!(BATCH / OUTLINE_BLOCK * OUTLINE_BLOCK == BATCH) };
+        let mut blocks = Vec::with_capacity(points.len().div_ceil(OUTLINE_BLOCK));
+        let mut any = false;
+        let batch = |r: std::ops::Range<usize>| {
+            let points = &points[r];
+            any |= points.iter().any(|p| p.height > 0.0);
+            blocks.extend(points.chunks(OUTLINE_BLOCK).filter_map(outline_of));
+        };
+        ranges_paused(points.len(), batch, pause).await;
+        SummaryOutline { blocks, any }
     }
 
     /// Whether the summarized band is ever drawn.

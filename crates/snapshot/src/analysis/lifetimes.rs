@@ -434,6 +434,19 @@ fn close_range(
 /// The series ends at the snapshot's reserved total, so it starts at that total minus what the trace's
 /// segment events added: right even when recording began after segments were already cached.
 pub fn reserved_series(snapshot: &Snapshot, device: i64) -> (u64, Vec<u64>) {
+    crate::batch::run_ready(reserved_series_sliced(
+        snapshot,
+        device,
+        &mut crate::batch::NoPause,
+    ))
+}
+
+/// [`reserved_series`], awaiting `pause` between batches of entries.
+pub async fn reserved_series_sliced<P: crate::batch::Pause>(
+    snapshot: &Snapshot,
+    device: i64,
+    pause: &mut P,
+) -> (u64, Vec<u64>) {
     let trace = snapshot.trace(device);
     let end: i128 = snapshot
         .segments_of(device)
@@ -446,15 +459,19 @@ pub fn reserved_series(snapshot: &Snapshot, device: i64) -> (u64, Vec<u64>) {
             _ => 0,
         }
     };
-    let net: i128 = (0..trace.len()).map(delta).sum();
+    let mut net: i128 = 0;
+    let sum = |r: std::ops::Range<usize>| net += r.map(delta).sum::<i128>();
+    crate::batch::ranges_paused(trace.len(), sum, pause).await;
     let start = (end - net).max(0);
     let mut cur = start;
-    let series = (0..trace.len())
-        .map(|i| {
+    let mut series = Vec::with_capacity(trace.len());
+    let running = |r: std::ops::Range<usize>| {
+        series.extend(r.map(|i| {
             cur += delta(i);
             cur.max(0) as u64
-        })
-        .collect();
+        }))
+    };
+    crate::batch::ranges_paused(trace.len(), running, pause).await;
     (start as u64, series)
 }
 

@@ -7,10 +7,10 @@ use super::categories::{categorize, category_totals, CategoryTotal, Rules};
 use super::efficiency::{efficiency_with, recommendations_sliced, size_distributions};
 use super::efficiency::{Bucket, Efficiency};
 use super::efficiency::{Recommendation, LARGE_FREE_BLOCK};
-use super::lifetimes::{reserved_series, Lifetimes, Peak};
+use super::lifetimes::{reserved_series_sliced, Lifetimes, Peak};
 use super::live_set::{live_set_tree, top_consumers, Consumer, Node};
 use super::stats::{segment_stats, SegmentStats};
-use super::summary::{summarize_with, DeviceSummary};
+use super::summary::{summarize_sliced, DeviceSummary};
 use crate::model::Snapshot;
 
 /// The coarse roles memory plays in training, the way people budget it.
@@ -310,8 +310,7 @@ pub async fn report_sliced<P: crate::batch::Pause>(
     let event = options.event.unwrap_or(peak.event);
     let categories = category_totals(lifetimes, of, names, event);
     pause.pause().await;
-    let (start, reserved) = reserved_series(snapshot, device);
-    pause.pause().await;
+    let (start, reserved) = reserved_series_sliced(snapshot, device, pause).await;
     let over_time = category_series(lifetimes, of, names, (start, &reserved), options.samples);
     pause.pause().await;
     let (live_sizes, free_sizes) = size_distributions(snapshot, lifetimes, device, event);
@@ -328,8 +327,7 @@ pub async fn report_sliced<P: crate::batch::Pause>(
     let efficiency = efficiency_with(snapshot, lifetimes, device, (start, &reserved));
     drop(reserved);
     pause.pause().await;
-    let summary = summarize_with(snapshot, lifetimes);
-    pause.pause().await;
+    let summary = summarize_sliced(snapshot, lifetimes, pause).await;
     let recommendations =
         recommendations_sliced(snapshot, lifetimes, device, &efficiency, pause).await;
     DeviceReport {

@@ -43,16 +43,32 @@ pub fn summarize_device(snapshot: &Snapshot, device: i64) -> DeviceSummary {
 
 /// [`summarize_device`] from the device's block lifetimes, for callers that already hold them.
 pub fn summarize_with(snapshot: &Snapshot, lifetimes: &Lifetimes) -> DeviceSummary {
+    crate::batch::run_ready(summarize_sliced(
+        snapshot,
+        lifetimes,
+        &mut crate::batch::NoPause,
+    ))
+}
+
+/// [`summarize_with`], awaiting `pause` between batches of trace entries.
+pub async fn summarize_sliced<P: crate::batch::Pause>(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    pause: &mut P,
+) -> DeviceSummary {
     let device = lifetimes.device;
     let trace = snapshot.trace(device);
     // A handful of distinct actions over up to millions of entries: a short list beats a map.
     let mut seen: Vec<(crate::model::Action, u64)> = Vec::new();
-    for &a in &trace.action {
-        match seen.iter_mut().find(|(b, _)| *b == a) {
-            Some((_, n)) => *n += 1,
-            None => seen.push((a, 1)),
+    let count = |r: std::ops::Range<usize>| {
+        for &a in &trace.action[r] {
+            match seen.iter_mut().find(|(b, _)| *b == a) {
+                Some((_, n)) => *n += 1,
+                None => seen.push((a, 1)),
+            }
         }
-    }
+    };
+    crate::batch::ranges_paused(trace.action.len(), count, pause).await;
     let counts: BTreeMap<_, u64> = seen.into_iter().collect();
     let events = counts
         .into_iter()
@@ -66,7 +82,8 @@ pub fn summarize_with(snapshot: &Snapshot, lifetimes: &Lifetimes) -> DeviceSumma
             *u = true;
         }
     };
-    trace.stack.iter().for_each(|&s| mark(s));
+    let stacks = |r: std::ops::Range<usize>| trace.stack[r].iter().for_each(|&s| mark(s));
+    crate::batch::ranges_paused(trace.stack.len(), stacks, pause).await;
     let (mut segments, mut reserved, mut active, mut requested) = (0, 0, 0, 0);
     for s in snapshot.segments_of(device) {
         segments += 1;

@@ -602,12 +602,18 @@ const BLOCK: usize = 256;
 
 impl RangeMax {
     pub fn new(values: &[u64]) -> RangeMax {
-        RangeMax {
-            blocks: values
-                .chunks(BLOCK)
-                .map(|c| c.iter().copied().max().unwrap_or(0))
-                .collect(),
-        }
+        crate::batch::run_ready(RangeMax::new_sliced(values, &mut crate::batch::NoPause))
+    }
+
+    /// [`Self::new`], awaiting `pause` between batches of values.
+    pub async fn new_sliced<P: Pause>(values: &[u64], pause: &mut P) -> RangeMax {
+        // Batches start at multiples of BATCH, which BLOCK divides: each block is whole in one batch.
+        const { assert!(BATCH / BLOCK * BLOCK == BATCH) };
+        let mut blocks = Vec::with_capacity(values.len().div_ceil(BLOCK));
+        let max = |c: &[u64]| c.iter().copied().max().unwrap_or(0);
+        let batch = |r: std::ops::Range<usize>| blocks.extend(values[r].chunks(BLOCK).map(max));
+        ranges_paused(values.len(), batch, pause).await;
+        RangeMax { blocks }
     }
 
     /// Max over `values[lo..hi]` (clamped); 0 when empty. `values` is the series `new` was given.
