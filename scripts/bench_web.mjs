@@ -5,8 +5,9 @@
 //     native runs, medians and worst reported;
 //   - cold (the file chosen the moment the page opens, as `?url=` does: nothing rehearsed yet) and warm
 //     (chosen after a pause, as a user would);
-//   - the longest main-thread task (PerformanceObserver 'longtask') from the choice until ready, and
-//     while every view opens afterwards (segments, state history, where the memory goes);
+//   - the longest main-thread task (PerformanceObserver 'longtask') from the choice until ready, while
+//     every view opens afterwards (segments, state history, where the memory goes; each waited for
+//     until built), and from 100 % detail through pan/zoom and a search (`>1MB`);
 //   - wasm memory after load, and after 100 % detail with pan/zoom; frame times while panning.
 // Files: the arguments, or the default set (generated into bench-out/ when missing): the kk fixture,
 // a 185 MB long-run shape (`tile_snapshot.py --rounds`), a 193 MB tiled one (`tile_snapshot.py`), and
@@ -86,11 +87,17 @@ async function loadOnce(file, warm) {
   return { page, first, ready: ready - chosen, loadLongest, longest, timings };
 }
 
-/** Opens every view in turn; the longest main-thread task while doing so. */
+/** Waits until no view says it is still building a part (they are built in the background). */
+const built = page => page.waitForFunction(() => !/Building |laying out|searching…/.test(document.body.innerText),
+  null, { timeout: 900000, polling: 100 });
+
+/** Opens every view in turn, each once what it shows is built; the longest main-thread task while
+ *  doing so. */
 async function everyView(page, longest) {
   const from = await page.evaluate(() => performance.now());
   for (const view of ['segments', 'state', 'analysis', 'timeline']) {
     await page.selectOption('[data-testid=view-select]', view);
+    await built(page);
     await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
   }
   const to = await page.evaluate(() => performance.now());
@@ -116,8 +123,10 @@ for (const file of files) {
   const wasmAfterLoad = await page.evaluate(() => window.__wasm.memory.buffer.byteLength);
   const views = await everyView(page, last.longest);
   // 100 % detail, then pan and zoom.
+  const detailFrom = await page.evaluate(() => performance.now());
   const t0 = Date.now();
   await page.locator('[data-testid=detail-slider]').fill('100');
+  await built(page);
   await page.evaluate(() => new Promise(r => requestAnimationFrame(() => r())));
   const detailMs = Date.now() - t0;
   const drawn = await page.$eval('.slider .muted', e => e.textContent);
@@ -130,6 +139,11 @@ for (const file of files) {
   await page.mouse.up();
   for (let i = 0; i < 40; i++) await page.mouse.wheel(0, 160);
   const frames = await page.evaluate(() => window.__memographFrames);
+  // A search that matches about a third of the allocations, at 100 % detail.
+  await page.fill('[data-testid=search]', '>1MB');
+  await built(page);
+  await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const detailLongest = await last.longest(detailFrom, await page.evaluate(() => performance.now()));
   const wasmAfterDetail = await page.evaluate(() => window.__wasm.memory.buffer.byteLength);
   await page.close();
   const native = median(natives);
@@ -149,7 +163,7 @@ for (const file of files) {
     native_summary_ms: { median: Math.round(native * 1000), all: natives.map(n => Math.round(n * 1000)) },
     cold: summary('cold'), warm: summary('warm'),
     views_ms: views.viewsMs, views_longest_task_ms: Math.round(views.viewsLongest),
-    detail_100_ms: detailMs, drawn,
+    detail_100_ms: detailMs, drawn, detail_pan_search_longest_task_ms: Math.round(detailLongest),
     frame_median_ms: +pct(frames, 0.5).toFixed(2), frame_p95_ms: +pct(frames, 0.95).toFixed(2),
     wasm_to_file_after_load: +(wasmAfterLoad / size).toFixed(2),
     wasm_to_file_after_detail: +(wasmAfterDetail / size).toFixed(2),
@@ -159,11 +173,11 @@ for (const file of files) {
 }
 await b.close();
 await server.close();
-console.log('\nfile | first timeline cold/warm (worst) | ready cold/warm (worst) | × native (worst) | longest task load / views | wasm ÷ file load / detail');
+console.log('\nfile | first timeline cold/warm (worst) | ready cold/warm (worst) | × native (worst) | longest task load / views / detail+pan+search | wasm ÷ file load / detail');
 for (const r of results) {
   console.log(`${r.file} (${r.mb} MB) | ${r.cold.first_timeline_ms.worst} / ${r.warm.first_timeline_ms.worst} ms | ` +
     `${r.cold.ready_ms.worst} / ${r.warm.ready_ms.worst} ms | ${Math.max(r.cold.ratio_to_native.worst, r.warm.ratio_to_native.worst)}× ` +
-    `(native ${r.native_summary_ms.median} ms) | ${Math.max(r.cold.longest_task_ms, r.warm.longest_task_ms)} / ${r.views_longest_task_ms} ms | ` +
+    `(native ${r.native_summary_ms.median} ms) | ${Math.max(r.cold.longest_task_ms, r.warm.longest_task_ms)} / ${r.views_longest_task_ms} / ${r.detail_pan_search_longest_task_ms} ms | ` +
     `${r.wasm_to_file_after_load} / ${r.wasm_to_file_after_detail}`);
 }
 fs.writeFileSync(path.join(OUT, 'web.json'), JSON.stringify(results, null, 1));
