@@ -347,7 +347,11 @@ impl DeviceTrace {
     }
     /// True when every entry has a `time_us`.
     pub fn has_time(&self) -> bool {
-        !self.time_us.is_empty() && self.time_us.iter().all(|&t| t != i64::MIN)
+        let mut all = !self.time_us.is_empty();
+        crate::batch::ranges(self.time_us.len(), |r| {
+            all = all && self.time_us[r].iter().all(|&t| t != i64::MIN)
+        });
+        all
     }
     /// Heap bytes held by the columns.
     pub fn heap_bytes(&self) -> usize {

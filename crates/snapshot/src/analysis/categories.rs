@@ -201,16 +201,25 @@ pub async fn categorize_sliced<P: crate::batch::Pause>(
     let mut cache = HashMap::new();
     let mut matches = HashMap::new();
     let mut of = Vec::with_capacity(lifetimes.allocations.len());
-    for part in lifetimes.allocations.chunks(crate::batch::BATCH) {
+    // A stack not seen before runs the rules' patterns over its frames: a slice ends after a batch of
+    // allocations or after enough new stacks, whichever comes first (a file whose frame lists are
+    // rebuilt every round has many).
+    let (mut seen, mut classified) = (0, 0);
+    for part in lifetimes.allocations.chunks(1024) {
         of.extend(part.iter().map(|a| {
             if a.is_initial() && snapshot.stack(a.stack).is_empty() {
                 return before as u16;
             }
-            *cache
-                .entry(a.stack)
-                .or_insert_with(|| rules.classify_cached(snapshot, a.stack, &mut matches) as u16)
+            *cache.entry(a.stack).or_insert_with(|| {
+                classified += 1;
+                rules.classify_cached(snapshot, a.stack, &mut matches) as u16
+            })
         }));
-        pause.pause().await;
+        seen += part.len();
+        if seen >= crate::batch::BATCH || classified >= 64 {
+            (seen, classified) = (0, 0);
+            pause.pause().await;
+        }
     }
     of
 }

@@ -158,11 +158,31 @@ impl Lifetimes {
     ) -> Lifetimes {
         let trace = snapshot.trace(device);
         let n = trace.len();
+        // Room for what the replay makes, reserved up front: growing a table of millions by doubling
+        // copies it whole in one call (190 ms at 2 GB). Each open makes an allocation; a close makes
+        // one only when nothing was open at its address (a free of what began before the trace), which
+        // the excess of closes over opens bounds in a balanced trace, plus a margin.
+        let (mut opens, mut closes) = (0usize, 0usize);
+        let count = |range: std::ops::Range<usize>| {
+            for &action in &trace.action[range] {
+                opens += usize::from(kind.opens(action));
+                closes += usize::from(kind.closes(action));
+            }
+        };
+        crate::batch::ranges_paused(n, count, pause).await;
+        let held: usize = snapshot
+            .segments_of(device)
+            .map(|s| s.blocks.len().max(1))
+            .sum();
+        let expected = opens + closes.saturating_sub(opens) + opens / 64 + held;
+        // Only as a hint: where the memory is not there, the tables grow as they go.
         let mut allocations: Vec<Allocation> = Vec::new();
+        let _ = allocations.try_reserve_exact(expected);
         let mut open: HashMap<u64, u32> = HashMap::default();
         let mut versions: HashMap<u64, u32> = HashMap::default();
         let mut requested: HashMap<u64, u32> = HashMap::default();
         let mut changes: Vec<(u32, u32)> = Vec::new();
+        let _ = changes.try_reserve_exact(opens + closes);
         // In batches: this runs once per file on the page's thread (see `batch`).
         crate::batch::ranges_paused(
             n,
@@ -334,14 +354,18 @@ impl Lifetimes {
             bytes: self.initial_bytes,
             event: -1,
         };
-        for (i, &b) in self.live_after.iter().enumerate() {
-            if b > peak.bytes {
-                peak = Peak {
-                    bytes: b,
-                    event: i as i64,
-                };
+        // In batches (see `batch`): asked for by most analyses, over up to tens of millions of entries.
+        crate::batch::ranges(self.live_after.len(), |range| {
+            for i in range {
+                let b = self.live_after[i];
+                if b > peak.bytes {
+                    peak = Peak {
+                        bytes: b,
+                        event: i as i64,
+                    };
+                }
             }
-        }
+        });
         peak
     }
 
