@@ -206,22 +206,27 @@ fn encoded_input(buffer: &js_sys::ArrayBuffer) -> (std::io::BufReader<JsBytes>, 
 /// How long a slice of work on the page's thread may run before it gives the thread back.
 const SLICE_MS: f64 = 40.0;
 
-/// Gives the page's thread back once a slice has run [`SLICE_MS`].
-pub(super) struct Pauser {
-    since: f64,
+thread_local! {
+    /// When sliced work last got the thread back. Shared by every [`Pauser`]: two jobs running in one
+    /// task (a build started as another ends) share its slice instead of taking one each.
+    static RESUMED: Cell<f64> = const { Cell::new(0.0) };
 }
+
+/// Gives the page's thread back once the work in this task has run [`SLICE_MS`].
+pub(super) struct Pauser;
 
 impl Pauser {
     pub(super) fn new() -> Pauser {
-        Pauser { since: clock() }
+        Pauser
     }
 }
 
 impl memograph_snapshot::batch::Pause for Pauser {
     async fn pause(&mut self) {
-        if clock() - self.since > SLICE_MS {
+        // A stale time (the page sat idle since) only makes the first pause give the thread back early.
+        if clock() - RESUMED.with(Cell::get) > SLICE_MS {
             next_task().await;
-            self.since = clock();
+            RESUMED.with(|r| r.set(clock()));
         }
     }
 }

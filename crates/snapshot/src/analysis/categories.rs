@@ -201,9 +201,9 @@ pub async fn categorize_sliced<P: crate::batch::Pause>(
     let mut cache = HashMap::new();
     let mut matches = HashMap::new();
     let mut of = Vec::with_capacity(lifetimes.allocations.len());
-    // A stack not seen before runs the rules' patterns over its frames: a slice ends after a batch of
-    // allocations or after enough new stacks, whichever comes first (a file whose frame lists are
-    // rebuilt every round has many).
+    // A stack not seen before runs the rules' patterns over its frames (up to a few ms each): a slice
+    // ends after a batch of allocations or after 16 new stacks, whichever comes first (a file whose
+    // frame lists are rebuilt every round has many).
     let (mut seen, mut classified) = (0, 0);
     for part in lifetimes.allocations.chunks(1024) {
         of.extend(part.iter().map(|a| {
@@ -216,7 +216,7 @@ pub async fn categorize_sliced<P: crate::batch::Pause>(
             })
         }));
         seen += part.len();
-        if seen >= crate::batch::BATCH || classified >= 64 {
+        if seen >= crate::batch::BATCH || classified >= 16 {
             (seen, classified) = (0, 0);
             pause.pause().await;
         }
