@@ -244,8 +244,13 @@ pub fn find(
             Some(search_sliced(&snapshot, &lifetimes, of, &query, pause).await)
         };
         let found = unless_abandoned(&wanted, id, work).await.flatten();
+        if found.is_some() {
+            // What the result sets off (a frame with it highlighted) runs in a task of its own, not
+            // in the search's last slice; a later find meanwhile still replaces it.
+            super::page::next_task().await;
+        }
         FINDING.with(|f| f.borrow_mut().retain(|(_, w)| !Rc::ptr_eq(w, &wanted)));
-        if let Some(found) = found {
+        if let Some(found) = found.filter(|_| wanted.get() && store::index_of(id).is_some()) {
             then(found);
         }
     });

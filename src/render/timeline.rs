@@ -351,9 +351,21 @@ fn draw_bands<P: Pen>(
     if !slivers.is_empty() {
         // At least a pixel each, so what was picked is never invisible.
         let mut mask = Mask::new(&f.plot);
+        let (lo, hi) = (f.view.x0 - 1.0, f.view.x1 + 1.0);
         for i in slivers {
+            let b = &layout.bands[i];
+            let size = b.size as f64;
+            // Most slivers never move (one point): their one step, without the general walk.
+            if let [p] = layout.band_points(b) {
+                let end = b.end.max(b.start.saturating_add(1)) as f64;
+                let (a, z) = ((p.x.max(b.start) as f64).max(lo), end.min(hi));
+                if z > a {
+                    let off = p.offset as f64;
+                    mask.cover(f.px(a), f.px(z), f.py(off + size), f.py(off));
+                }
+                continue;
+            }
             band_steps(f, layout, i, &mut steps);
-            let size = layout.bands[i].size as f64;
             for &(a, z, off) in &steps.0 {
                 mask.cover(a, z, f.py(off + size), f.py(off));
             }
