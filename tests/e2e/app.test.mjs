@@ -215,9 +215,10 @@ test('while no file is chosen the page rehearses a load unseen: nothing opens an
   assert.equal(await page.locator('[data-testid=timeline]').count(), 0);
   // The page, its module (for the page and for the worker) and nothing else: the rehearsal's snapshot is
   // made in code, not downloaded.
-  // Asset names carry content hashes (memograph-web-<hash>.js); the worker is told them.
+  // Asset names carry content hashes (memograph-web-<hash>.js; Trunk drops leading zeros, so one build
+  // in sixteen has a shorter one); the worker is told them.
   const names = [...new Set(requests.map(u => new URL(u).pathname.split('/').pop()
-    .replace(/-[0-9a-f]{16}(?=[._])/, '-HASH')))].sort();
+    .replace(/-[0-9a-f]{1,16}(?=[._])/, '-HASH')))].sort();
   assert.deepEqual(names, ['', 'main-HASH.css', 'memograph-web-HASH.js', 'memograph-web-HASH_bg.wasm', 'worker.js']);
   assert.deepEqual(errors, []);
   await page.close();
