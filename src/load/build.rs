@@ -223,18 +223,9 @@ pub fn find(
     let Some(id) = store::with_file(file, |f| f.id) else {
         return;
     };
+    stop_finding(asker);
     let wanted = Rc::new(Cell::new(true));
-    FINDING.with(|f| {
-        let mut f = f.borrow_mut();
-        f.retain(|(who, old)| {
-            let replaced = *who == asker;
-            if replaced {
-                old.set(false);
-            }
-            !replaced
-        });
-        f.push((asker, wanted.clone()));
-    });
+    FINDING.with(|f| f.borrow_mut().push((asker, wanted.clone())));
     leptos::task::spawn_local(async move {
         let work = async {
             let pause = &mut Pauser::new();
@@ -253,6 +244,19 @@ pub fn find(
         if let Some(found) = found.filter(|_| wanted.get() && store::index_of(id).is_some()) {
             then(found);
         }
+    });
+}
+
+/// Abandons the find `asker` is running, if any (its `then` is never called).
+pub fn stop_finding(asker: &'static str) {
+    FINDING.with(|f| {
+        f.borrow_mut().retain(|(who, old)| {
+            let replaced = *who == asker;
+            if replaced {
+                old.set(false);
+            }
+            !replaced
+        })
     });
 }
 

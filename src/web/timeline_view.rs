@@ -208,7 +208,7 @@ fn export(ui: Ui, segments: bool, canvas: NodeRef<Canvas>, svg: bool) {
 /// Finds what `text` finds on device `device` of file `file` in the background (see `load::build::find`;
 /// `asker` names who asks: a later find of the same asker replaces this one) and calls `then` with it as
 /// a highlight and its bytes, if the file and device are still the ones shown. False when `text` is no
-/// query.
+/// query (a find of `asker` still running is then abandoned: a cleared box highlights nothing).
 pub fn find(
     ui: Ui,
     (file, device): (usize, i64),
@@ -217,6 +217,7 @@ pub fn find(
     then: impl FnOnce(Highlight, u64) + 'static,
 ) -> bool {
     let Some(query) = memograph_snapshot::analysis::search::parse(text) else {
+        crate::load::build::stop_finding(asker);
         return false;
     };
     let text = text.to_string();
@@ -608,6 +609,14 @@ fn SearchBox(ui: Ui) -> impl IntoView {
             }
         }
     };
+    // A search of another file or device never reports back to this box.
+    Effect::new(move |shown: Option<(usize, i64)>| {
+        let now = (ui.file.get(), ui.device.get());
+        if shown.is_some_and(|s| s != now) {
+            searching.set(false);
+        }
+        now
+    });
     let step = move |back: bool| {
         let Some((_, hits, _)) = found.get_untracked() else {
             return;
