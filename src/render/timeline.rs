@@ -4,7 +4,7 @@
 //! costs what is visible, not what exists.
 
 use memograph_snapshot::analysis::report::CategorySeries;
-use memograph_snapshot::analysis::timeline::TimelineLayout;
+use memograph_snapshot::analysis::timeline::{Band, TimelineLayout};
 use memograph_snapshot::format::bytes;
 
 use super::colors::{self, Theme};
@@ -311,76 +311,94 @@ fn draw_bands<P: Pen>(
             .get(a as usize / 64)
             .is_some_and(|w| w >> (a % 64) & 1 == 1)
     };
-    // Highlighted bands too thin or narrow to see filled: the pixels they touch, marked after the others
-    // (a search can pick a hundred thousand of them: a path each, or one path of them all, takes seconds
-    // to rasterise; the marked pixels cost what the plot's area does).
-    let mut slivers = Vec::new();
-    for (i, b) in layout.bands.iter().enumerate() {
-        if (b.end as f64) < f.view.x0 - 1.0 || b.start as f64 > f.view.x1 + 1.0 {
-            continue;
-        }
-        let pinned = overlay.pinned == Some(b.allocation);
-        let lit = dim && is_lit(b.allocation);
-        let thin = (b.size as f64) < min_bytes;
-        // Under half a pixel wide on screen: the live area already shades it (millions of short-lived
-        // allocations at full view would otherwise each be a path of their own).
+    let hovered = overlay
+        .hovered
+        .filter(|&(i, a)| layout.bands.get(i).is_some_and(|b| b.allocation == a))
+        .map(|(i, _)| i);
+    let pinned = overlay.pinned.and_then(|a| layout.band_of(a));
+    let in_view =
+        |b: &Band| !((b.end as f64) < f.view.x0 - 1.0 || b.start as f64 > f.view.x1 + 1.0);
+    // Too thin or too narrow to see filled. Under half a pixel wide on screen, the live area already
+    // shades it (millions of short-lived allocations at full view would otherwise each be a path).
+    let unseen = |b: &Band| {
         let end = (b.end.max(b.start.saturating_add(1)) as f64).min(f.view.x1);
         let narrow = f.px(end) - f.px((b.start as f64).max(f.view.x0)) < 0.5;
-        let hovered = overlay
-            .hovered
-            .is_some_and(|(h, a)| h == i && a == b.allocation);
-        if (thin || narrow) && !pinned && !hovered {
-            if lit {
-                slivers.push(i);
-            }
-            continue;
-        }
-        band_steps(f, layout, i, &mut steps);
+        (b.size as f64) < min_bytes || narrow
+    };
+    let fill = |i: usize, b: &Band, steps: &mut Steps| {
+        band_steps(f, layout, i, steps);
         if steps.0.is_empty() {
-            continue;
+            return;
         }
+        let lit = dim && is_lit(b.allocation);
         ctx.set_global_alpha(if dim && !lit { 0.25 } else { 1.0 });
         ctx.set_fill_style_str(match overlay.categories {
             Some((of, n)) => colors::category(of[b.allocation as usize], n),
             None => colors::allocation(b.allocation),
         });
-        trace_band(s, f, &steps, b.size as f64);
+        trace_band(s, f, steps, b.size as f64);
         ctx.fill();
+    };
+    // Only the bands long enough to be half a pixel wide here, found by span (a fully detailed 2 GB
+    // snapshot has 6 M bands, nearly all narrower than that at full view).
+    let (x0, x1) = (f.view.x0 - 1.0, f.view.x1 + 1.0);
+    let min_span = (0.5 * (f.view.x1 - f.view.x0) / f.plot.width.max(1.0)).floor();
+    let wide = layout.bands_in(
+        x0.max(0.0) as u32,
+        x1.clamp(0.0, u32::MAX as f64) as u32,
+        min_span.clamp(0.0, u32::MAX as f64) as u32,
+    );
+    for i in wide {
+        let b = &layout.bands[i];
+        if Some(i) == hovered || Some(i) == pinned || !in_view(b) || unseen(b) {
+            continue;
+        }
+        fill(i, b, &mut steps);
+    }
+    // Hovered and pinned bands are filled however thin, and outlined below.
+    for i in [hovered, pinned.filter(|&p| Some(p) != hovered)]
+        .into_iter()
+        .flatten()
+    {
+        let b = &layout.bands[i];
+        if in_view(b) {
+            fill(i, b, &mut steps);
+        }
     }
     ctx.set_global_alpha(1.0);
-    if !slivers.is_empty() {
-        // At least a pixel each, so what was picked is never invisible.
-        let mut mask = Mask::new(&f.plot);
-        let (lo, hi) = (f.view.x0 - 1.0, f.view.x1 + 1.0);
-        for i in slivers {
-            let b = &layout.bands[i];
-            let size = b.size as f64;
-            // Most slivers never move (one point): their one step, without the general walk.
-            if let [p] = layout.band_points(b) {
-                let end = b.end.max(b.start.saturating_add(1)) as f64;
-                let (a, z) = ((p.x.max(b.start) as f64).max(lo), end.min(hi));
-                if z > a {
-                    let off = p.offset as f64;
-                    mask.cover(f.px(a), f.px(z), f.py(off + size), f.py(off));
-                }
-                continue;
-            }
-            band_steps(f, layout, i, &mut steps);
-            for &(a, z, off) in &steps.0 {
-                mask.cover(a, z, f.py(off + size), f.py(off));
-            }
+    // Highlighted bands too thin or narrow to see filled: the pixels they touch, marked after the others,
+    // at least a pixel each, so what was picked is never invisible (a search can pick a million of them:
+    // a path each, or one path of them all, takes seconds to rasterise; the marked pixels cost what the
+    // plot's area does).
+    let mut mask: Option<Mask> = None;
+    for &a in overlay.highlighted {
+        let Some(i) = layout.band_of(a) else { continue };
+        let b = &layout.bands[i];
+        if Some(i) == hovered || Some(i) == pinned || !in_view(b) || !unseen(b) {
+            continue;
         }
+        let mask = mask.get_or_insert_with(|| Mask::new(&f.plot));
+        let size = b.size as f64;
+        // Most slivers never move (one point): their one step, without the general walk.
+        if let [p] = layout.band_points(b) {
+            let end = b.end.max(b.start.saturating_add(1)) as f64;
+            let (a, z) = ((p.x.max(b.start) as f64).max(x0), end.min(x1));
+            if z > a {
+                let off = p.offset as f64;
+                mask.cover(f.px(a), f.px(z), f.py(off + size), f.py(off));
+            }
+            continue;
+        }
+        band_steps(f, layout, i, &mut steps);
+        for &(a, z, off) in &steps.0 {
+            mask.cover(a, z, f.py(off + size), f.py(off));
+        }
+    }
+    if let Some(mask) = mask {
         ctx.set_fill_style_str(theme.highlight);
         mask.fill(s);
     }
-    let hovered = overlay
-        .hovered
-        .filter(|&(i, a)| layout.bands.get(i).is_some_and(|b| b.allocation == a))
-        .map(|(i, _)| i);
-    for (i, width) in [
-        (hovered, 1.5),
-        (overlay.pinned.and_then(|a| layout.band_of(a)), 2.5),
-    ] {
+    for (i, width) in [(hovered, 1.5), (pinned, 2.5)] {
         let Some(i) = i else { continue };
         band_steps(f, layout, i, &mut steps);
         if steps.0.is_empty() {

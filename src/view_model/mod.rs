@@ -334,7 +334,7 @@ async fn rounding_waste<P: Pause>(
     let mut waste = HashMap::new();
     let all = &lifetimes.allocations;
     let live_at_end = |i: usize| Some((i as u32, *by_addr.get(&all[i].addr)?));
-    let still_live = |i: &usize| all[*i].free_event.is_none();
+    let still_live = |i: &usize| all[*i].free_event().is_none();
     memograph_snapshot::batch::ranges_paused(
         all.len(),
         |range| waste.extend(range.filter(still_live).filter_map(live_at_end)),
@@ -557,7 +557,7 @@ mod tests {
                 .segments_of(m.device)
                 .flat_map(|g| &g.blocks)
                 .find(|b| b.address == a.addr && b.state == BlockState::ActiveAllocated)
-                .filter(|_| a.free_event.is_none());
+                .filter(|_| a.free_event().is_none());
             let expected = block.map_or(0, |b| b.size - b.requested_size);
             assert_eq!(m.rounding_waste(s, i as u32), expected, "allocation {i}");
             wasted += usize::from(expected > 0);

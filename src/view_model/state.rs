@@ -57,7 +57,7 @@ pub fn allocator_state_at(model: &DeviceModel, snapshot: &Snapshot, event: i64) 
             continue;
         }
         let pending_free = a
-            .free_requested_event
+            .free_requested_event()
             .is_some_and(|r| i64::from(r) <= event);
         row.blocks.push(BlockBox {
             address: a.addr,
@@ -103,7 +103,7 @@ pub fn events_of(model: &DeviceModel, allocations: &[u32]) -> Vec<u32> {
     let mut events: Vec<u32> = allocations
         .iter()
         .filter_map(|&a| all.get(a as usize))
-        .flat_map(|a| [a.alloc_event, a.free_requested_event, a.free_event])
+        .flat_map(|a| [a.alloc_event(), a.free_requested_event(), a.free_event()])
         .flatten()
         .collect();
     events.sort_unstable();
@@ -214,19 +214,19 @@ mod tests {
         let all = &m.blocks.lifetimes.allocations;
         let freed = all
             .iter()
-            .position(|a| a.alloc_event.is_some() && a.free_event.is_some())
+            .position(|a| a.alloc_event().is_some() && a.free_event().is_some())
             .unwrap() as u32;
         let live = all
             .iter()
-            .position(|a| a.alloc_event.is_some() && a.free_event.is_none())
+            .position(|a| a.alloc_event().is_some() && a.free_event().is_none())
             .unwrap() as u32;
         let events = events_of(&m, &[live, freed, live]);
         let a = &all[freed as usize];
-        let mut want: Vec<u32> = [a.alloc_event, a.free_requested_event, a.free_event]
+        let mut want: Vec<u32> = [a.alloc_event(), a.free_requested_event(), a.free_event()]
             .into_iter()
             .flatten()
             .collect();
-        want.push(all[live as usize].alloc_event.unwrap());
+        want.push(all[live as usize].alloc_event().unwrap());
         want.sort_unstable();
         assert_eq!(events, want);
         let rows = rows_of(&m, &s, events.iter().map(|&e| e as usize));

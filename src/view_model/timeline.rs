@@ -128,7 +128,7 @@ impl TimelineModel {
                 None => format!("{what} at entry {e}"),
             },
         };
-        let freed = match a.free_event {
+        let freed = match a.free_event() {
             None => "live at the end".to_string(),
             f => when(f, "freed"),
         };
@@ -136,7 +136,7 @@ impl TimelineModel {
             "{name}  {} ({} bytes)\n{}\n{freed}",
             bytes(a.size),
             grouped(a.size),
-            when(a.alloc_event, "allocated")
+            when(a.alloc_event(), "allocated")
         );
         if self.layout.tolerance > 0 {
             text.push_str(&format!(
@@ -293,12 +293,12 @@ mod tests {
             .allocations
             .iter()
             .enumerate()
-            .find(|(_, a)| a.free_event.is_some() && a.alloc_event.is_some())
+            .find(|(_, a)| a.free_event().is_some() && a.alloc_event().is_some())
             .unwrap();
         let text = t.describe(i as u32, None);
         assert!(text.starts_with(&a.name()), "{text}");
-        assert!(text.contains(&format!("allocated at entry {}", a.alloc_event.unwrap())));
-        assert!(text.contains(&format!("freed at entry {}", a.free_event.unwrap())));
+        assert!(text.contains(&format!("allocated at entry {}", a.alloc_event().unwrap())));
+        assert!(text.contains(&format!("freed at entry {}", a.free_event().unwrap())));
         assert_eq!(t.describe(u32::MAX, None), "");
     }
 

@@ -28,7 +28,7 @@ pub fn StackPanel(ui: Ui, segments: bool) -> impl IntoView {
             let t = if segments { m.segments(s) } else { &m.blocks };
             let a = t.lifetimes.allocations.get(allocation as usize)?;
             let mut extra = Vec::new();
-            if let Some(e) = a.alloc_event.or(a.free_event) {
+            if let Some(e) = a.alloc_event().or(a.free_event()) {
                 let entry = s.trace(device).get(e as usize);
                 if let Some(c) = entry
                     .compile_context
@@ -40,7 +40,7 @@ pub fn StackPanel(ui: Ui, segments: bool) -> impl IntoView {
                     extra.push(("user_metadata".to_string(), s.str(u).to_string()));
                 }
             }
-            extra.push(("stream".to_string(), a.stream.to_string()));
+            extra.push(("stream".to_string(), t.lifetimes.stream_of(a).to_string()));
             Some(Pinned {
                 allocation,
                 head: t.describe(allocation, times),

@@ -175,7 +175,7 @@ pub async fn recommendations_sliced<P: crate::batch::Pause>(
         std::collections::HashMap::new();
     for part in lifetimes.allocations.chunks(crate::batch::BATCH) {
         for a in part {
-            if let (Some(_), Some(f)) = (a.alloc_event, a.free_event) {
+            if let (Some(_), Some(f)) = (a.alloc_event(), a.free_event()) {
                 let e = freed_by_stack.entry(a.stack).or_insert((0, u32::MAX));
                 e.0 += 1;
                 e.1 = e.1.min(f);
@@ -187,12 +187,12 @@ pub async fn recommendations_sliced<P: crate::batch::Pause>(
     for part in lifetimes.allocations.chunks(crate::batch::BATCH) {
         suspects.extend(
             part.iter()
-                .filter(|a| a.free_event.is_none() && a.stack != crate::model::StackId::EMPTY)
+                .filter(|a| a.free_event().is_none() && a.stack != crate::model::StackId::EMPTY)
                 .filter(|a| {
                     freed_by_stack
                         .get(&a.stack)
                         .is_some_and(|&(n, first_free)| {
-                            n >= 3 && a.alloc_event.is_some_and(|x| x > first_free)
+                            n >= 3 && a.alloc_event().is_some_and(|x| x > first_free)
                         })
                 }),
         );

@@ -10,6 +10,8 @@
 //! An `alloc` at an address that is already open replaces it in the address map (as MemoryViz does), so the
 //! earlier lifetime never closes.
 
+use std::num::NonZeroU32;
+
 use foldhash::HashMap;
 
 use crate::model::{Action, BlockState, Snapshot, StackId};
@@ -27,37 +29,118 @@ pub enum Origin {
 }
 
 /// One allocation's lifetime on a device.
+///
+/// 40 bytes: a 1 GB snapshot holds millions of these, so trace entries are 4-byte references, the stream
+/// is an index into [`Lifetimes::streams`], and the [`Origin`] follows from which entries are there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Allocation {
     pub addr: u64,
     pub size: u64,
-    pub stream: u64,
     pub stack: StackId,
-    /// Trace index of its `alloc`; `None` when it began before the trace.
-    pub alloc_event: Option<u32>,
-    /// Trace index of the free that ended it; `None` while still live at the end.
-    pub free_event: Option<u32>,
-    /// Trace index of its `free_requested` (blocks only): from then until `free_event` it is pending free.
-    pub free_requested_event: Option<u32>,
     /// How many times this address had been freed before: the `_N` of `b7f3a…_N`.
     pub version: u32,
-    pub origin: Origin,
+    alloc: EntryRef,
+    free: EntryRef,
+    free_requested: EntryRef,
+    stream: u32,
 }
 
+// The page holds millions of these (see the type's comment).
+const _: () = assert!(std::mem::size_of::<Allocation>() == 40);
+
 impl Allocation {
+    /// Trace index of its `alloc`; `None` when it began before the trace.
+    pub fn alloc_event(&self) -> Option<u32> {
+        self.alloc.get()
+    }
+    /// Trace index of the free that ended it; `None` while still live at the end.
+    pub fn free_event(&self) -> Option<u32> {
+        self.free.get()
+    }
+    /// Trace index of its `free_requested` (blocks only): from then until the free it is pending free.
+    pub fn free_requested_event(&self) -> Option<u32> {
+        self.free_requested.get()
+    }
+    /// Where the lifetime comes from.
+    pub fn origin(&self) -> Origin {
+        match (self.alloc_event(), self.free_event()) {
+            (Some(_), _) => Origin::Alloc,
+            (None, Some(_)) => Origin::FreeOnly,
+            (None, None) => Origin::SnapshotBlock,
+        }
+    }
     /// Live right after trace entry `event` (`-1`: before the first entry).
     pub fn is_live_at(&self, event: i64) -> bool {
-        let opened = self.alloc_event.is_none_or(|a| i64::from(a) <= event);
-        let open = self.free_event.is_none_or(|f| i64::from(f) > event);
+        let opened = self.alloc_event().is_none_or(|a| i64::from(a) <= event);
+        let open = self.free_event().is_none_or(|f| i64::from(f) > event);
         opened && open
     }
     /// True when it began before the trace.
     pub fn is_initial(&self) -> bool {
-        self.alloc_event.is_none()
+        self.alloc_event().is_none()
+    }
+    /// An allocation of `size` bytes at `addr` on the first stream, with the empty stack, from entry
+    /// `alloc` (or before the trace) to entry `free` (or the end): for tests that build lifetimes by hand.
+    #[doc(hidden)]
+    pub fn spanning(addr: u64, size: u64, alloc: Option<u32>, free: Option<u32>) -> Allocation {
+        Allocation {
+            addr,
+            size,
+            stack: StackId::EMPTY,
+            version: 0,
+            alloc: EntryRef::of(alloc),
+            free: EntryRef::of(free),
+            free_requested: EntryRef::NONE,
+            stream: 0,
+        }
     }
     /// `b7f3a2c000000_3`: MemoryViz's searchable name for this block's lifetime.
     pub fn name(&self) -> String {
         block_name(self.addr, self.version)
+    }
+}
+
+/// A trace entry's index, or none, in 4 bytes (stored as index + 1). Trace indices are u32 throughout;
+/// the last one (`u32::MAX`) would read as none, and no tab or file holds 4 G entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct EntryRef(Option<NonZeroU32>);
+
+impl EntryRef {
+    const NONE: EntryRef = EntryRef(None);
+    fn at(i: u32) -> EntryRef {
+        EntryRef(NonZeroU32::new(i.wrapping_add(1)))
+    }
+    fn of(i: Option<u32>) -> EntryRef {
+        i.map_or(EntryRef::NONE, EntryRef::at)
+    }
+    fn get(self) -> Option<u32> {
+        self.0.map(|v| v.get() - 1)
+    }
+}
+
+/// Stream handles seen by one device's lifetimes, each stored once.
+#[derive(Debug, Default)]
+struct StreamTable {
+    handles: Vec<u64>,
+    index: HashMap<u64, u32>,
+    last: Option<(u64, u32)>,
+}
+
+impl StreamTable {
+    fn intern(&mut self, handle: u64) -> u32 {
+        // Most entries are on the stream of the one before them.
+        if let Some((h, i)) = self.last {
+            if h == handle {
+                return i;
+            }
+        }
+        let handles = &mut self.handles;
+        let i = *self.index.entry(handle).or_insert_with(|| {
+            handles.push(handle);
+            handles.len() as u32 - 1
+        });
+        self.last = Some((handle, i));
+        i
     }
 }
 
@@ -109,6 +192,8 @@ pub struct Lifetimes {
     /// `entry` is its `alloc_event`, else closes it. (A segment unmap can close one range and open the
     /// pieces it leaves, so an entry may appear more than once.)
     pub changes: Vec<(u32, u32)>,
+    /// Stream handles, indexed by each allocation's stream (see [`Lifetimes::stream_of`]).
+    pub streams: Vec<u64>,
 }
 
 /// The peak of live bytes.
@@ -181,6 +266,7 @@ impl Lifetimes {
         let mut open: HashMap<u64, u32> = HashMap::default();
         let mut versions: HashMap<u64, u32> = HashMap::default();
         let mut requested: HashMap<u64, u32> = HashMap::default();
+        let mut streams = StreamTable::default();
         let mut changes: Vec<(u32, u32)> = Vec::new();
         let _ = changes.try_reserve_exact(opens + closes);
         // In batches: this runs once per file on the page's thread (see `batch`).
@@ -194,6 +280,7 @@ impl Lifetimes {
                             &mut allocations,
                             &mut open,
                             &mut changes,
+                            &mut streams,
                             i as u32,
                             addr,
                             trace.size[i],
@@ -208,13 +295,12 @@ impl Lifetimes {
                         allocations.push(Allocation {
                             addr,
                             size: trace.size[i],
-                            stream: trace.stream[i],
                             stack: trace.stack[i],
-                            alloc_event: Some(i as u32),
-                            free_event: None,
-                            free_requested_event: None,
                             version,
-                            origin: Origin::Alloc,
+                            alloc: EntryRef::at(i as u32),
+                            free: EntryRef::NONE,
+                            free_requested: EntryRef::NONE,
+                            stream: streams.intern(trace.stream[i]),
                         });
                         let id = allocations.len() as u32 - 1;
                         open.insert(addr, id);
@@ -227,22 +313,23 @@ impl Lifetimes {
                         let id = match open.remove(&addr) {
                             Some(id) => {
                                 let a = &mut allocations[id as usize];
-                                a.free_event = Some(i as u32);
-                                a.free_requested_event = free_requested_event
-                                    .filter(|&r| a.alloc_event.is_none_or(|x| r > x));
+                                a.free = EntryRef::at(i as u32);
+                                a.free_requested = EntryRef::of(
+                                    free_requested_event
+                                        .filter(|&r| a.alloc_event().is_none_or(|x| r > x)),
+                                );
                                 id
                             }
                             None => {
                                 allocations.push(Allocation {
                                     addr,
                                     size: trace.size[i],
-                                    stream: trace.stream[i],
                                     stack: trace.stack[i],
-                                    alloc_event: None,
-                                    free_event: Some(i as u32),
-                                    free_requested_event,
                                     version: current,
-                                    origin: Origin::FreeOnly,
+                                    alloc: EntryRef::NONE,
+                                    free: EntryRef::at(i as u32),
+                                    free_requested: EntryRef::of(free_requested_event),
+                                    stream: streams.intern(trace.stream[i]),
                                 });
                                 allocations.len() as u32 - 1
                             }
@@ -279,13 +366,12 @@ impl Lifetimes {
                     allocations.push(Allocation {
                         addr: seg.address,
                         size: before,
-                        stream: seg.stream,
                         stack: seg.stack,
-                        alloc_event: None,
-                        free_event: None,
-                        free_requested_event: None,
                         version: versions.get(&seg.address).copied().unwrap_or(0),
-                        origin: Origin::SnapshotBlock,
+                        alloc: EntryRef::NONE,
+                        free: EntryRef::NONE,
+                        free_requested: EntryRef::NONE,
+                        stream: streams.intern(seg.stream),
                     });
                 }
                 continue;
@@ -295,13 +381,12 @@ impl Lifetimes {
                     allocations.push(Allocation {
                         addr: b.address,
                         size: b.requested_size,
-                        stream: seg.stream,
                         stack: b.stack,
-                        alloc_event: None,
-                        free_event: None,
-                        free_requested_event: None,
                         version: versions.get(&b.address).copied().unwrap_or(0),
-                        origin: Origin::SnapshotBlock,
+                        alloc: EntryRef::NONE,
+                        free: EntryRef::NONE,
+                        free_requested: EntryRef::NONE,
+                        stream: streams.intern(seg.stream),
                     });
                 }
             }
@@ -325,7 +410,7 @@ impl Lifetimes {
                             break;
                         }
                         let a = &allocations[id as usize];
-                        if a.alloc_event == Some(x) {
+                        if a.alloc_event() == Some(x) {
                             live += a.size as i128;
                         } else {
                             live -= a.size as i128;
@@ -345,6 +430,7 @@ impl Lifetimes {
             initial_bytes,
             live_after,
             changes,
+            streams: streams.handles,
         }
     }
 
@@ -367,6 +453,11 @@ impl Lifetimes {
             }
         });
         peak
+    }
+
+    /// The stream handle `a` was allocated on.
+    pub fn stream_of(&self, a: &Allocation) -> u64 {
+        self.streams.get(a.stream as usize).copied().unwrap_or(0)
     }
 
     /// Live bytes right after `event` (`-1`: before the first entry).
@@ -399,6 +490,7 @@ fn close_range(
     allocations: &mut Vec<Allocation>,
     open: &mut HashMap<u64, u32>,
     changes: &mut Vec<(u32, u32)>,
+    streams: &mut StreamTable,
     x: u32,
     addr: u64,
     size: u64,
@@ -417,13 +509,12 @@ fn close_range(
         allocations.push(Allocation {
             addr,
             size,
-            stream: 0,
             stack: StackId::EMPTY,
-            alloc_event: None,
-            free_event: Some(x),
-            free_requested_event: None,
             version: 0,
-            origin: Origin::FreeOnly,
+            alloc: EntryRef::NONE,
+            free: EntryRef::at(x),
+            free_requested: EntryRef::NONE,
+            stream: streams.intern(0),
         });
         changes.push((x, allocations.len() as u32 - 1));
         return;
@@ -431,7 +522,7 @@ fn close_range(
     for id in hit {
         let old = allocations[id as usize];
         open.remove(&old.addr);
-        allocations[id as usize].free_event = Some(x);
+        allocations[id as usize].free = EntryRef::at(x);
         changes.push((x, id));
         let old_end = old.addr + old.size;
         for (lo, hi) in [(old.addr, addr.max(old.addr)), (end.min(old_end), old_end)] {
@@ -439,10 +530,9 @@ fn close_range(
                 allocations.push(Allocation {
                     addr: lo,
                     size: hi - lo,
-                    alloc_event: Some(x),
-                    free_event: None,
                     version: old.version + 1,
-                    origin: Origin::Alloc,
+                    alloc: EntryRef::at(x),
+                    free: EntryRef::NONE,
                     ..old
                 });
                 let piece = allocations.len() as u32 - 1;

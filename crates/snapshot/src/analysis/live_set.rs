@@ -293,7 +293,7 @@ pub fn top_consumers(
                 allocation: i,
                 name: a.name(),
                 bytes: a.size,
-                alloc_event: a.alloc_event,
+                alloc_event: a.alloc_event(),
                 frame,
                 category: None,
             }
@@ -360,7 +360,7 @@ pub fn live_set_table(
                     .cloned()
                     .unwrap_or_default(),
                 allocation_site(snapshot, a.stack),
-                a.alloc_event
+                a.alloc_event()
                     .map_or("before the trace".into(), |e| e.to_string()),
             ]
         })

@@ -170,7 +170,7 @@ pub fn category_series(
             }
             let a = &lifetimes.allocations[id as usize];
             let c = &mut running[categories[id as usize] as usize];
-            if a.alloc_event == Some(x) {
+            if a.alloc_event() == Some(x) {
                 *c = c.saturating_add(a.size);
             } else {
                 *c = c.saturating_sub(a.size);

@@ -298,7 +298,7 @@ impl<'a> Matcher<'a> {
                         return true;
                     }
                 }
-                self.stack_hit(text, a.stack) || self.entry_hit(text, a.alloc_event)
+                self.stack_hit(text, a.stack) || self.entry_hit(text, a.alloc_event())
             }
         }
     }

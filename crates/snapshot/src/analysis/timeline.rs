@@ -55,6 +55,42 @@ pub struct TimelineLayout {
     /// 0 when every band is where MemoryViz would draw it; otherwise each band's drawn bottom is at most
     /// this many bytes above its true one (see [`POINT_BUDGET`]).
     pub tolerance: u64,
+    /// Band of each allocation (`u32::MAX`: not drawn as its own band).
+    band_of: Vec<u32>,
+    spans: SpanIndex,
+}
+
+/// The bands grouped by how many entries they last, in powers of two, each group in opening order (so by
+/// start): a frame finds the bands wide enough to see in its view, and a pointer the band under it,
+/// without a walk over millions of bands (a fully detailed 2 GB snapshot has 6 M).
+#[derive(Debug, Clone, PartialEq)]
+struct SpanIndex {
+    /// Band indices, group after group.
+    order: Vec<u32>,
+    /// Where each group begins in `order`, and where the last ends. Group `k` holds the bands whose span
+    /// (`end - start`) is in `[2^k - 1, 2^(k+1) - 1)`.
+    groups: [u32; SPAN_GROUPS + 1],
+}
+
+const SPAN_GROUPS: usize = 33;
+
+impl Default for SpanIndex {
+    fn default() -> SpanIndex {
+        SpanIndex {
+            order: Vec::new(),
+            groups: [0; SPAN_GROUPS + 1],
+        }
+    }
+}
+
+/// Group of a band's span (see [`SpanIndex`]).
+fn span_group(b: &Band) -> usize {
+    (u64::from(b.end.saturating_sub(b.start)) + 1).ilog2() as usize
+}
+
+/// The longest span group `k` holds.
+fn group_max_span(k: usize) -> u64 {
+    (1u64 << (k + 1)) - 2
 }
 
 impl TimelineLayout {
@@ -74,18 +110,41 @@ impl TimelineLayout {
 
     /// The band under `(x, bytes)`, if any (ties: the topmost drawn).
     pub fn band_at(&self, x: u32, bytes: f64) -> Option<usize> {
-        self.bands.iter().enumerate().rev().find_map(|(i, b)| {
-            if x < b.start || x >= b.end.max(b.start.saturating_add(1)) {
-                return None;
-            }
-            let bottom = self.offset_at(b, x) as f64;
-            (bytes >= bottom && bytes < bottom + b.size as f64).then_some(i)
-        })
+        // The last such band, as MemoryViz (within a tolerance, bands may overlap).
+        self.bands_in(x, x, 0)
+            .filter(|&i| {
+                let b = &self.bands[i];
+                if x < b.start || x >= b.end.max(b.start.saturating_add(1)) {
+                    return false;
+                }
+                let bottom = self.offset_at(b, x) as f64;
+                bytes >= bottom && bytes < bottom + b.size as f64
+            })
+            .max()
     }
 
     /// Index of the band of allocation `allocation`, if drawn.
     pub fn band_of(&self, allocation: u32) -> Option<usize> {
-        self.bands.iter().position(|b| b.allocation == allocation)
+        let band = *self.band_of.get(allocation as usize)?;
+        (band != u32::MAX).then_some(band as usize)
+    }
+
+    /// The bands that may reach into entries `[x0, x1]` and last `min_span` entries or more: every band
+    /// that does, and some that do not (the caller checks each): at most about twice as many as there
+    /// are, plus those of the longest spans. In no set order.
+    pub fn bands_in(&self, x0: u32, x1: u32, min_span: u32) -> impl Iterator<Item = usize> + '_ {
+        let index = &self.spans;
+        (0..SPAN_GROUPS)
+            .filter(move |&k| group_max_span(k) >= u64::from(min_span))
+            .flat_map(move |k| {
+                let group = &index.order[index.groups[k] as usize..index.groups[k + 1] as usize];
+                // A band of this group that reaches x0 starts at most its span before it.
+                let from = u64::from(x0).saturating_sub(group_max_span(k));
+                let start = |&b: &u32| u64::from(self.bands[b as usize].start);
+                let lo = group.partition_point(|b| start(b) < from);
+                let hi = group.partition_point(|b| start(b) <= u64::from(x1));
+                group[lo..hi.max(lo)].iter().map(|&b| b as usize)
+            })
     }
 }
 
@@ -247,7 +306,36 @@ async fn layout_sliced<P: Pause>(
         filled[b] += 1;
     };
     stack.replay(tolerance, &mut write, pause).await;
+    layout.spans = SpanIndex::new(&layout.bands, pause).await;
+    layout.band_of = stack.band_of;
     layout
+}
+
+impl SpanIndex {
+    /// Bands in opening order start in order: a stable counting sort by group keeps each group so.
+    async fn new<P: Pause>(bands: &[Band], pause: &mut P) -> SpanIndex {
+        let mut groups = [0u32; SPAN_GROUPS + 1];
+        let count = |r: std::ops::Range<usize>| {
+            for b in &bands[r] {
+                groups[span_group(b) + 1] += 1;
+            }
+        };
+        ranges_paused(bands.len(), count, pause).await;
+        for k in 0..SPAN_GROUPS {
+            groups[k + 1] += groups[k];
+        }
+        let mut order = crate::batch::filled(0u32, bands.len(), pause).await;
+        let mut next = groups;
+        let place = |r: std::ops::Range<usize>| {
+            for (i, b) in bands[r.clone()].iter().enumerate() {
+                let k = span_group(b);
+                order[next[k] as usize] = (r.start + i) as u32;
+                next[k] += 1;
+            }
+        };
+        ranges_paused(bands.len(), place, pause).await;
+        SpanIndex { order, groups }
+    }
 }
 
 /// What a replay of the stacking reports. `band` is the band's place in opening order, which is its
@@ -295,7 +383,7 @@ impl<'a> Stacking<'a> {
             if k % BATCH == BATCH - 1 {
                 pause.pause().await;
             }
-            if allocs[id as usize].alloc_event == Some(x) {
+            if allocs[id as usize].alloc_event() == Some(x) {
                 open(id as usize, &mut order);
             }
         }
@@ -331,7 +419,7 @@ impl<'a> Stacking<'a> {
             }
             let a = &allocs[id as usize];
             let band = band as usize;
-            if a.alloc_event == Some(x) {
+            if a.alloc_event() == Some(x) {
                 live.add(band, 1);
                 live_count += 1;
             } else if live.point(band) == 1 {
@@ -386,7 +474,7 @@ impl<'a> Stacking<'a> {
                 pause.pause().await;
             }
             let a = &allocs[id as usize];
-            let opening = a.alloc_event == Some(x);
+            let opening = a.alloc_event() == Some(x);
             let band = self.band_of[id as usize];
             if band == u32::MAX {
                 summarized = match opening {
@@ -636,34 +724,19 @@ impl RangeMax {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::lifetimes::{Allocation, Kind, Origin};
-    use crate::StackId;
+    use crate::analysis::lifetimes::{Allocation, Kind};
 
     /// Lifetimes from `(alloc entry or None for initial, free entry or None, size)`, trace of `len`.
     fn lifetimes(spans: &[(Option<u32>, Option<u32>, u64)], len: u32) -> Lifetimes {
         let allocations: Vec<Allocation> = spans
             .iter()
             .enumerate()
-            .map(|(i, &(a, f, size))| Allocation {
-                addr: i as u64 * 4096,
-                size,
-                stream: 0,
-                stack: StackId::EMPTY,
-                alloc_event: a,
-                free_event: f,
-                free_requested_event: None,
-                version: 0,
-                origin: if a.is_some() {
-                    Origin::Alloc
-                } else {
-                    Origin::FreeOnly
-                },
-            })
+            .map(|(i, &(a, f, size))| Allocation::spanning(i as u64 * 4096, size, a, f))
             .collect();
         let mut changes: Vec<(u32, u32)> = Vec::new();
         for (i, a) in allocations.iter().enumerate() {
-            changes.extend(a.alloc_event.map(|x| (x, i as u32)));
-            changes.extend(a.free_event.map(|x| (x, i as u32)));
+            changes.extend(a.alloc_event().map(|x| (x, i as u32)));
+            changes.extend(a.free_event().map(|x| (x, i as u32)));
         }
         changes.sort();
         let initial_bytes = allocations
@@ -687,6 +760,7 @@ mod tests {
             initial_bytes,
             live_after,
             changes,
+            streams: vec![0],
         }
     }
 
@@ -716,7 +790,7 @@ mod tests {
             if !drawn[id as usize] {
                 continue;
             }
-            if l.allocations[id as usize].alloc_event == Some(x) {
+            if l.allocations[id as usize].alloc_event() == Some(x) {
                 stack.push(id);
             } else {
                 stack.retain(|&s| s != id);
@@ -776,6 +850,49 @@ mod tests {
                         if x >= b.start && x < b.end {
                             assert_eq!(layout.offset_at(b, x) as u64, bottom, "seed {seed}");
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_span_index_finds_every_band_a_view_or_a_point_reaches() {
+        for seed in 1..12 {
+            let spans = random_spans(seed * 6151, 300);
+            let l = lifetimes(&spans, 601);
+            for detail in [1.0, 0.3] {
+                let layout = timeline_layout(&l, detail);
+                for (i, b) in layout.bands.iter().enumerate() {
+                    assert_eq!(layout.band_of(b.allocation), Some(i));
+                }
+                let drawn = layout.bands.len();
+                assert_eq!(
+                    (0..l.allocations.len() as u32)
+                        .filter(|&a| layout.band_of(a).is_some())
+                        .count(),
+                    drawn
+                );
+                for (x0, x1, min_span) in [(0, 600, 0), (100, 140, 0), (250, 250, 3), (0, 40, 90)] {
+                    let mut found: Vec<usize> = layout.bands_in(x0, x1, min_span).collect();
+                    found.sort_unstable();
+                    assert!(found.windows(2).all(|w| w[0] < w[1]), "each band once");
+                    let wanted = layout.bands.iter().enumerate().filter(|(_, b)| {
+                        b.start <= x1 && b.end >= x0 && b.end - b.start >= min_span
+                    });
+                    for (i, _) in wanted {
+                        assert!(found.binary_search(&i).is_ok(), "seed {seed}: band {i}");
+                    }
+                }
+                for x in (0..601).step_by(7) {
+                    for bytes in [0.0, 3000.0, 40_000.0, 200_000.0] {
+                        let naive = layout.bands.iter().enumerate().rev().find_map(|(i, b)| {
+                            let inside = x >= b.start && x < b.end.max(b.start + 1);
+                            let bottom = layout.offset_at(b, x) as f64;
+                            (inside && bytes >= bottom && bytes < bottom + b.size as f64)
+                                .then_some(i)
+                        });
+                        assert_eq!(layout.band_at(x, bytes), naive, "seed {seed} at {x}");
                     }
                 }
             }
