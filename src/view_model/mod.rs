@@ -41,8 +41,9 @@ pub struct DeviceModel {
     history: OnceCell<History>,
     /// Category names and each block allocation's category.
     categories: OnceCell<Rc<Categories>>,
-    /// The analysis panels' report and what it was made for (entry, framework frames hidden).
-    report: Option<(AnalysisKey, DeviceReport)>,
+    /// The analysis panels' reports and what each was made for (entry, framework frames hidden): the
+    /// last one at the peak and the last one at another entry, so going back to the peak is at once.
+    reports: Vec<(AnalysisKey, DeviceReport)>,
 }
 
 /// What a report was made for: the entry analysed (`None`: the peak) and whether framework frames are
@@ -170,7 +171,7 @@ impl DeviceModel {
             segments: OnceCell::new(),
             history: OnceCell::new(),
             categories: OnceCell::new(),
-            report: None,
+            reports: Vec::new(),
         }
     }
 
@@ -265,25 +266,23 @@ impl DeviceModel {
         let _ = self.categories.set(categories.into());
     }
 
-    /// The report for `key`, if it is the one made last.
+    /// The report for `key`, if made and kept (the last at the peak and the last at another entry).
     pub fn built_report(&self, key: AnalysisKey) -> Option<&DeviceReport> {
-        self.report
-            .as_ref()
-            .filter(|(k, _)| *k == key)
-            .map(|(_, r)| r)
+        self.reports.iter().find(|(k, _)| *k == key).map(|(_, r)| r)
     }
 
     /// Takes the report for `key`, made apart.
     pub fn set_report(&mut self, key: AnalysisKey, report: DeviceReport) {
-        self.report = Some((key, report));
+        let at_peak = |k: &AnalysisKey| k.0.is_none();
+        self.reports.retain(|(k, _)| at_peak(k) != at_peak(&key));
+        self.reports.push((key, report));
     }
 
     /// The report for `key`, made on first use and kept until another entry or filter is asked for (the
     /// page builds reports in the background instead: see [`Self::set_report`]).
     #[cfg(test)]
     pub fn report(&mut self, snapshot: &Snapshot, key: AnalysisKey) -> &DeviceReport {
-        if self.report.as_ref().is_none_or(|(k, _)| *k != key) {
-            self.report = None;
+        if self.built_report(key).is_none() {
             let c = self.categories(snapshot);
             let made = run_ready(report(
                 snapshot,
@@ -292,14 +291,9 @@ impl DeviceModel {
                 key,
                 &mut NoPause,
             ));
-            self.report = Some((key, made));
+            self.set_report(key, made);
         }
-        &self.report.as_ref().expect("made above").1
-    }
-
-    /// The last report made, if any (for event handlers that follow a report already on screen).
-    pub fn last_report(&self) -> Option<&DeviceReport> {
-        self.report.as_ref().map(|(_, r)| r)
+        self.built_report(key).expect("made above")
     }
 
     /// Bytes per category live at `event`, in category order.
@@ -503,6 +497,15 @@ mod tests {
             at.live_bytes
         );
         assert_eq!(at.live_set.all_allocations().len(), at.live_allocations);
+        // The peak's report is kept beside the last other entry's; a third entry replaces the second.
+        assert!(m.built_report((None, true)).is_some());
+        m.report(&s, (Some(6000), true));
+        assert!(m.built_report((None, true)).is_some());
+        assert!(m.built_report((Some(5000), true)).is_none());
+        assert_eq!(
+            m.built_report((Some(6000), true)).map(|r| r.event),
+            Some(6000)
+        );
     }
 
     #[test]

@@ -38,18 +38,18 @@ fn with_report<R>(ui: Ui, f: impl FnOnce(&DeviceReport) -> R) -> Option<R> {
     done
 }
 
-/// Runs `f` on the current device's model when the report the panels show is made (no tracking: for
-/// event handlers).
-fn with_model_untracked<R>(ui: Ui, f: impl FnOnce(&DeviceModel, &Snapshot) -> R) -> Option<R> {
+/// Runs `f` on the current device's model and the report the panels show, when it is made (no
+/// tracking: for event handlers).
+fn with_model_untracked<R>(
+    ui: Ui,
+    f: impl FnOnce(&DeviceModel, &DeviceReport, &Snapshot) -> R,
+) -> Option<R> {
     let (file, device) = (ui.file.get_untracked(), ui.device.get_untracked());
     let key = (
         ui.analysis_event.get_untracked(),
         ui.hide_framework.get_untracked(),
     );
-    store::with_model(file, device, |m, s| {
-        m.built_report(key).is_some().then(|| f(m, s))
-    })
-    .flatten()
+    store::with_model(file, device, |m, s| m.built_report(key).map(|r| f(m, r, s))).flatten()
 }
 
 #[component]
@@ -151,8 +151,8 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
 
 /// Downloads the live set at the analysed entry as CSV (exact bytes; its rows add up to the live bytes).
 fn export_live_set(ui: Ui) {
-    let made = with_model_untracked(ui, |m, s| {
-        let event = m.last_report()?.event;
+    let made = with_model_untracked(ui, |m, r, s| {
+        let event = r.event;
         let c = m.categories(s);
         let table = memograph_snapshot::analysis::live_set::live_set_table(
             s,
@@ -183,11 +183,9 @@ fn entry_name(event: i64) -> String {
 /// the report's list) as CSV.
 fn export_consumers(ui: Ui) {
     use memograph_snapshot::analysis::live_set::consumers_table;
-    let csv = with_model_untracked(ui, |m, _| {
-        m.last_report()
-            .map(|r| (r.event, consumers_table(&r.top_consumers).csv()))
-    })
-    .flatten();
+    let csv = with_model_untracked(ui, |_, r, _| {
+        (r.event, consumers_table(&r.top_consumers).csv())
+    });
     if let Some((event, csv)) = csv {
         let name = format!("memograph_top_consumers_{}.csv", entry_name(event));
         super::export::save_text(&name, "text/csv", &csv);
@@ -196,16 +194,13 @@ fn export_consumers(ui: Ui) {
 
 /// Downloads the analyses the panels show (the engine's report of this device at this entry) as JSON.
 fn export_report(ui: Ui) {
-    let json = with_model_untracked(ui, |m, _| {
-        m.last_report().and_then(|r| serde_json::to_string(r).ok())
-    })
-    .flatten();
+    let json = with_model_untracked(ui, |_, r, _| serde_json::to_string(r).ok()).flatten();
     if let Some(json) = json {
         super::export::save_text("memograph_analyses.json", "application/json", &json);
     }
 }
 
-type PickFn = fn(&DeviceModel, &Snapshot, usize) -> Option<(Highlight, Option<u32>)>;
+type PickFn = fn(&DeviceModel, &DeviceReport, &Snapshot, usize) -> Option<(Highlight, Option<u32>)>;
 
 /// The report's charts this view shows; each draws on any plotters backend (the canvas, and SVG for
 /// export).
@@ -269,8 +264,13 @@ impl Drawing {
 /// Rows of the largest-allocations chart.
 const TOP_ROWS: usize = 15;
 
-fn pick_consumer(m: &DeviceModel, _: &Snapshot, k: usize) -> Option<(Highlight, Option<u32>)> {
-    let c = m.last_report()?.top_consumers.get(k)?;
+fn pick_consumer(
+    _: &DeviceModel,
+    r: &DeviceReport,
+    _: &Snapshot,
+    k: usize,
+) -> Option<(Highlight, Option<u32>)> {
+    let c = r.top_consumers.get(k)?;
     let label = format!("{} {}", c.name, bytes(c.bytes));
     Some((
         Highlight::new(label, vec![c.allocation]),
@@ -278,8 +278,13 @@ fn pick_consumer(m: &DeviceModel, _: &Snapshot, k: usize) -> Option<(Highlight, 
     ))
 }
 
-fn pick_component(m: &DeviceModel, s: &Snapshot, k: usize) -> Option<(Highlight, Option<u32>)> {
-    let component = m.last_report()?.components.get(k)?.component;
+fn pick_component(
+    m: &DeviceModel,
+    r: &DeviceReport,
+    s: &Snapshot,
+    k: usize,
+) -> Option<(Highlight, Option<u32>)> {
+    let component = r.components.get(k)?.component;
     let c = m.categories(s);
     let wanted: Vec<bool> = c
         .names
@@ -329,7 +334,7 @@ fn Chart(
         let Some(k) = b.at(x as i32, y as i32) else {
             return;
         };
-        if let Some((h, pin)) = with_model_untracked(ui, |m, s| pick(m, s, k)).flatten() {
+        if let Some((h, pin)) = with_model_untracked(ui, |m, r, s| pick(m, r, s, k)).flatten() {
             ui.highlight.set(Some(h));
             if pin.is_some() {
                 ui.pinned.set(pin);
@@ -466,7 +471,7 @@ fn CategoryLegend(ui: Ui) -> impl IntoView {
             {move || rows().into_iter().map(|(k, n, name, b, share)| {
                 let label = name.clone();
                 let pick = move |_| {
-                    let h = with_model_untracked(ui, |m, s| {
+                    let h = with_model_untracked(ui, |m, _, s| {
                         let c = m.categories(s);
                         let all = (0..c.of.len() as u32).filter(|&i| c.of[i as usize] as usize == k).collect();
                         Some(Highlight::new(label.clone(), all))
@@ -514,8 +519,8 @@ fn LiveSetTree(ui: Ui) -> impl IntoView {
                 });
                 let (label, title) = (frame.clone(), frame.clone());
                 let pick = move |_| {
-                    let h = with_model_untracked(ui, |m, _| {
-                        let tree = &m.last_report()?.live_set;
+                    let h = with_model_untracked(ui, |_, r, _| {
+                        let tree = &r.live_set;
                         let node = tree.at(&path)?;
                         let frames = tree.frames_of(&path)?;
                         Some(Highlight::new(short_frame(&label), node.all_allocations())
