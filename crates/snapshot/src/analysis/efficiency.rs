@@ -1,7 +1,7 @@
 //! How well the caching allocator uses what it reserved: allocated vs reserved, cached free blocks,
 //! rounding waste, fragmentation; recommendations with their evidence; size distributions.
 
-use super::lifetimes::{reserved_series, Allocation, Lifetimes};
+use super::lifetimes::{reserved_series, Allocation, Lifetimes, Peak};
 use super::live_set::allocation_site;
 use super::stats::segment_stats;
 use crate::model::{Action, BlockState, Snapshot};
@@ -50,15 +50,37 @@ pub fn efficiency_with(
     snapshot: &Snapshot,
     lifetimes: &Lifetimes,
     device: i64,
-    (start, reserved): (u64, &[u64]),
+    reserved: (u64, &[u64]),
 ) -> Efficiency {
     let peak = lifetimes.peak();
+    crate::batch::run_ready(efficiency_sliced(
+        snapshot,
+        device,
+        peak,
+        reserved,
+        &mut crate::batch::NoPause,
+    ))
+}
+
+/// [`efficiency_with`] at the block lifetimes' `peak` (the caller has it), awaiting `pause` between
+/// batches of the reserved series.
+pub async fn efficiency_sliced<P: crate::batch::Pause>(
+    snapshot: &Snapshot,
+    device: i64,
+    peak: Peak,
+    (start, reserved): (u64, &[u64]),
+    pause: &mut P,
+) -> Efficiency {
     let reserved_at_peak = if peak.event < 0 {
         start
     } else {
         reserved[peak.event as usize]
     };
-    let max_reserved = reserved.iter().copied().max().unwrap_or(start).max(start);
+    let mut max_reserved = start;
+    let scan = |r: std::ops::Range<usize>| {
+        max_reserved = reserved[r].iter().copied().fold(max_reserved, u64::max);
+    };
+    crate::batch::ranges_paused(reserved.len(), scan, pause).await;
     let (rows, totals) = segment_stats(snapshot, device);
     Efficiency {
         peak_allocated: peak.bytes,

@@ -436,12 +436,17 @@ impl Lifetimes {
 
     /// The maximum of live bytes and the first entry after which it is reached.
     pub fn peak(&self) -> Peak {
+        crate::batch::run_ready(self.peak_sliced(&mut crate::batch::NoPause))
+    }
+
+    /// [`Self::peak`], awaiting `pause` between batches (asked for by most analyses, over up to tens
+    /// of millions of entries).
+    pub async fn peak_sliced<P: crate::batch::Pause>(&self, pause: &mut P) -> Peak {
         let mut peak = Peak {
             bytes: self.initial_bytes,
             event: -1,
         };
-        // In batches (see `batch`): asked for by most analyses, over up to tens of millions of entries.
-        crate::batch::ranges(self.live_after.len(), |range| {
+        let scan = |range: std::ops::Range<usize>| {
             for i in range {
                 let b = self.live_after[i];
                 if b > peak.bytes {
@@ -451,7 +456,8 @@ impl Lifetimes {
                     };
                 }
             }
-        });
+        };
+        crate::batch::ranges_paused(self.live_after.len(), scan, pause).await;
         peak
     }
 

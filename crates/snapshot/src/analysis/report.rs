@@ -4,7 +4,7 @@
 //! out as text, JSON and charts; the page's analysis panels draw the same value.
 
 use super::categories::{categorize, category_totals, CategoryTotal, Rules};
-use super::efficiency::{efficiency_with, recommendations_sliced, size_distributions};
+use super::efficiency::{efficiency_sliced, recommendations_sliced, size_distributions};
 use super::efficiency::{Bucket, Efficiency};
 use super::efficiency::{Recommendation, LARGE_FREE_BLOCK};
 use super::lifetimes::{reserved_series_sliced, Lifetimes, Peak};
@@ -133,6 +133,25 @@ pub fn category_series(
     reserved: (u64, &[u64]),
     samples: usize,
 ) -> CategorySeries {
+    crate::batch::run_ready(category_series_sliced(
+        lifetimes,
+        categories,
+        names,
+        reserved,
+        samples,
+        &mut crate::batch::NoPause,
+    ))
+}
+
+/// [`category_series`], awaiting `pause` between batches of entries, allocations and changes.
+pub async fn category_series_sliced<P: crate::batch::Pause>(
+    lifetimes: &Lifetimes,
+    categories: &[u16],
+    names: &[String],
+    reserved: (u64, &[u64]),
+    samples: usize,
+    pause: &mut P,
+) -> CategorySeries {
     let n = lifetimes.live_after.len();
     let mut entries: Vec<i64> = Vec::new();
     if n == 0 {
@@ -141,6 +160,7 @@ pub fn category_series(
         let samples = samples.clamp(1, n);
         // In u64: `k * n` passes usize::MAX on wasm32 past 7 M entries at 600 samples.
         let at = |k: usize| (k as u64 * n as u64 / samples as u64) as usize;
+        let mut scanned = 0;
         for k in 0..samples {
             let (lo, hi) = (at(k), at(k + 1).max(at(k) + 1));
             let run = &lifetimes.live_after[lo..hi];
@@ -152,19 +172,28 @@ pub fn category_series(
                 }
             }
             entries.push(best as i64);
+            scanned += run.len();
+            if scanned >= crate::batch::BATCH {
+                scanned = 0;
+                pause.pause().await;
+            }
         }
     }
     let mut running = vec![0u64; names.len()];
-    for (i, a) in lifetimes.allocations.iter().enumerate() {
-        if a.is_initial() {
-            let c = &mut running[categories[i] as usize];
-            *c = c.saturating_add(a.size);
+    let initial = |r: std::ops::Range<usize>| {
+        for (i, a) in r.clone().zip(&lifetimes.allocations[r]) {
+            if a.is_initial() {
+                let c = &mut running[categories[i] as usize];
+                *c = c.saturating_add(a.size);
+            }
         }
-    }
+    };
+    crate::batch::ranges_paused(lifetimes.allocations.len(), initial, pause).await;
     let mut bytes = vec![Vec::with_capacity(entries.len()); names.len()];
-    let mut changes = lifetimes.changes.iter().peekable();
+    let mut next = 0;
     for &e in &entries {
-        while let Some(&&(x, id)) = changes.peek() {
+        let from = next;
+        while let Some(&(x, id)) = lifetimes.changes.get(next) {
             if i64::from(x) > e {
                 break;
             }
@@ -175,10 +204,13 @@ pub fn category_series(
             } else {
                 *c = c.saturating_sub(a.size);
             }
-            changes.next();
+            next += 1;
         }
         for (series, &b) in bytes.iter_mut().zip(&running) {
             series.push(b);
+        }
+        if next - from >= crate::batch::BATCH / 4 {
+            pause.pause().await;
         }
     }
     let (start, reserved) = reserved;
@@ -306,12 +338,14 @@ pub async fn report_sliced<P: crate::batch::Pause>(
     pause: &mut P,
 ) -> DeviceReport {
     let device = lifetimes.device;
-    let peak = lifetimes.peak();
+    let peak = lifetimes.peak_sliced(pause).await;
     let event = options.event.unwrap_or(peak.event);
     let categories = category_totals(lifetimes, of, names, event);
     pause.pause().await;
     let (start, reserved) = reserved_series_sliced(snapshot, device, pause).await;
-    let over_time = category_series(lifetimes, of, names, (start, &reserved), options.samples);
+    let series = (start, &reserved[..]);
+    let over_time =
+        category_series_sliced(lifetimes, of, names, series, options.samples, pause).await;
     pause.pause().await;
     let (live_sizes, free_sizes) = size_distributions(snapshot, lifetimes, device, event);
     pause.pause().await;
@@ -324,7 +358,7 @@ pub async fn report_sliced<P: crate::batch::Pause>(
     let mut live_set = live_set_tree(snapshot, lifetimes, event, options.hide_framework);
     live_set.prune((live_bytes as f64 * options.tree_min_share) as u64);
     pause.pause().await;
-    let efficiency = efficiency_with(snapshot, lifetimes, device, (start, &reserved));
+    let efficiency = efficiency_sliced(snapshot, device, peak, series, pause).await;
     drop(reserved);
     pause.pause().await;
     let summary = summarize_sliced(snapshot, lifetimes, pause).await;
