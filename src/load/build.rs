@@ -211,14 +211,17 @@ thread_local! {
 }
 
 /// Runs `query` over device `device` of open file `file` in the background, in slices (once its
-/// categories are built: text queries match them too), and calls `then` with the allocations found.
-/// A later find for the same `asker` abandons this one: `then` is called for the last query only.
-pub fn find(
+/// categories are built: text queries match them too), makes what it shows of the allocations found
+/// with `prepare` in the task of the last slice, and hands that to `then` in a task of its own (a frame
+/// that marks a million allocations is a task's worth). A later find for the same `asker` abandons
+/// this one: `then` is called for the last query only.
+pub fn find<T: 'static>(
     file: usize,
     device: i64,
     asker: &'static str,
     query: Query,
-    then: impl FnOnce(Vec<u32>) + 'static,
+    prepare: impl FnOnce(Vec<u32>) -> T + 'static,
+    then: impl FnOnce(T) + 'static,
 ) {
     let Some(id) = store::with_file(file, |f| f.id) else {
         return;
@@ -234,15 +237,17 @@ pub fn find(
             let of = Some((categories.of.as_slice(), categories.names.as_slice()));
             Some(search_sliced(&snapshot, &lifetimes, of, &query, pause).await)
         };
+        let still_wanted = || wanted.get() && store::index_of(id).is_some();
         let found = unless_abandoned(&wanted, id, work).await.flatten();
-        if found.is_some() {
+        let made = found.filter(|_| still_wanted()).map(prepare);
+        if made.is_some() {
             // What the result sets off (a frame with it highlighted) runs in a task of its own, not
             // in the search's last slice; a later find meanwhile still replaces it.
             super::page::next_task().await;
         }
         FINDING.with(|f| f.borrow_mut().retain(|(_, w)| !Rc::ptr_eq(w, &wanted)));
-        if let Some(found) = found.filter(|_| wanted.get() && store::index_of(id).is_some()) {
-            then(found);
+        if let Some(made) = made.filter(|_| still_wanted()) {
+            then(made);
         }
     });
 }

@@ -221,10 +221,7 @@ pub fn find(
         return false;
     };
     let text = text.to_string();
-    crate::load::build::find(file, device, asker, query, move |hits| {
-        if (ui.file.get_untracked(), ui.device.get_untracked()) != (file, device) {
-            return;
-        }
+    let prepare = move |hits: Vec<u32>| {
         let total = store::with_model(file, device, |m, _| {
             let all = &m.blocks.lifetimes.allocations;
             hits.iter()
@@ -233,7 +230,12 @@ pub fn find(
         });
         let h = Highlight::new(format!("search: {text}"), hits)
             .made_by(super::MadeBy::Search(text.clone()));
-        then(h, total.unwrap_or(0));
+        (h, total.unwrap_or(0))
+    };
+    crate::load::build::find(file, device, asker, query, prepare, move |(h, total)| {
+        if (ui.file.get_untracked(), ui.device.get_untracked()) == (file, device) {
+            then(h, total);
+        }
     });
     true
 }
