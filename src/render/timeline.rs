@@ -10,7 +10,7 @@ use memograph_snapshot::format::bytes;
 use super::colors::{self, Theme};
 use super::{Pen, Surface};
 use crate::scale::{Scale, ANNOTATION_ROW};
-use crate::view_model::{AnnotationSpan, TimelineModel};
+use crate::view_model::{AnnotationSpan, LitBands, TimelineModel};
 use crate::viewport::{byte_ticks, nice_ticks};
 
 /// What to draw besides the bands.
@@ -23,6 +23,8 @@ pub struct Overlay<'a> {
     pub show_peak: bool,
     /// Allocations to show at full strength (sorted); the others are dimmed. Empty: all.
     pub highlighted: &'a [u32],
+    /// Their bands, when the caller keeps them between frames (else read from the layout here).
+    pub lit: Option<&'a LitBands>,
     /// Colour by category: each allocation's category and the number of categories.
     pub categories: Option<(&'a [u16], usize)>,
     /// Live bytes per category across the trace: shades the area under the total by category instead of
@@ -39,6 +41,7 @@ impl Overlay<'static> {
             pinned: None,
             show_peak,
             highlighted: &[],
+            lit: None,
             categories: None,
             stacked: None,
         }
@@ -390,21 +393,37 @@ fn draw_bands<P: Pen>(
     // at least a pixel each, so what was picked is never invisible (a search can pick a million of them:
     // a path each, or one path of them all, takes seconds to rasterise; the marked pixels cost what the
     // plot's area does).
+    let read_here;
+    let lit = match overlay.lit {
+        Some(lit) => lit,
+        None if dim => {
+            read_here = LitBands::of(layout, overlay.highlighted);
+            &read_here
+        }
+        None => &LitBands::default(),
+    };
     let mut mask: Option<Mask> = None;
-    for &a in overlay.highlighted {
-        let Some(i) = layout.band_of(a) else { continue };
-        let b = &layout.bands[i];
-        if Some(i) == hovered || Some(i) == pinned || !in_view(b) || !unseen(b) {
+    for l in &lit.0 {
+        let i = l.band as usize;
+        if Some(i) == hovered || Some(i) == pinned {
+            continue;
+        }
+        let (start, end) = (l.start as f64, l.end as f64);
+        if end < x0 || start > x1 {
+            continue;
+        }
+        let last = end.max(start + 1.0);
+        let narrow = f.px(last.min(f.view.x1)) - f.px(start.max(f.view.x0)) < 0.5;
+        let size = f64::from(l.size);
+        if !(size < min_bytes || narrow) {
             continue;
         }
         let mask = mask.get_or_insert_with(|| Mask::new(&f.plot));
-        let size = b.size as f64;
-        // Most slivers never move (one point): their one step, without the general walk.
-        if let [p] = layout.band_points(b) {
-            let end = b.end.max(b.start.saturating_add(1)) as f64;
-            let (a, z) = ((p.x.max(b.start) as f64).max(x0), end.min(x1));
+        if !l.offset.is_nan() {
+            // A band that never moves: one step, without the general walk.
+            let (a, z) = (start.max(x0), last.min(x1));
             if z > a {
-                let off = p.offset as f64;
+                let off = f64::from(l.offset);
                 mask.cover(f.px(a), f.px(z), f.py(off + size), f.py(off));
             }
             continue;

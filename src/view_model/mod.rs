@@ -24,7 +24,7 @@ use memograph_snapshot::Snapshot;
 pub use state::{
     allocator_state_at, describe_block, event_rows, events_of, rows_of, EventRow, SegmentRow,
 };
-pub use timeline::{SummaryOutline, TimelineModel};
+pub use timeline::{LitBands, SummaryOutline, TimelineModel};
 
 /// A device's models: the Active Memory Timeline, and what the other views need, each part built on
 /// first use.

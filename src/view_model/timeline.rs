@@ -2,7 +2,9 @@
 //! text of an allocation and the minimap brush's viewport.
 
 use memograph_snapshot::analysis::lifetimes::{segment_name, Kind, Lifetimes, Peak};
+use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use memograph_snapshot::analysis::timeline::{RangeMax, SummaryPoint, TimelineLayout};
 use memograph_snapshot::batch::{ranges_paused, run_ready, NoPause, Pause, BATCH};
@@ -22,7 +24,12 @@ pub struct TimelineModel {
     pub peak: Peak,
     /// Share of allocations drawn as their own band (0.0–1.0): the one unit of detail everywhere.
     pub detail: f64,
+    /// The highlighted bands of the last highlight drawn (kept with `layout`; see [`LitBands`]).
+    lit: RefCell<Option<LitOf>>,
 }
+
+/// Lit bands and the highlight they are of (held, so its address names it while kept).
+type LitOf = (Arc<Vec<u32>>, Rc<LitBands>);
 
 impl TimelineModel {
     pub fn new(lifetimes: Lifetimes, detail: f64) -> TimelineModel {
@@ -46,12 +53,14 @@ impl TimelineModel {
             summary,
             totals,
             detail,
+            lit: RefCell::new(None),
         }
     }
 
     /// Takes a layout of these lifetimes at `detail`, built apart (the page builds it in the background
     /// while the old one stays on screen).
     pub fn set_layout(&mut self, layout: TimelineLayout, summary: SummaryOutline, detail: f64) {
+        self.lit = RefCell::new(None);
         self.summary = summary;
         self.layout = layout;
         self.detail = detail.clamp(0.0, 1.0);
@@ -74,6 +83,20 @@ impl TimelineModel {
             let layout = timeline_layout(&self.lifetimes, detail);
             let summary = SummaryOutline::new(&layout.summary);
             self.set_layout(layout, summary, detail);
+        }
+    }
+
+    /// The bands of `highlighted` (a highlight's allocations), as frames draw them: read once per
+    /// highlight and layout, not on every frame.
+    pub fn lit_bands(&self, highlighted: &Arc<Vec<u32>>) -> Rc<LitBands> {
+        let mut lit = self.lit.borrow_mut();
+        match &*lit {
+            Some((of, bands)) if Arc::ptr_eq(of, highlighted) => bands.clone(),
+            _ => {
+                let bands = Rc::new(LitBands::of(&self.layout, highlighted));
+                *lit = Some((highlighted.clone(), bands.clone()));
+                bands
+            }
         }
     }
 
@@ -145,6 +168,48 @@ impl TimelineModel {
             ));
         }
         text
+    }
+}
+
+/// A highlighted band as a frame needs it to mark it when it is too thin or narrow to fill: its
+/// extent, read from the layout once (a million of them, scattered over tables of millions, cost a
+/// frame 80 ms to look up each time).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LitBand {
+    pub band: u32,
+    pub start: u32,
+    pub end: u32,
+    pub size: f32,
+    /// Its bottom, for a band that never moves; NaN for one that does (drawn from the layout).
+    pub offset: f32,
+}
+
+/// The highlighted allocations' bands, in band order.
+#[derive(Debug, Default, PartialEq)]
+pub struct LitBands(pub Vec<LitBand>);
+
+impl LitBands {
+    pub fn of(layout: &TimelineLayout, highlighted: &[u32]) -> LitBands {
+        let mut bands: Vec<LitBand> = highlighted
+            .iter()
+            .filter_map(|&a| {
+                let i = layout.band_of(a)?;
+                let b = &layout.bands[i];
+                let offset = match layout.band_points(b) {
+                    [p] if p.x <= b.start => p.offset,
+                    _ => f32::NAN,
+                };
+                Some(LitBand {
+                    band: i as u32,
+                    start: b.start,
+                    end: b.end,
+                    size: b.size as f32,
+                    offset,
+                })
+            })
+            .collect();
+        bands.sort_unstable_by_key(|l| l.band);
+        LitBands(bands)
     }
 }
 
@@ -312,5 +377,36 @@ mod tests {
         assert_eq!(t.layout.drawn, drawn);
         t.set_detail(7.0);
         assert_eq!(t.detail, 1.0);
+    }
+
+    #[test]
+    fn lit_bands_are_the_highlighted_bands_kept_per_highlight_and_layout() {
+        let mut t = synth_model();
+        t.set_detail(0.5);
+        let picked: Arc<Vec<u32>> = Arc::new((0..t.layout.total as u32).step_by(3).collect());
+        let lit = t.lit_bands(&picked);
+        let drawn: Vec<u32> = picked
+            .iter()
+            .copied()
+            .filter(|&a| t.layout.band_of(a).is_some())
+            .collect();
+        assert_eq!(lit.0.len(), drawn.len());
+        assert!(drawn.len() < picked.len(), "half the allocations are drawn");
+        assert!(lit.0.windows(2).all(|w| w[0].band < w[1].band));
+        for l in &lit.0 {
+            let b = &t.layout.bands[l.band as usize];
+            assert!(picked.binary_search(&b.allocation).is_ok());
+            assert_eq!((l.start, l.end, l.size), (b.start, b.end, b.size as f32));
+            match t.layout.band_points(b) {
+                [p] => assert_eq!(l.offset, p.offset),
+                _ => assert!(l.offset.is_nan()),
+            }
+        }
+        // Kept for the same highlight; read anew for another, and after a new layout.
+        assert!(Rc::ptr_eq(&lit, &t.lit_bands(&picked)));
+        let other = Arc::new(picked.as_ref().clone());
+        assert!(!Rc::ptr_eq(&lit, &t.lit_bands(&other)));
+        t.set_detail(1.0);
+        assert_eq!(t.lit_bands(&picked).0.len(), picked.len());
     }
 }

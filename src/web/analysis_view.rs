@@ -403,12 +403,14 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
             let highlighted = picked
                 .as_ref()
                 .map_or(&[][..], |h| h.allocations.as_slice());
+            let lit = picked.as_ref().map(|h| t.lit_bands(&h.allocations));
             let overlay = render::timeline::Overlay {
                 annotations: &[],
                 hovered: None,
                 pinned: None,
                 show_peak: true,
                 highlighted,
+                lit: lit.as_deref(),
                 categories: Some((cats.of.as_slice(), cats.names.len())),
                 stacked: Some(&report.over_time),
             };

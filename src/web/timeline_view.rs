@@ -154,12 +154,20 @@ fn paint<P: Pen>(ui: Ui, segments: bool, surface: &Surface<P>, look: &Look) -> O
                 .into(),
             _ => (&[][..]).into(),
         };
+        // Kept between frames for a picked highlight (a category's is made anew each frame).
+        let lit = match (&look.picked, &highlighted) {
+            (Some(h), std::borrow::Cow::Borrowed(_)) if !segments => {
+                Some(t.lit_bands(&h.allocations))
+            }
+            _ => None,
+        };
         let overlay = render::timeline::Overlay {
             annotations: c.annotations,
             hovered: look.hovered,
             pinned: look.pinned,
             show_peak: true,
             highlighted: &highlighted,
+            lit: lit.as_deref(),
             categories: c.categories.map(|cat| (cat.of.as_slice(), cat.names.len())),
             stacked: None,
         };
@@ -230,6 +238,8 @@ pub fn find(
         });
         let h = Highlight::new(format!("search: {text}"), hits)
             .made_by(super::MadeBy::Search(text.clone()));
+        // Its bands, looked up here and kept for the frame that shows them.
+        store::with_model(file, device, |m, _| m.blocks.lit_bands(&h.allocations));
         (h, total.unwrap_or(0))
     };
     crate::load::build::find(file, device, asker, query, prepare, move |(h, total)| {
