@@ -22,8 +22,9 @@ use memograph_snapshot::analysis::compare::Digest;
 /// Bytes handed to the worker and not parsed yet, at most. The browser reads faster than the worker
 /// parses: without a bound, a big file would pile up in the worker's queue.
 const IN_FLIGHT: f64 = 64.0 * 1024.0 * 1024.0;
-/// Bytes read from the file at a time.
-const PIECE: f64 = 1024.0 * 1024.0;
+/// Bytes read from the file at a time. Each read is a round trip to the browser's file reader, so
+/// the next is asked for before the last arrives; 1 MiB at a time held a 177 MB load to 250 MB/s.
+const PIECE: f64 = 4.0 * 1024.0 * 1024.0;
 
 /// How far a load is: reading (the page's thread) runs ahead of parsing (the worker).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -563,7 +564,13 @@ impl Load {
     /// over what had piled up in one task (200 ms of copying at a time, measured at 1 GB).
     async fn stream(self: Rc<Self>, blob: Blob) {
         let size = blob.size();
+        let read = |at: f64| {
+            let end = (at + PIECE).min(size);
+            let piece = blob.slice_with_f64_and_f64(at, end);
+            (end, piece.map(|p| JsFuture::from(p.array_buffer())))
+        };
         let mut at = 0.0;
+        let mut ahead = None;
         loop {
             while self.read.get() - self.parsed.get() > IN_FLIGHT
                 && !self.over.get()
@@ -578,9 +585,12 @@ impl Load {
                 // What follows the pickle's STOP is never read (as pickle.load).
                 return self.finish_reading();
             }
-            let end = (at + PIECE).min(size);
-            let buffer = match blob.slice_with_f64_and_f64(at, end) {
-                Ok(piece) => JsFuture::from(piece.array_buffer()).await,
+            let (end, piece) = ahead.take().unwrap_or_else(|| read(at));
+            if end < size {
+                ahead = Some(read(end));
+            }
+            let buffer = match piece {
+                Ok(piece) => piece.await,
                 Err(e) => Err(e),
             };
             let Ok(buffer) = buffer else {
