@@ -231,6 +231,16 @@ pub fn category_totals(
     names: &[String],
     event: i64,
 ) -> Vec<CategoryTotal> {
+    category_totals_of(lifetimes, categories, names, &lifetimes.live_set_at(event))
+}
+
+/// [`category_totals`] of the allocations `live` (the live set at an entry, which the caller has).
+pub fn category_totals_of(
+    lifetimes: &Lifetimes,
+    categories: &[u16],
+    names: &[String],
+    live: &[u32],
+) -> Vec<CategoryTotal> {
     let mut totals: Vec<CategoryTotal> = names
         .iter()
         .map(|n| CategoryTotal {
@@ -239,7 +249,7 @@ pub fn category_totals(
             count: 0,
         })
         .collect();
-    for i in lifetimes.live_set_at(event) {
+    for &i in live {
         let t = &mut totals[categories[i as usize] as usize];
         t.bytes += lifetimes.allocations[i as usize].size;
         t.count += 1;

@@ -232,12 +232,17 @@ pub async fn recommendations_sliced<P: crate::batch::Pause>(
         });
     }
     let trace = snapshot.trace(device);
-    for i in (0..trace.len()).filter(|&i| trace.action[i] == Action::Oom) {
+    let mut ooms = Vec::new();
+    let find = |r: std::ops::Range<usize>| {
+        ooms.extend(r.filter(|&i| trace.action[i] == Action::Oom));
+    };
+    crate::batch::ranges_paused(trace.len(), find, pause).await;
+    for i in ooms {
         let entry = trace.get(i);
         // What held the memory: the code paths with the most bytes live at the OOM (summed by stack
         // first, so each stack's site is named once).
         let mut by_stack: std::collections::HashMap<_, u64> = std::collections::HashMap::new();
-        for a in lifetimes.live_set_at(i as i64) {
+        for a in lifetimes.live_set_at_sliced(i as i64, pause).await {
             let a = &lifetimes.allocations[a as usize];
             *by_stack.entry(a.stack).or_default() += a.size;
         }
@@ -300,12 +305,17 @@ pub fn size_distributions(
     device: i64,
     event: i64,
 ) -> (Vec<Bucket>, Vec<Bucket>) {
-    let live = histogram(
-        lifetimes
-            .live_set_at(event)
-            .into_iter()
-            .map(|i| lifetimes.allocations[i as usize].size),
-    );
+    size_distributions_of(snapshot, lifetimes, device, &lifetimes.live_set_at(event))
+}
+
+/// [`size_distributions`] with the live set `live` (which the caller has).
+pub fn size_distributions_of(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    device: i64,
+    live: &[u32],
+) -> (Vec<Bucket>, Vec<Bucket>) {
+    let live = histogram(live.iter().map(|&i| lifetimes.allocations[i as usize].size));
     let free = histogram(
         snapshot
             .segments_of(device)

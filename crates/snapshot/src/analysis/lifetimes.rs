@@ -480,12 +480,27 @@ impl Lifetimes {
 
     /// Indices into [`Self::allocations`] of the lifetimes live right after `event`.
     pub fn live_set_at(&self, event: i64) -> Vec<u32> {
-        self.allocations
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.is_live_at(event))
-            .map(|(i, _)| i as u32)
-            .collect()
+        crate::batch::run_ready(self.live_set_at_sliced(event, &mut crate::batch::NoPause))
+    }
+
+    /// [`Self::live_set_at`], awaiting `pause` between batches of allocations.
+    pub async fn live_set_at_sliced<P: crate::batch::Pause>(
+        &self,
+        event: i64,
+        pause: &mut P,
+    ) -> Vec<u32> {
+        let mut live = Vec::new();
+        let scan = |r: std::ops::Range<usize>| {
+            let from = r.start;
+            let found = self.allocations[r].iter().enumerate();
+            live.extend(
+                found
+                    .filter(|(_, a)| a.is_live_at(event))
+                    .map(|(i, _)| (from + i) as u32),
+            );
+        };
+        crate::batch::ranges_paused(self.allocations.len(), scan, pause).await;
+        live
     }
 }
 

@@ -164,12 +164,27 @@ pub fn live_set_tree(
     event: i64,
     hide_framework: bool,
 ) -> Node {
+    live_set_tree_of(
+        snapshot,
+        lifetimes,
+        &lifetimes.live_set_at(event),
+        hide_framework,
+    )
+}
+
+/// [`live_set_tree`] of the allocations `live` (the live set at an entry, which the caller has).
+pub fn live_set_tree_of(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    live: &[u32],
+    hide_framework: bool,
+) -> Node {
     let mut root = Node::new(None);
     // Live sets hold many allocations from few stacks: each stack's route through the tree (the child
     // index at every level; children are only appended until the tree is sorted) is found once.
     let mut routes: std::collections::HashMap<StackId, Vec<usize>> =
         std::collections::HashMap::new();
-    for &i in &lifetimes.live_set_at(event) {
+    for &i in live {
         let a = &lifetimes.allocations[i as usize];
         if let std::collections::hash_map::Entry::Vacant(vacant) = routes.entry(a.stack) {
             let mut route = Vec::new();
@@ -282,7 +297,17 @@ pub fn top_consumers(
     event: i64,
     n: usize,
 ) -> Vec<Consumer> {
-    let mut live = lifetimes.live_set_at(event);
+    top_consumers_of(snapshot, lifetimes, &lifetimes.live_set_at(event), n)
+}
+
+/// [`top_consumers`] among the allocations `live` (the live set at an entry, which the caller has).
+pub fn top_consumers_of(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    live: &[u32],
+    n: usize,
+) -> Vec<Consumer> {
+    let mut live = live.to_vec();
     live.sort_by_key(|&i| (std::cmp::Reverse(lifetimes.allocations[i as usize].size), i));
     live.truncate(n);
     live.into_iter()

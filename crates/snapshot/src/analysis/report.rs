@@ -3,12 +3,12 @@
 //! distributions, recommendations, and the categories over the whole trace. `memograph report` writes it
 //! out as text, JSON and charts; the page's analysis panels draw the same value.
 
-use super::categories::{categorize, category_totals, CategoryTotal, Rules};
-use super::efficiency::{efficiency_sliced, recommendations_sliced, size_distributions};
+use super::categories::{categorize, category_totals_of, CategoryTotal, Rules};
+use super::efficiency::{efficiency_sliced, recommendations_sliced, size_distributions_of};
 use super::efficiency::{Bucket, Efficiency};
 use super::efficiency::{Recommendation, LARGE_FREE_BLOCK};
 use super::lifetimes::{reserved_series_sliced, Lifetimes, Peak};
-use super::live_set::{live_set_tree, top_consumers, Consumer, Node};
+use super::live_set::{live_set_tree_of, top_consumers_of, Consumer, Node};
 use super::stats::{segment_stats, SegmentStats};
 use super::summary::{summarize_sliced, DeviceSummary};
 use crate::model::Snapshot;
@@ -340,22 +340,25 @@ pub async fn report_sliced<P: crate::batch::Pause>(
     let device = lifetimes.device;
     let peak = lifetimes.peak_sliced(pause).await;
     let event = options.event.unwrap_or(peak.event);
-    let categories = category_totals(lifetimes, of, names, event);
+    // The live set, found once (a scan of every allocation) for the four views of it below.
+    let live = lifetimes.live_set_at_sliced(event, pause).await;
+    let categories = category_totals_of(lifetimes, of, names, &live);
     pause.pause().await;
     let (start, reserved) = reserved_series_sliced(snapshot, device, pause).await;
     let series = (start, &reserved[..]);
     let over_time =
         category_series_sliced(lifetimes, of, names, series, options.samples, pause).await;
     pause.pause().await;
-    let (live_sizes, free_sizes) = size_distributions(snapshot, lifetimes, device, event);
+    let (live_sizes, free_sizes) = size_distributions_of(snapshot, lifetimes, device, &live);
     pause.pause().await;
-    let mut top = top_consumers(snapshot, lifetimes, event, options.top);
+    let mut top = top_consumers_of(snapshot, lifetimes, &live, options.top);
     for c in &mut top {
         c.category = Some(names[of[c.allocation as usize] as usize].clone());
     }
     pause.pause().await;
     let live_bytes = lifetimes.live_bytes_at(event);
-    let mut live_set = live_set_tree(snapshot, lifetimes, event, options.hide_framework);
+    let mut live_set = live_set_tree_of(snapshot, lifetimes, &live, options.hide_framework);
+    drop(live);
     live_set.prune((live_bytes as f64 * options.tree_min_share) as u64);
     pause.pause().await;
     let efficiency = efficiency_sliced(snapshot, device, peak, series, pause).await;

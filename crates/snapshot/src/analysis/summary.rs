@@ -111,7 +111,7 @@ pub async fn summarize_sliced<P: crate::batch::Pause>(
             }),
     );
 
-    let peak = lifetimes.peak();
+    let peak = lifetimes.peak_sliced(pause).await;
     DeviceSummary {
         device,
         events,
