@@ -135,7 +135,8 @@ impl TimelineLayout {
     pub fn bands_in(&self, x0: u32, x1: u32, min_span: u32) -> impl Iterator<Item = usize> + '_ {
         let index = &self.spans;
         (0..SPAN_GROUPS)
-            .filter(move |&k| group_max_span(k) >= u64::from(min_span))
+            // A band drawn spans an entry at least (a free at its own alloc's entry included).
+            .filter(move |&k| group_max_span(k).max(1) >= u64::from(min_span))
             .flat_map(move |k| {
                 let group = &index.order[index.groups[k] as usize..index.groups[k + 1] as usize];
                 // A band of this group that reaches x0 starts at most its span before it.
