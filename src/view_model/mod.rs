@@ -659,4 +659,29 @@ mod tests {
         assert_eq!(default_detail(7_095), 1.0);
         assert!((default_detail(500_000) - 0.1).abs() < 1e-9);
     }
+
+    #[test]
+    fn a_categorys_allocations_are_found_once_and_kept_until_another_is_asked_for() {
+        let s =
+            memograph_snapshot::read_bytes(&memograph_snapshot::synth::pickle(60).bytes).unwrap();
+        let m = DeviceModel::new(&s, 0);
+        let c = m.categories(&s);
+        let k = c.of[0];
+        let all = m.blocks.category_members(c, k);
+        let wanted: Vec<u32> = (0..c.of.len() as u32)
+            .filter(|&i| c.of[i as usize] == k)
+            .collect();
+        assert_eq!(*all, wanted);
+        assert!(std::sync::Arc::ptr_eq(
+            &all,
+            &m.blocks.category_members(c, k)
+        ));
+        let other = (k + 1) % c.names.len() as u16;
+        let others = m.blocks.category_members(c, other);
+        assert!(others.iter().all(|&i| c.of[i as usize] == other));
+        assert!(!std::sync::Arc::ptr_eq(
+            &all,
+            &m.blocks.category_members(c, k)
+        ));
+    }
 }

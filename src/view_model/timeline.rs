@@ -26,7 +26,13 @@ pub struct TimelineModel {
     pub detail: f64,
     /// The highlighted bands of the last highlight drawn (kept with `layout`; see [`LitBands`]).
     lit: RefCell<Option<LitOf>>,
+    /// The allocations of the category last highlighted: which categories (by address: they live as
+    /// long as the model), which category, and its allocations.
+    members: RefCell<Option<MembersOf>>,
 }
+
+/// A category's allocations, and which categories (address) and category they are of.
+type MembersOf = (usize, u16, Arc<Vec<u32>>);
 
 /// Lit bands and the highlight they are of (held, so its address names it while kept).
 type LitOf = (Arc<Vec<u32>>, Rc<LitBands>);
@@ -54,6 +60,7 @@ impl TimelineModel {
             totals,
             detail,
             lit: RefCell::new(None),
+            members: RefCell::new(None),
         }
     }
 
@@ -96,6 +103,25 @@ impl TimelineModel {
                 let bands = Rc::new(LitBands::of(&self.layout, highlighted));
                 *lit = Some((highlighted.clone(), bands.clone()));
                 bands
+            }
+        }
+    }
+
+    /// The allocations of category `k` of `categories` (this device's), found once for the frames
+    /// that highlight it: a scan of every allocation, where a frame should cost its pixels.
+    pub fn category_members(&self, categories: &super::Categories, k: u16) -> Arc<Vec<u32>> {
+        let of = std::ptr::from_ref(categories) as usize;
+        let mut members = self.members.borrow_mut();
+        match &*members {
+            Some((at, kept, all)) if (*at, *kept) == (of, k) => all.clone(),
+            _ => {
+                let all: Arc<Vec<u32>> = Arc::new(
+                    (0..categories.of.len() as u32)
+                        .filter(|&i| categories.of[i as usize] == k)
+                        .collect(),
+                );
+                *members = Some((of, k, all.clone()));
+                all
             }
         }
     }

@@ -145,28 +145,20 @@ fn paint<P: Pen>(ui: Ui, segments: bool, surface: &Surface<P>, look: &Look) -> O
         let times = if look.time_axis { c.times } else { None };
         let f = Scale::new(view, plot, times);
         let theme = colors::theme(look.dark);
-        // Borrowed when picked in the analysis panels: no copy of the set on every frame.
-        let highlighted: std::borrow::Cow<[u32]> = match (&look.picked, c.categories, look.lit) {
-            (Some(h), _, _) if !segments => h.allocations.as_slice().into(),
-            (_, Some(cat), Some(k)) => (0..cat.of.len() as u32)
-                .filter(|&i| cat.of[i as usize] == k)
-                .collect::<Vec<u32>>()
-                .into(),
-            _ => (&[][..]).into(),
-        };
-        // Kept between frames for a picked highlight (a category's is made anew each frame).
-        let lit = match (&look.picked, &highlighted) {
-            (Some(h), std::borrow::Cow::Borrowed(_)) if !segments => {
-                Some(t.lit_bands(&h.allocations))
-            }
+        // Kept between frames, with their bands: a picked highlight, or a category's allocations.
+        let set = match (&look.picked, c.categories, look.lit) {
+            (Some(h), _, _) if !segments => Some(h.allocations.clone()),
+            (_, Some(cat), Some(k)) => Some(t.category_members(cat, k)),
             _ => None,
         };
+        let lit = set.as_ref().map(|set| t.lit_bands(set));
+        let highlighted = set.as_ref().map_or(&[][..], |set| set.as_slice());
         let overlay = render::timeline::Overlay {
             annotations: c.annotations,
             hovered: look.hovered,
             pinned: look.pinned,
             show_peak: true,
-            highlighted: &highlighted,
+            highlighted,
             lit: lit.as_deref(),
             categories: c.categories.map(|cat| (cat.of.as_slice(), cat.names.len())),
             stacked: None,
