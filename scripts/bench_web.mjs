@@ -7,8 +7,10 @@
 //     (chosen after a pause, as a user would);
 //   - the longest main-thread task (PerformanceObserver 'longtask') from the choice until ready, while
 //     every view opens afterwards (segments, state history, where the memory goes; each waited for
-//     until built), and from 100 % detail through pan/zoom and a search (`>1MB`);
-//   - wasm memory after load, and after 100 % detail with pan/zoom; frame times while panning.
+//     until built), and from 100 % detail through pan/zoom, a search (`>1MB`) and pan/zoom again with
+//     its allocations highlighted;
+//   - wasm memory after load, and after 100 % detail with pan/zoom; frame times while panning, plain
+//     and highlighted.
 // Files: the arguments, or the default set (generated into bench-out/ when missing): the kk fixture,
 // a 185 MB long-run shape (`tile_snapshot.py --rounds`), a 193 MB tiled one (`tile_snapshot.py`), and
 // with BIG=1 a 1 GB synthetic one, a 1 GB long-run shape and a 2 GB synthetic one.
@@ -143,6 +145,16 @@ for (const file of files) {
   await page.fill('[data-testid=search]', '>1MB');
   await built(page);
   await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
+  // The same pan and zoom with the search's allocations highlighted (their slivers marked each frame).
+  await page.evaluate(() => { window.__memographFrames = []; });
+  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.5);
+  for (let i = 0; i < 40; i++) await page.mouse.wheel(0, -120);
+  await page.mouse.down();
+  for (let i = 0; i < 40; i++) await page.mouse.move(box.x + box.width * (0.6 - i * 0.01), box.y + box.height * 0.5);
+  await page.mouse.up();
+  for (let i = 0; i < 40; i++) await page.mouse.wheel(0, 160);
+  await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const litFrames = await page.evaluate(() => window.__memographFrames);
   const detailLongest = await last.longest(detailFrom, await page.evaluate(() => performance.now()));
   const wasmAfterDetail = await page.evaluate(() => window.__wasm.memory.buffer.byteLength);
   await page.close();
@@ -165,6 +177,7 @@ for (const file of files) {
     views_ms: views.viewsMs, views_longest_task_ms: Math.round(views.viewsLongest),
     detail_100_ms: detailMs, drawn, detail_pan_search_longest_task_ms: Math.round(detailLongest),
     frame_median_ms: +pct(frames, 0.5).toFixed(2), frame_p95_ms: +pct(frames, 0.95).toFixed(2),
+    highlighted_frame_median_ms: +pct(litFrames, 0.5).toFixed(2), highlighted_frame_max_ms: +Math.max(0, ...litFrames).toFixed(2),
     wasm_to_file_after_load: +(wasmAfterLoad / size).toFixed(2),
     wasm_to_file_after_detail: +(wasmAfterDetail / size).toFixed(2),
   };

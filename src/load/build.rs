@@ -37,6 +37,9 @@ pub enum Part {
     Categories,
     /// The analysis report for this key (the categories first, when they are not built yet).
     Report(AnalysisKey),
+    /// The bands of the highlight the block timeline wants and has not read (named by its address:
+    /// another highlight abandons it); see `TimelineModel::lit_for_frame`.
+    Lit(usize),
 }
 
 impl Part {
@@ -112,13 +115,19 @@ pub fn request(file: usize, device: i64, part: Part, done: Rc<dyn Fn()>) {
 
 /// Whether `part` of device `device` of open file `file` is in place.
 pub fn is_built(file: usize, device: i64, part: Part) -> bool {
-    store::with_model(file, device, |m, _| match part {
+    store::with_file(file, |f| f.id).is_some_and(|id| is_built_of(id, device, part))
+}
+
+/// [`is_built`] of the open file `id`.
+fn is_built_of(id: u64, device: i64, part: Part) -> bool {
+    store::with_built_model(id, device, |m, _| match part {
         Part::Model => true,
         Part::Layout(detail) => m.blocks.is_at(detail),
         Part::Segments => m.timeline_parts(true, false).0.is_some(),
         Part::History => m.built_history(),
         Part::Categories => m.built_categories().is_some(),
         Part::Report(key) => m.built_report(key).is_some(),
+        Part::Lit(_) => m.blocks.lit_wanted().is_none(),
     })
     .unwrap_or(false)
 }
@@ -177,6 +186,15 @@ async fn build(id: u64, device: i64, part: Part) -> Option<()> {
             let categories = categories_of(id, device, pause).await?;
             let report = view_model::report(&snapshot, &lifetimes, &categories, key, pause).await;
             store::with_built_model(id, device, |m, _| m.set_report(key, report))
+        }
+        Part::Lit(_) => {
+            let Some((lit, layout)) =
+                store::with_built_model(id, device, |m, _| m.blocks.lit_wanted())?
+            else {
+                return Some(());
+            };
+            let bands = view_model::lit::LitBands::of_sliced(&layout, &lit, pause).await;
+            store::with_built_model(id, device, |m, _| m.blocks.keep_lit(&lit, &layout, bands))
         }
     }
 }
@@ -241,6 +259,11 @@ pub fn find<T: 'static>(
         let found = unless_abandoned(&wanted, id, work).await.flatten();
         let made = found.filter(|_| still_wanted()).map(prepare);
         if made.is_some() {
+            // The bands of what was found, when `prepare` asked for them (too many to read in a frame).
+            let lit = Part::Lit(0);
+            if !is_built_of(id, device, lit) {
+                unless_abandoned(&wanted, id, build(id, device, lit)).await;
+            }
             // What the result sets off (a frame with it highlighted) runs in a task of its own, not
             // in the search's last slice; a later find meanwhile still replaces it.
             super::page::next_task().await;

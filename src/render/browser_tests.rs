@@ -338,3 +338,85 @@ fn a_timeline_drawn_as_svg_has_its_bands_axes_and_peak() {
         "the peak line is dashed"
     );
 }
+
+/// Every pixel of `canvas` (device pixels, RGB), and its width.
+fn pixels(s: &Surface) -> (Vec<[u8; 3]>, usize) {
+    let canvas = s.ctx.canvas().unwrap();
+    let (w, h) = (canvas.width(), canvas.height());
+    let data = s
+        .ctx
+        .get_image_data(0.0, 0.0, f64::from(w), f64::from(h))
+        .unwrap()
+        .data();
+    (
+        data.chunks(4).map(|p| [p[0], p[1], p[2]]).collect(),
+        w as usize,
+    )
+}
+
+#[wasm_bindgen_test]
+fn a_rasterised_highlight_marks_the_pixels_its_slivers_do_and_hardly_more() {
+    use crate::view_model::lit::LitBands;
+    use memograph_snapshot::analysis::lifetimes::Lifetimes;
+    // Enough entries that a raster column holds several, so that most slivers are in the raster.
+    let written = memograph_snapshot::synth::pickle(3200);
+    let s = memograph_snapshot::read_bytes(&written.bytes).unwrap();
+    let t = TimelineModel::new(Lifetimes::of(&s, 0), 1.0);
+    let picked: Vec<u32> = (0..t.layout.total as u32).step_by(2).collect();
+    let walked = LitBands::of_rasterised_from(&t.layout, &picked, usize::MAX);
+    let rastered = LitBands::of_rasterised_from(&t.layout, &picked, 0);
+    assert!(walked.raster.is_none());
+    assert!(rastered.raster.is_some());
+    let theme = colors::theme(false);
+    let draw_with = |lit: &LitBands| {
+        let surface = Surface::of(&canvas(700, 200)).unwrap();
+        let f = full(&surface, &t);
+        if let Some(raster) = &lit.raster {
+            // Drawn from the raster, most bands held by it.
+            let level = super::timeline::raster_level(&f, raster).expect("a level fits");
+            let unheld = raster.unheld(level).len();
+            assert!(
+                unheld < lit.bands.len() / 2,
+                "{unheld} of {} unheld",
+                lit.bands.len()
+            );
+        }
+        let overlay = Overlay {
+            highlighted: &picked,
+            lit: Some(lit),
+            ..Overlay::plain(false)
+        };
+        draw(&surface, &f, &t, &overlay, &theme);
+        pixels(&surface)
+    };
+    let ((one, w), (two, _)) = (draw_with(&walked), draw_with(&rastered));
+    let mark = rgb(theme.highlight);
+    let near = |p: &[[u8; 3]], i: usize| {
+        let (x, y) = ((i % w) as isize, (i / w) as isize);
+        (-1..=1).any(|dy| {
+            (-1..=1).any(|dx| {
+                let (x, y) = (x + dx, y + dy);
+                x >= 0
+                    && (x as usize) < w
+                    && y >= 0
+                    && p.get(y as usize * w + x as usize) == Some(&mark)
+            })
+        })
+    };
+    let marked = one.iter().filter(|&&p| p == mark).count();
+    assert!(marked > 500, "{marked} pixels marked");
+    let missed = (0..one.len())
+        .filter(|&i| one[i] == mark && two[i] != mark)
+        .count();
+    assert_eq!(
+        missed, 0,
+        "pixels marked one by one and not from the raster"
+    );
+    let astray = (0..two.len())
+        .filter(|&i| two[i] == mark && !near(&one, i))
+        .count();
+    assert_eq!(
+        astray, 0,
+        "pixels marked from the raster over a pixel from any sliver"
+    );
+}

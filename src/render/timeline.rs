@@ -10,7 +10,8 @@ use memograph_snapshot::format::bytes;
 use super::colors::{self, Theme};
 use super::{Pen, Surface};
 use crate::scale::{Scale, ANNOTATION_ROW};
-use crate::view_model::{AnnotationSpan, LitBands, TimelineModel};
+use crate::view_model::lit::{any_bit, LitBand, LitBands, LitRaster};
+use crate::view_model::{AnnotationSpan, TimelineModel, LIT_IN_A_FRAME};
 use crate::viewport::{byte_ticks, nice_ticks};
 
 /// What to draw besides the bands.
@@ -260,6 +261,12 @@ impl Mask {
         lo..hi
     }
 
+    fn mark(&mut self, col: usize, row: usize) {
+        if col < self.width && row < self.height {
+            self.bits[row * self.stride + col / 64] |= 1 << (col % 64);
+        }
+    }
+
     fn is_marked(line: &[u64], col: usize) -> bool {
         line[col / 64] >> (col % 64) & 1 == 1
     }
@@ -284,6 +291,103 @@ impl Mask {
                 let (x, y) = (self.left + col as f64, self.top + row as f64);
                 s.ctx.fill_rect(x, y, run as f64, 1.0);
                 col += run;
+            }
+        }
+    }
+}
+
+/// Whether frames over `f`'s view mark `raster`'s slivers from it (at which level).
+#[cfg(test)]
+pub(super) fn raster_level(f: &Scale, raster: &LitRaster) -> Option<usize> {
+    RasterColumns::fit(f, raster).map(|c| c.level)
+}
+
+/// The raster columns under each pixel column of a view whose pixels are each at least a cell of a
+/// level of a highlight's raster wide and tall (see `view_model::lit::LitRaster`).
+struct RasterColumns {
+    /// The level: the coarsest that fits.
+    level: usize,
+    /// Per pixel column (as [`Mask`] counts them), its columns at that level (empty past the view).
+    cols: Vec<(usize, usize)>,
+    /// The words of a row of the level those columns are in.
+    words: std::ops::Range<usize>,
+}
+
+impl RasterColumns {
+    /// `None` when some pixel of the view is smaller than a cell at every level: its slivers are marked
+    /// one by one.
+    fn fit(f: &Scale, raster: &LitRaster) -> Option<RasterColumns> {
+        if f.view.y_max / f.plot.height.max(1.0) < raster.row_bytes() {
+            return None;
+        }
+        let width = f.plot.width.max(0.0) as usize + 1;
+        let spans: Vec<(f64, f64)> = (0..width)
+            .map(|c| {
+                let left = f.plot.left + c as f64;
+                (f.x_at(left), f.x_at(left + 1.0))
+            })
+            .collect();
+        // The narrowest whole column (the last may be cut by the plot's edge) picks the level.
+        let narrowest = spans
+            .iter()
+            .enumerate()
+            .filter(|&(c, &(a, _))| a < f.view.x1 && c as f64 + 1.0 <= f.plot.width)
+            .map(|(_, &(a, b))| b - a)
+            .fold(f64::INFINITY, f64::min);
+        let level = raster
+            .levels()
+            .iter()
+            .position(|l| l.col_entries() <= narrowest)?;
+        let at = &raster.levels()[level];
+        let per_col = at.col_entries();
+        let (mut lo, mut hi) = (usize::MAX, 0);
+        let cols = spans
+            .iter()
+            .map(|&(a, b)| {
+                if a >= f.view.x1 {
+                    return (0, 0);
+                }
+                let c0 = ((a / per_col).floor().max(0.0) as usize).min(at.cols() - 1);
+                let c1 = ((b / per_col).ceil().max(0.0) as usize)
+                    .min(at.cols())
+                    .max(c0 + 1);
+                (lo, hi) = (lo.min(c0), hi.max(c1));
+                (c0, c1)
+            })
+            .collect();
+        (lo < hi).then(|| RasterColumns {
+            level,
+            cols,
+            words: lo / 64..hi.div_ceil(64),
+        })
+    }
+
+    /// Marks each pixel of `mask` with a set cell of `raster` under it.
+    fn mark(&self, f: &Scale, raster: &LitRaster, mask: &mut Mask) {
+        let level = &raster.levels()[self.level];
+        let base = self.words.start * 64;
+        let mut row_bits = vec![0u64; self.words.len()];
+        let per_row = raster.row_bytes();
+        for y in 0..mask.height {
+            let top = f.plot.top + y as f64;
+            let (high, low) = (f.bytes_at(top), f.bytes_at(top + 1.0).max(0.0));
+            if high <= 0.0 {
+                continue;
+            }
+            let r0 = ((low / per_row).floor() as usize).min(raster.rows());
+            let r1 = ((high / per_row).ceil() as usize).min(raster.rows());
+            if r0 >= r1 {
+                continue;
+            }
+            row_bits.fill(0);
+            level.union_rows(r0..r1, self.words.clone(), &mut row_bits);
+            if row_bits.iter().all(|&w| w == 0) {
+                continue;
+            }
+            for (c, &(c0, c1)) in self.cols.iter().enumerate() {
+                if c1 > c0 && any_bit(&row_bits, c0 - base..c1 - base) {
+                    mask.mark(c, y);
+                }
             }
         }
     }
@@ -392,31 +496,33 @@ fn draw_bands<P: Pen>(
     // Highlighted bands too thin or narrow to see filled: the pixels they touch, marked after the others,
     // at least a pixel each, so what was picked is never invisible (a search can pick a million of them:
     // a path each, or one path of them all, takes seconds to rasterise; the marked pixels cost what the
-    // plot's area does).
+    // plot's area does). A big highlight's slivers come from its raster when the view's pixels are at
+    // least a cell of it each (a frame then costs its pixels), the rest one by one.
     let read_here;
     let lit = match overlay.lit {
         Some(lit) => lit,
-        None if dim => {
+        // A highlight drawn without its bands read (an export, a test): read here when few; a
+        // frame of millions shows those filled until they are read in the background.
+        None if dim && overlay.highlighted.len() <= LIT_IN_A_FRAME => {
             read_here = LitBands::of(layout, overlay.highlighted);
             &read_here
         }
         None => &LitBands::default(),
     };
     let mut mask: Option<Mask> = None;
-    for l in &lit.0 {
+    let mark = |l: &LitBand, steps: &mut Steps, mask: &mut Option<Mask>| {
         let i = l.band as usize;
         if Some(i) == hovered || Some(i) == pinned {
-            continue;
+            return;
         }
-        let (start, end) = (l.start as f64, l.end as f64);
-        if end < x0 || start > x1 {
-            continue;
+        let (start, last) = (f64::from(l.start), l.last());
+        if last < x0 || start > x1 {
+            return;
         }
-        let last = end.max(start + 1.0);
         let narrow = f.px(last.min(f.view.x1)) - f.px(start.max(f.view.x0)) < 0.5;
         let size = f64::from(l.size);
         if !(size < min_bytes || narrow) {
-            continue;
+            return;
         }
         let mask = mask.get_or_insert_with(|| Mask::new(&f.plot));
         if !l.offset.is_nan() {
@@ -426,11 +532,28 @@ fn draw_bands<P: Pen>(
                 let off = f64::from(l.offset);
                 mask.cover(f.px(a), f.px(z), f.py(off + size), f.py(off));
             }
-            continue;
+            return;
         }
-        band_steps(f, layout, i, &mut steps);
+        band_steps(f, layout, i, steps);
         for &(a, z, off) in &steps.0 {
             mask.cover(a, z, f.py(off + size), f.py(off));
+        }
+    };
+    match lit
+        .raster
+        .as_ref()
+        .and_then(|r| RasterColumns::fit(f, r).map(|c| (r, c)))
+    {
+        Some((raster, columns)) => {
+            columns.mark(f, raster, mask.get_or_insert_with(|| Mask::new(&f.plot)));
+            for &k in raster.unheld(columns.level) {
+                mark(&lit.bands[k as usize], &mut steps, &mut mask);
+            }
+        }
+        None => {
+            for l in &lit.bands {
+                mark(l, &mut steps, &mut mask);
+            }
         }
     }
     if let Some(mask) = mask {

@@ -7,6 +7,7 @@
 
 pub mod analysis;
 pub mod compare;
+pub mod lit;
 pub mod share;
 mod state;
 pub mod steps;
@@ -24,7 +25,7 @@ use memograph_snapshot::Snapshot;
 pub use state::{
     allocator_state_at, describe_block, event_rows, events_of, rows_of, EventRow, SegmentRow,
 };
-pub use timeline::{LitBands, SummaryOutline, TimelineModel};
+pub use timeline::{SummaryOutline, TimelineModel, LIT_IN_A_FRAME};
 
 /// A device's models: the Active Memory Timeline, and what the other views need, each part built on
 /// first use.

@@ -10,13 +10,19 @@ use memograph_snapshot::analysis::timeline::{RangeMax, SummaryPoint, TimelineLay
 use memograph_snapshot::batch::{ranges_paused, run_ready, NoPause, Pause, BATCH};
 use memograph_snapshot::format::{bytes, grouped, seconds_since};
 
+use super::lit::LitBands;
 use crate::viewport::Viewport;
+
+/// Highlights of at most this many allocations have their bands read in the frame that first shows
+/// them (a few milliseconds); bigger ones in the background.
+pub const LIT_IN_A_FRAME: usize = 100_000;
 
 /// One timeline (blocks or segments) of one device at one detail level.
 pub struct TimelineModel {
     /// Shared with layouts being built in the background (see `load::build`).
     pub lifetimes: Rc<Lifetimes>,
-    pub layout: TimelineLayout,
+    /// Shared with highlights' bands being read in the background (see `load::build`).
+    pub layout: Rc<TimelineLayout>,
     /// Live bytes after each entry, for the minimap and for fitting y to a range.
     pub totals: RangeMax,
     /// The summarized band's outline over ranges of its points (kept with `layout`).
@@ -26,6 +32,9 @@ pub struct TimelineModel {
     pub detail: f64,
     /// The highlighted bands of the last highlight drawn (kept with `layout`; see [`LitBands`]).
     lit: RefCell<Option<LitOf>>,
+    /// A highlight a frame asked for whose bands are too many to read in a frame: read in the
+    /// background (see [`Self::lit_for_frame`]).
+    wanted_lit: RefCell<Option<Arc<Vec<u32>>>>,
     /// The allocations of the category last highlighted: which categories (by address: they live as
     /// long as the model), which category, and its allocations.
     members: RefCell<Option<MembersOf>>,
@@ -55,11 +64,12 @@ impl TimelineModel {
         TimelineModel {
             peak: lifetimes.peak(),
             lifetimes: Rc::new(lifetimes),
-            layout,
+            layout: Rc::new(layout),
             summary,
             totals,
             detail,
             lit: RefCell::new(None),
+            wanted_lit: RefCell::new(None),
             members: RefCell::new(None),
         }
     }
@@ -69,7 +79,7 @@ impl TimelineModel {
     pub fn set_layout(&mut self, layout: TimelineLayout, summary: SummaryOutline, detail: f64) {
         self.lit = RefCell::new(None);
         self.summary = summary;
-        self.layout = layout;
+        self.layout = Rc::new(layout);
         self.detail = detail.clamp(0.0, 1.0);
     }
 
@@ -85,7 +95,7 @@ impl TimelineModel {
         let detail = detail.clamp(0.0, 1.0);
         if !self.is_at(detail) {
             // Free the old layout first: wasm memory never shrinks, so its high-water mark is what counts.
-            self.layout = TimelineLayout::default();
+            self.layout = Rc::default();
             use memograph_snapshot::analysis::timeline::timeline_layout;
             let layout = timeline_layout(&self.lifetimes, detail);
             let summary = SummaryOutline::new(&layout.summary);
@@ -96,14 +106,67 @@ impl TimelineModel {
     /// The bands of `highlighted` (a highlight's allocations), as frames draw them: read once per
     /// highlight and layout, not on every frame.
     pub fn lit_bands(&self, highlighted: &Arc<Vec<u32>>) -> Rc<LitBands> {
-        let mut lit = self.lit.borrow_mut();
-        match &*lit {
-            Some((of, bands)) if Arc::ptr_eq(of, highlighted) => bands.clone(),
-            _ => {
-                let bands = Rc::new(LitBands::of(&self.layout, highlighted));
-                *lit = Some((highlighted.clone(), bands.clone()));
-                bands
-            }
+        if let Some(kept) = self.kept_lit(highlighted) {
+            return kept;
+        }
+        let bands = Rc::new(LitBands::of(&self.layout, highlighted));
+        *self.lit.borrow_mut() = Some((highlighted.clone(), bands.clone()));
+        bands
+    }
+
+    /// The bands of `highlighted` if they are read for this layout.
+    pub fn kept_lit(&self, highlighted: &Arc<Vec<u32>>) -> Option<Rc<LitBands>> {
+        match &*self.lit.borrow() {
+            Some((of, bands)) if Arc::ptr_eq(of, highlighted) => Some(bands.clone()),
+            _ => None,
+        }
+    }
+
+    /// The bands of `highlighted` for a frame: those read, else read now when few, else `None` with
+    /// the highlight noted as wanted ([`Self::lit_wanted`]): a frame of a highlight of millions of
+    /// bands fills its wide bands, and marks its slivers once they are read in the background.
+    pub fn lit_for_frame(&self, highlighted: &Arc<Vec<u32>>) -> Option<Rc<LitBands>> {
+        if let Some(kept) = self.kept_lit(highlighted) {
+            return Some(kept);
+        }
+        if highlighted.len() <= LIT_IN_A_FRAME {
+            return Some(self.lit_bands(highlighted));
+        }
+        *self.wanted_lit.borrow_mut() = Some(highlighted.clone());
+        None
+    }
+
+    /// Notes `highlighted` as wanted unless its bands are read (a search has them read before it
+    /// shows them).
+    pub fn want_lit(&self, highlighted: &Arc<Vec<u32>>) {
+        if self.kept_lit(highlighted).is_none() {
+            *self.wanted_lit.borrow_mut() = Some(highlighted.clone());
+        }
+    }
+
+    /// The highlight wanted and not read yet, with the layout to read its bands from (see
+    /// [`LitBands::of_sliced`]).
+    pub fn lit_wanted(&self) -> Option<(Arc<Vec<u32>>, Rc<TimelineLayout>)> {
+        let wanted = self.wanted_lit.borrow().clone()?;
+        self.kept_lit(&wanted)
+            .is_none()
+            .then(|| (wanted, self.layout.clone()))
+    }
+
+    /// Keeps `bands`, read from `layout` for `highlighted`, if `layout` is still this model's.
+    pub fn keep_lit(
+        &self,
+        highlighted: &Arc<Vec<u32>>,
+        layout: &Rc<TimelineLayout>,
+        bands: LitBands,
+    ) {
+        if !Rc::ptr_eq(layout, &self.layout) {
+            return;
+        }
+        *self.lit.borrow_mut() = Some((highlighted.clone(), Rc::new(bands)));
+        let mut wanted = self.wanted_lit.borrow_mut();
+        if wanted.as_ref().is_some_and(|w| Arc::ptr_eq(w, highlighted)) {
+            *wanted = None;
         }
     }
 
@@ -194,47 +257,6 @@ impl TimelineModel {
             ));
         }
         text
-    }
-}
-
-/// A highlighted band as a frame needs it to mark it when it is too thin or narrow to fill: its
-/// extent, read from the layout once (a million of them, scattered over tables of millions, cost a
-/// frame 80 ms to look up each time).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LitBand {
-    pub band: u32,
-    pub start: u32,
-    pub end: u32,
-    pub size: f32,
-    /// Its bottom, for a band that never moves; NaN for one that does (drawn from the layout).
-    pub offset: f32,
-}
-
-/// The highlighted allocations' bands, in the highlight's order.
-#[derive(Debug, Default, PartialEq)]
-pub struct LitBands(pub Vec<LitBand>);
-
-impl LitBands {
-    pub fn of(layout: &TimelineLayout, highlighted: &[u32]) -> LitBands {
-        let bands: Vec<LitBand> = highlighted
-            .iter()
-            .filter_map(|&a| {
-                let i = layout.band_of(a)?;
-                let b = &layout.bands[i];
-                let offset = match layout.band_points(b) {
-                    [p] if p.x <= b.start => p.offset,
-                    _ => f32::NAN,
-                };
-                Some(LitBand {
-                    band: i as u32,
-                    start: b.start,
-                    end: b.end,
-                    size: b.size as f32,
-                    offset,
-                })
-            })
-            .collect();
-        LitBands(bands)
     }
 }
 
@@ -415,9 +437,9 @@ mod tests {
             .copied()
             .filter(|&a| t.layout.band_of(a).is_some())
             .collect();
-        assert_eq!(lit.0.len(), drawn.len());
+        assert_eq!(lit.bands.len(), drawn.len());
         assert!(drawn.len() < picked.len(), "half the allocations are drawn");
-        for l in &lit.0 {
+        for l in &lit.bands {
             let b = &t.layout.bands[l.band as usize];
             assert!(picked.binary_search(&b.allocation).is_ok());
             assert_eq!((l.start, l.end, l.size), (b.start, b.end, b.size as f32));
@@ -431,6 +453,6 @@ mod tests {
         let other = Arc::new(picked.as_ref().clone());
         assert!(!Rc::ptr_eq(&lit, &t.lit_bands(&other)));
         t.set_detail(1.0);
-        assert_eq!(t.lit_bands(&picked).0.len(), picked.len());
+        assert_eq!(t.lit_bands(&picked).bands.len(), picked.len());
     }
 }

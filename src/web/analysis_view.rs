@@ -389,6 +389,7 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
             ui.analysis_event.get_untracked(),
             ui.hide_framework.get_untracked(),
         );
+        let wants_lit = std::cell::Cell::new(None);
         store::with_model(file, device, |m, _| {
             let (Some(report), Some(cats)) = (m.built_report(key), m.built_categories()) else {
                 return;
@@ -403,7 +404,12 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
             let highlighted = picked
                 .as_ref()
                 .map_or(&[][..], |h| h.allocations.as_slice());
-            let lit = picked.as_ref().map(|h| t.lit_bands(&h.allocations));
+            let lit = picked
+                .as_ref()
+                .and_then(|h| t.lit_for_frame(&h.allocations));
+            if let (Some(h), None) = (&picked, &lit) {
+                wants_lit.set(Some(std::sync::Arc::as_ptr(&h.allocations) as usize));
+            }
             let overlay = render::timeline::Overlay {
                 annotations: &[],
                 hovered: None,
@@ -417,6 +423,9 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
             render::timeline::draw(&surface, &f, t, &overlay, &theme);
             render::timeline::draw_marker(&surface, &f, event as f64 + 0.5, &theme);
         });
+        if let Some(of) = wants_lit.get() {
+            ui.build(file, device, crate::load::build::Part::Lit(of));
+        }
     });
     let on_click = move |ev: web_sys::MouseEvent| {
         let Some(el) = canvas.get_untracked() else {

@@ -139,7 +139,8 @@ impl Look {
 
 /// Draws the timeline this view shows onto `surface` (the canvas, or an export) as `look` says.
 fn paint<P: Pen>(ui: Ui, segments: bool, surface: &Surface<P>, look: &Look) -> Option<Drawn> {
-    with_timeline(ui, segments, |t, c| {
+    let wants_lit = std::cell::Cell::new(None);
+    let drawn = with_timeline(ui, segments, |t, c| {
         let view = look.view.unwrap_or_else(|| t.full_view());
         let plot = Plot::of(surface.width, surface.height, c.rows());
         let times = if look.time_axis { c.times } else { None };
@@ -151,7 +152,14 @@ fn paint<P: Pen>(ui: Ui, segments: bool, surface: &Surface<P>, look: &Look) -> O
             (_, Some(cat), Some(k)) => Some(t.category_members(cat, k)),
             _ => None,
         };
-        let lit = set.as_ref().map(|set| t.lit_bands(set));
+        // A highlight of millions has its bands read in the background (see `lit_for_frame`).
+        let lit = set.as_ref().and_then(|set| match segments {
+            true => Some(t.lit_bands(set)),
+            false => t.lit_for_frame(set),
+        });
+        if let (Some(set), None) = (&set, &lit) {
+            wants_lit.set(Some(std::sync::Arc::as_ptr(set) as usize));
+        }
         let highlighted = set.as_ref().map_or(&[][..], |set| set.as_slice());
         let overlay = render::timeline::Overlay {
             annotations: c.annotations,
@@ -169,7 +177,13 @@ fn paint<P: Pen>(ui: Ui, segments: bool, surface: &Surface<P>, look: &Look) -> O
             view,
             time_axis: look.time_axis,
         }
-    })
+    });
+    // Asked for outside the store's borrow; the frame after it is read marks its slivers.
+    if let Some(of) = wants_lit.get() {
+        let (file, device) = (ui.file.get_untracked(), ui.device.get_untracked());
+        ui.build(file, device, Part::Lit(of));
+    }
+    drawn
 }
 
 /// The timeline as on screen (the visible range, the pinned and highlighted allocations; no hover) as
@@ -230,8 +244,8 @@ pub fn find(
         });
         let h = Highlight::new(format!("search: {text}"), hits)
             .made_by(super::MadeBy::Search(text.clone()));
-        // Its bands, looked up here and kept for the frame that shows them.
-        store::with_model(file, device, |m, _| m.blocks.lit_bands(&h.allocations));
+        // Its bands, read before it is shown when too many to read in its frame.
+        store::with_model(file, device, |m, _| m.blocks.want_lit(&h.allocations));
         (h, total.unwrap_or(0))
     };
     crate::load::build::find(file, device, asker, query, prepare, move |(h, total)| {

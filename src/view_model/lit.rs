@@ -1,0 +1,395 @@
+//! A highlight's bands as frames mark them: read from the layout once per highlight and layout, and,
+//! for a big highlight, also rasterised once in data space, so that a frame over the whole trace costs
+//! its pixels, not its bands (a search on a 2 GB snapshot picks two million allocations; marking each
+//! took a frame 135 ms).
+
+use memograph_snapshot::analysis::timeline::TimelineLayout;
+use memograph_snapshot::batch::{ranges_paused, run_ready, NoPause, Pause};
+
+/// A highlighted band as a frame needs it to mark it when it is too thin or narrow to fill: its
+/// extent, read from the layout once (a million of them, scattered over tables of millions, cost a
+/// frame 80 ms to look up each time).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LitBand {
+    pub band: u32,
+    pub start: u32,
+    pub end: u32,
+    pub size: f32,
+    /// Its bottom, for a band that never moves; NaN for one that does (drawn from the layout).
+    pub offset: f32,
+}
+
+impl LitBand {
+    /// The entry after its last: a band that ends where it starts spans one entry as drawn.
+    pub fn last(&self) -> f64 {
+        f64::from(self.end).max(f64::from(self.start) + 1.0)
+    }
+}
+
+/// The highlighted allocations' bands, in the highlight's order, and for a big highlight its raster.
+#[derive(Debug, Default, PartialEq)]
+pub struct LitBands {
+    pub bands: Vec<LitBand>,
+    /// The bands that are slivers in every view a level of the raster can draw, marked in it (see
+    /// [`LitRaster`]).
+    pub raster: Option<LitRaster>,
+}
+
+/// Highlights of fewer bands are not rasterised: marking each costs a frame less than a raster.
+pub const RASTER_MIN: usize = 1 << 16;
+
+impl LitBands {
+    pub fn of(layout: &TimelineLayout, highlighted: &[u32]) -> LitBands {
+        run_ready(LitBands::of_sliced(layout, highlighted, &mut NoPause))
+    }
+
+    /// [`Self::of`], awaiting `pause` between batches.
+    pub async fn of_sliced<P: Pause>(
+        layout: &TimelineLayout,
+        highlighted: &[u32],
+        pause: &mut P,
+    ) -> LitBands {
+        LitBands::read_sliced(layout, highlighted, RASTER_MIN, pause).await
+    }
+
+    /// [`Self::of`], rasterised from `raster_min` bands on.
+    #[cfg(test)]
+    pub fn of_rasterised_from(
+        layout: &TimelineLayout,
+        highlighted: &[u32],
+        raster_min: usize,
+    ) -> LitBands {
+        run_ready(LitBands::read_sliced(
+            layout,
+            highlighted,
+            raster_min,
+            &mut NoPause,
+        ))
+    }
+
+    /// [`Self::of_sliced`], rasterised from `raster_min` bands on.
+    async fn read_sliced<P: Pause>(
+        layout: &TimelineLayout,
+        highlighted: &[u32],
+        raster_min: usize,
+        pause: &mut P,
+    ) -> LitBands {
+        let mut bands = Vec::new();
+        let mut read = |range: std::ops::Range<usize>| {
+            bands.extend(highlighted[range].iter().filter_map(|&a| {
+                let i = layout.band_of(a)?;
+                let b = &layout.bands[i];
+                let offset = match layout.band_points(b) {
+                    [p] if p.x <= b.start => p.offset,
+                    _ => f32::NAN,
+                };
+                Some(LitBand {
+                    band: i as u32,
+                    start: b.start,
+                    end: b.end,
+                    size: b.size as f32,
+                    offset,
+                })
+            }))
+        };
+        ranges_paused(highlighted.len(), &mut read, pause).await;
+        let mut lit = LitBands {
+            bands,
+            raster: None,
+        };
+        if lit.bands.len() >= raster_min {
+            let mut raster = LitRaster::new(layout.x_len, layout.max_bytes);
+            // Each band's finest level (0: none), to order them by.
+            let mut finest = Vec::with_capacity(lit.bands.len());
+            let bands = &lit.bands;
+            let mut mark = |range: std::ops::Range<usize>| {
+                for l in &bands[range] {
+                    let level = raster.finest(l);
+                    if let Some(level) = level {
+                        raster.mark(layout, l, level);
+                    }
+                    finest.push(level.map_or(0, |k| k as u8 + 1));
+                }
+            };
+            ranges_paused(bands.len(), &mut mark, pause).await;
+            let mut order: Vec<u32> = (0..bands.len() as u32).collect();
+            order.sort_by_key(|&k| finest[k as usize]);
+            raster.unheld = (0..raster.levels.len())
+                .map(|level| order.partition_point(|&k| usize::from(finest[k as usize]) <= level))
+                .collect();
+            raster.order = order;
+            lit.raster = Some(raster);
+        }
+        lit
+    }
+}
+
+/// Rows (spans of bytes) of a [`LitRaster`], and the columns (spans of entries) of its coarsest and
+/// finest levels.
+const RASTER_ROWS: usize = 2048;
+const COARSEST_COLS: usize = 256;
+const FINEST_COLS: usize = 8192;
+
+/// The cells of grids over the whole timeline (entries × bytes) that a highlight's slivers touch, at
+/// several widths of cell (levels: 256 to 8192 columns, 4 MB in all). A view whose pixels are each at
+/// least a cell wide and a cell tall at some level marks, per pixel, whether any cell under it is set
+/// at the coarsest such level: the pixels a sliver touches, widened by less than a pixel, for the cost
+/// of the view's pixels. A level holds the bands that are slivers in every such view (the renderer's
+/// own tests for a sliver, at a pixel a cell): under half a cell wide, or under a quarter of a cell
+/// tall. The others are marked one by one ([`Self::unheld`]); a coarser level holds more.
+#[derive(Debug, Default, PartialEq)]
+pub struct LitRaster {
+    /// Coarsest first.
+    levels: Vec<Level>,
+    rows: usize,
+    row_bytes: f64,
+    /// Indices into [`LitBands::bands`]: those no level holds, then those held by coarser levels
+    /// only, then finer (a band held at a level is held at every coarser one).
+    order: Vec<u32>,
+    /// Per level, how many of `order` it does not hold (they come first).
+    unheld: Vec<usize>,
+}
+
+/// One level of a [`LitRaster`]: its cells as bits, a row (of columns) after another.
+#[derive(Debug, Default, PartialEq)]
+pub struct Level {
+    cols: usize,
+    /// Words per row.
+    stride: usize,
+    /// Entries per column.
+    col_entries: f64,
+    bits: Vec<u64>,
+}
+
+impl Level {
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    pub fn col_entries(&self) -> f64 {
+        self.col_entries
+    }
+
+    /// ORs rows `rows` into `into` (a row's words from word `words.start` on).
+    pub fn union_rows(
+        &self,
+        rows: std::ops::Range<usize>,
+        words: std::ops::Range<usize>,
+        into: &mut [u64],
+    ) {
+        let words = words.start.min(self.stride)..words.end.min(self.stride);
+        let rows = rows.start..rows.end.min(self.bits.len() / self.stride.max(1));
+        for row in rows {
+            let line = &self.bits[row * self.stride..][words.clone()];
+            for (acc, w) in into.iter_mut().zip(line) {
+                *acc |= w;
+            }
+        }
+    }
+
+    /// Whether the cell at `col`, `row` is set.
+    #[cfg(test)]
+    fn is_set(&self, col: usize, row: usize) -> bool {
+        any_bit(&self.bits[row * self.stride..][..self.stride], col..col + 1)
+    }
+}
+
+/// The cells `a..b` (in cells) touches, one at least, within `0..n`.
+fn cells(a: f64, b: f64, n: usize) -> std::ops::Range<usize> {
+    let lo = (a.floor().max(0.0) as usize).min(n.saturating_sub(1));
+    let hi = (b.ceil().max(0.0) as usize).min(n).max(lo + 1);
+    lo..hi
+}
+
+impl LitRaster {
+    fn new(x_len: u32, max_bytes: u64) -> LitRaster {
+        let x_len = x_len.max(1) as usize;
+        let mut levels = Vec::new();
+        let mut cols = COARSEST_COLS.min(x_len);
+        loop {
+            let stride = cols.div_ceil(64);
+            levels.push(Level {
+                cols,
+                stride,
+                col_entries: x_len as f64 / cols as f64,
+                bits: vec![0; stride * RASTER_ROWS],
+            });
+            if cols >= FINEST_COLS.min(x_len) {
+                break;
+            }
+            cols = (cols * 2).min(x_len);
+        }
+        LitRaster {
+            levels,
+            rows: RASTER_ROWS,
+            row_bytes: (max_bytes.max(1) as f64) / RASTER_ROWS as f64,
+            order: Vec::new(),
+            unheld: Vec::new(),
+        }
+    }
+
+    /// Coarsest first.
+    pub fn levels(&self) -> &[Level] {
+        &self.levels
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn row_bytes(&self) -> f64 {
+        self.row_bytes
+    }
+
+    /// The bands level `level` does not hold (indices into [`LitBands::bands`]).
+    pub fn unheld(&self, level: usize) -> &[u32] {
+        let n = self.unheld.get(level).copied().unwrap_or(self.order.len());
+        &self.order[..n]
+    }
+
+    /// The finest level that holds `l` (see the type's header), if any.
+    fn finest(&self, l: &LitBand) -> Option<usize> {
+        if f64::from(l.size) < 0.25 * self.row_bytes {
+            return self.levels.len().checked_sub(1);
+        }
+        let span = l.last() - f64::from(l.start);
+        self.levels
+            .iter()
+            .rposition(|level| span < 0.5 * level.col_entries)
+    }
+
+    /// Sets the cells of levels `..=finest` that band `l` touches, step by step for one that moves.
+    fn mark(&mut self, layout: &TimelineLayout, l: &LitBand, finest: usize) {
+        let (start, last, size) = (f64::from(l.start), l.last(), f64::from(l.size));
+        let mut cover = |x0: f64, x1: f64, b0: f64| {
+            let rows = cells(b0 / self.row_bytes, (b0 + size) / self.row_bytes, self.rows);
+            for level in &mut self.levels[..=finest] {
+                let cols = cells(x0 / level.col_entries, x1 / level.col_entries, level.cols);
+                for row in rows.clone() {
+                    set_bits(
+                        &mut level.bits[row * level.stride..][..level.stride],
+                        cols.clone(),
+                    );
+                }
+            }
+        };
+        if !l.offset.is_nan() {
+            return cover(start, last, f64::from(l.offset));
+        }
+        let Some(b) = layout.bands.get(l.band as usize) else {
+            return;
+        };
+        let points = layout.band_points(b);
+        for (k, p) in points.iter().enumerate() {
+            let a = f64::from(p.x).max(start);
+            let z = points.get(k + 1).map_or(last, |q| f64::from(q.x)).min(last);
+            if z > a {
+                cover(a, z, f64::from(p.offset));
+            }
+        }
+    }
+}
+
+/// Sets bits `range` of `words`.
+fn set_bits(words: &mut [u64], range: std::ops::Range<usize>) {
+    let (mut at, end) = (range.start, range.end.min(words.len() * 64));
+    while at < end {
+        let (word, bit) = (at / 64, at % 64);
+        let n = (end - at).min(64 - bit);
+        let mask = if n == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << n) - 1) << bit
+        };
+        words[word] |= mask;
+        at += n;
+    }
+}
+
+/// Whether any of bits `range` of `words` is set.
+pub fn any_bit(words: &[u64], range: std::ops::Range<usize>) -> bool {
+    let (mut at, end) = (range.start, range.end.min(words.len() * 64));
+    while at < end {
+        let (word, bit) = (at / 64, at % 64);
+        let n = (end - at).min(64 - bit);
+        let mask = if n == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << n) - 1) << bit
+        };
+        if words[word] & mask != 0 {
+            return true;
+        }
+        at += n;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memograph_snapshot::analysis::lifetimes::Lifetimes;
+    use memograph_snapshot::analysis::timeline::timeline_layout;
+    use memograph_snapshot::{read_bytes, synth};
+
+    #[test]
+    fn bit_ranges_are_set_and_found_across_words() {
+        let mut w = vec![0u64; 4];
+        set_bits(&mut w, 60..130);
+        assert_eq!(w[0], 0xF << 60);
+        assert_eq!(w[1], u64::MAX);
+        assert_eq!(w[2], 0b11);
+        assert_eq!(w[3], 0);
+        assert!(any_bit(&w, 0..61));
+        assert!(!any_bit(&w, 0..60));
+        assert!(any_bit(&w, 129..200));
+        assert!(!any_bit(&w, 130..256));
+        set_bits(&mut w, 250..400);
+        assert_eq!(w[3], 0b111111 << 58);
+    }
+
+    #[test]
+    fn a_big_highlight_is_rasterised_and_every_band_is_held_or_marked_alone() {
+        let s = read_bytes(&synth::pickle(300).bytes).unwrap();
+        let layout = timeline_layout(&Lifetimes::of(&s, 0), 1.0);
+        let all: Vec<u32> = (0..layout.total as u32).collect();
+        let lit = LitBands::of_rasterised_from(&layout, &all, 1000);
+        let raster = lit.raster.as_ref().expect("rasterised");
+        let levels = raster.levels();
+        assert_eq!(levels[0].cols(), COARSEST_COLS);
+        assert_eq!(
+            levels.last().unwrap().cols(),
+            FINEST_COLS.min(layout.x_len as usize)
+        );
+        // The long-lived bands of a short trace are wide at every level; the others are held.
+        let coarsest = raster.unheld(0).len();
+        assert!(coarsest < all.len() / 2, "{coarsest} bands left out");
+        for (k, level) in levels.iter().enumerate() {
+            let unheld: std::collections::HashSet<u32> = raster.unheld(k).iter().copied().collect();
+            // Finer levels hold fewer.
+            assert!(unheld.len() >= raster.unheld(k.saturating_sub(1)).len());
+            assert!(k == 0 || level.col_entries() < levels[k - 1].col_entries());
+            for (i, l) in lit.bands.iter().enumerate() {
+                let held = raster.finest(l).is_some_and(|f| f >= k);
+                assert_eq!(held, !unheld.contains(&(i as u32)));
+                if !held {
+                    continue;
+                }
+                // The cell at the band's start and bottom is set.
+                let b = &layout.bands[l.band as usize];
+                let bottom = layout.offset_at(b, l.start);
+                let col = (f64::from(l.start) / level.col_entries()) as usize;
+                let row =
+                    ((f64::from(bottom) / raster.row_bytes()) as usize).min(raster.rows() - 1);
+                assert!(
+                    level.is_set(col, row),
+                    "band {i} at level {k}, col {col}, row {row}"
+                );
+            }
+        }
+        // A small highlight is not rasterised.
+        let few = LitBands::of_rasterised_from(&layout, &all[..100], 1000);
+        assert!(few.raster.is_none());
+        assert_eq!(few.bands.len(), 100);
+    }
+}
