@@ -711,14 +711,47 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
     leptos::task::spawn_local(load.stream(blob));
 }
 
-/// Resolves in a task of its own, after whatever the browser has waiting (input, a frame).
+/// Resolves in a task of its own, after whatever the browser has waiting (input, a frame). A message
+/// to itself, not `setTimeout(0)`: nested timeouts wait 4 ms or more each (and a second or more in a
+/// hidden tab), and a load pauses dozens of times.
 pub(super) async fn next_task() {
-    let later = Promise::new(&mut |resolve, _| match web_sys::window() {
-        Some(w) => {
-            let _ = w.set_timeout_with_callback(&resolve);
-        }
-        None => {
-            let _ = resolve.call0(&JsValue::NULL);
+    thread_local! {
+        /// The channel and the resolvers of the tasks asked for, in order (one message each).
+        static CHANNEL: Option<(web_sys::MessagePort, Rc<RefCell<VecDeque<js_sys::Function>>>)> = {
+            let channel = web_sys::MessageChannel::new().ok()?;
+            let waiting: Rc<RefCell<VecDeque<js_sys::Function>>> = Rc::default();
+            let queue = waiting.clone();
+            let on_message = Closure::<dyn FnMut()>::new(move || {
+                let next = queue.borrow_mut().pop_front();
+                if let Some(resolve) = next {
+                    let _ = resolve.call0(&JsValue::NULL);
+                }
+            });
+            channel.port1().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+            on_message.forget();
+            Some((channel.port2(), waiting))
+        };
+    }
+    let later = Promise::new(&mut |resolve, _| {
+        let asked = CHANNEL.with(|c| match c {
+            Some((port, waiting)) => {
+                let posted = port.post_message(&JsValue::NULL).is_ok();
+                if posted {
+                    waiting.borrow_mut().push_back(resolve.clone());
+                }
+                posted
+            }
+            None => false,
+        });
+        if !asked {
+            match web_sys::window() {
+                Some(w) => {
+                    let _ = w.set_timeout_with_callback(&resolve);
+                }
+                None => {
+                    let _ = resolve.call0(&JsValue::NULL);
+                }
+            }
         }
     });
     let _ = JsFuture::from(later).await;
