@@ -375,8 +375,10 @@ impl Listener for Ui {
         self.files.update(|n| *n += 1);
         self.phase.set(Phase::Ready);
         share::restore(*self, index);
-        // Colours, search and the analyses need them: built while the user looks at the timeline.
-        self.build(index, device, Part::Categories);
+        // Colours, search and the analyses need them: built while the user looks at the timeline,
+        // once it is on screen (their first slice would hold up its first frames).
+        let ui = *self;
+        after_frames(2, move || ui.build(index, device, Part::Categories));
     }
 
     fn failed(&self, name: &str, reason: &str) {
@@ -394,6 +396,16 @@ impl Listener for Ui {
             self.phase.set(Phase::Ready);
         }
     }
+}
+
+/// Calls `f` once the page has drawn `n` more frames.
+fn after_frames(n: u32, f: impl FnOnce() + 'static) {
+    let Some(window) = web_sys::window().filter(|_| n > 0) else {
+        return f();
+    };
+    // Without frames (a hidden tab) it waits: what it starts is also built when first asked for.
+    let next = wasm_bindgen::closure::Closure::once_into_js(move || after_frames(n - 1, f));
+    let _ = window.request_animation_frame(next.unchecked_ref());
 }
 
 pub fn start() {

@@ -273,7 +273,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
     // Where a drag began: pixel, the view then, and whether it has moved yet.
     let drag = StoredValue::new(None::<(f64, Viewport, bool)>);
     let brush = RwSignal::new(None::<(f64, f64)>);
-    let first_draw_done = StoredValue::new(false);
+    // The file (its open count, index and device) whose first frame was recorded last.
+    let first_drawn = StoredValue::new(None::<(u32, usize, i64)>);
     let drawn = StoredValue::new(None::<Drawn>);
 
     let has_times = move || with_timeline(ui, segments, |_, c| c.times.is_some()).unwrap_or(false);
@@ -302,8 +303,14 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         if done.is_some() {
             let ms = now() - start;
             record_frame(ms);
-            if !first_draw_done.get_value() {
-                first_draw_done.set_value(true);
+            // A new file or device draws its first frame again.
+            let shown = (
+                ui.files.get_untracked(),
+                ui.file.get_untracked(),
+                ui.device.get_untracked(),
+            );
+            if first_drawn.get_value() != Some(shown) {
+                first_drawn.set_value(Some(shown));
                 let total = now() - ui.load_started.get_untracked();
                 if let Some(app) = web_sys::window()
                     .and_then(|w| w.document())
@@ -315,14 +322,6 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             }
         }
     });
-    // A new file or device draws its first frame again; nothing hovered survives a new layout.
-    Effect::new(move |_| {
-        ui.files.get();
-        ui.file.get();
-        ui.device.get();
-        first_draw_done.set_value(false);
-    });
-
     let on_resize = leptos::prelude::window_event_listener(leptos::ev::resize, move |_| {
         resized.update(|r| *r += 1)
     });
