@@ -6,13 +6,14 @@
 const early = [];
 self.onmessage = (event) => early.push(event);
 
-// In a one-file page (`memograph html`, opened from file://) a worker may fetch nothing: it runs from a
-// data: URL, the page puts the module's own data: URL in `memographEmbedded` ahead of this script, and
-// posts the compiled wasm module as its first message.
+// The page posts its compiled wasm module as the first message (`shared=1` in this script's URL), so the
+// worker neither fetches nor compiles it again. In a one-file page (`memograph html`, opened from
+// file://) a worker may fetch nothing: it runs from a data: URL, and the page puts the module's own
+// data: URL in `memographEmbedded` ahead of this script.
 const embedded = globalThis.memographEmbedded;
 const params = new URL(import.meta.url).searchParams;
 const at = (name, fallback) => new URL(params.get(name) || fallback, import.meta.url);
-const wasm = embedded
+const wasm = embedded || params.get('shared') === '1'
   ? await new Promise((resolve) => {
     self.onmessage = (event) => {
       if (event.data && event.data.memographWasm) {
