@@ -422,42 +422,47 @@ fn draw_bands<P: Pen>(
     let min_bytes = 0.25 * f.view.y_max / f.plot.height;
     let mut steps = Steps(Vec::with_capacity(256));
     let dim = !overlay.highlighted.is_empty();
-    // The highlighted allocations as bits (a search can pick a million: a binary search per band of
-    // a fully detailed timeline took longer than the rest of the frame).
-    let words = overlay
-        .highlighted
-        .iter()
-        .max()
-        .map_or(0, |&a| a as usize / 64 + 1);
-    let mut lit_bits = vec![0u64; words];
-    for &a in overlay.highlighted {
-        lit_bits[a as usize / 64] |= 1 << (a % 64);
-    }
-    let is_lit = |a: u32| {
-        lit_bits
-            .get(a as usize / 64)
-            .is_some_and(|w| w >> (a % 64) & 1 == 1)
+    // The highlight's bands, read once per highlight and layout. Drawn without them (an export, a
+    // test), they are read here when few; a frame of millions fills those wide enough and marks the
+    // slivers once they are read in the background.
+    let read_here;
+    let lit = match overlay.lit {
+        Some(lit) => lit,
+        None if dim && overlay.highlighted.len() <= LIT_IN_A_FRAME => {
+            read_here = LitBands::of(layout, overlay.highlighted);
+            &read_here
+        }
+        None if dim => {
+            read_here = LitBands::allocations(overlay.highlighted);
+            &read_here
+        }
+        None => &LitBands::default(),
     };
     let hovered = overlay
         .hovered
         .filter(|&(i, a)| layout.bands.get(i).is_some_and(|b| b.allocation == a))
         .map(|(i, _)| i);
     let pinned = overlay.pinned.and_then(|a| layout.band_of(a));
-    let in_view =
-        |b: &Band| !((b.end as f64) < f.view.x0 - 1.0 || b.start as f64 > f.view.x1 + 1.0);
+    // A band from entry `start` to `last` (past its end: a band that ends where it starts spans one
+    // entry as drawn), `size` bytes tall.
+    let (x0, x1) = (f.view.x0 - 1.0, f.view.x1 + 1.0);
+    let in_view = |start: f64, last: f64| !(last < x0 || start > x1);
     // Too thin or too narrow to see filled. Under half a pixel wide on screen, the live area already
     // shades it (millions of short-lived allocations at full view would otherwise each be a path).
-    let unseen = |b: &Band| {
-        let end = (b.end.max(b.start.saturating_add(1)) as f64).min(f.view.x1);
-        let narrow = f.px(end) - f.px((b.start as f64).max(f.view.x0)) < 0.5;
-        (b.size as f64) < min_bytes || narrow
+    let unseen = |start: f64, last: f64, size: f64| {
+        let narrow = f.px(last.min(f.view.x1)) - f.px(start.max(f.view.x0)) < 0.5;
+        size < min_bytes || narrow
+    };
+    let extent = |b: &Band| {
+        let start = f64::from(b.start);
+        (start, f64::from(b.end).max(start + 1.0), b.size as f64)
     };
     let fill = |i: usize, b: &Band, steps: &mut Steps| {
         band_steps(f, layout, i, steps);
         if steps.0.is_empty() {
             return;
         }
-        let lit = dim && is_lit(b.allocation);
+        let lit = dim && lit.is_lit(b.allocation);
         ctx.set_global_alpha(if dim && !lit { 0.25 } else { 1.0 });
         ctx.set_fill_style_str(match overlay.categories {
             Some((of, n)) => colors::category(of[b.allocation as usize], n),
@@ -468,7 +473,6 @@ fn draw_bands<P: Pen>(
     };
     // Only the bands long enough to be half a pixel wide here, found by span (a fully detailed 2 GB
     // snapshot has 6 M bands, nearly all narrower than that at full view).
-    let (x0, x1) = (f.view.x0 - 1.0, f.view.x1 + 1.0);
     let min_span = (0.5 * (f.view.x1 - f.view.x0) / f.plot.width.max(1.0)).floor();
     let wide = layout.bands_in(
         x0.max(0.0) as u32,
@@ -477,7 +481,12 @@ fn draw_bands<P: Pen>(
     );
     for i in wide {
         let b = &layout.bands[i];
-        if Some(i) == hovered || Some(i) == pinned || !in_view(b) || unseen(b) {
+        let (start, last, size) = extent(b);
+        if Some(i) == hovered
+            || Some(i) == pinned
+            || !in_view(start, last)
+            || unseen(start, last, size)
+        {
             continue;
         }
         fill(i, b, &mut steps);
@@ -488,7 +497,8 @@ fn draw_bands<P: Pen>(
         .flatten()
     {
         let b = &layout.bands[i];
-        if in_view(b) {
+        let (start, last, _) = extent(b);
+        if in_view(start, last) {
             fill(i, b, &mut steps);
         }
     }
@@ -498,30 +508,14 @@ fn draw_bands<P: Pen>(
     // a path each, or one path of them all, takes seconds to rasterise; the marked pixels cost what the
     // plot's area does). A big highlight's slivers come from its raster when the view's pixels are at
     // least a cell of it each (a frame then costs its pixels), the rest one by one.
-    let read_here;
-    let lit = match overlay.lit {
-        Some(lit) => lit,
-        // A highlight drawn without its bands read (an export, a test): read here when few; a
-        // frame of millions shows those filled until they are read in the background.
-        None if dim && overlay.highlighted.len() <= LIT_IN_A_FRAME => {
-            read_here = LitBands::of(layout, overlay.highlighted);
-            &read_here
-        }
-        None => &LitBands::default(),
-    };
     let mut mask: Option<Mask> = None;
     let mark = |l: &LitBand, steps: &mut Steps, mask: &mut Option<Mask>| {
         let i = l.band as usize;
         if Some(i) == hovered || Some(i) == pinned {
             return;
         }
-        let (start, last) = (f64::from(l.start), l.last());
-        if last < x0 || start > x1 {
-            return;
-        }
-        let narrow = f.px(last.min(f.view.x1)) - f.px(start.max(f.view.x0)) < 0.5;
-        let size = f64::from(l.size);
-        if !(size < min_bytes || narrow) {
+        let (start, last, size) = (f64::from(l.start), l.last(), f64::from(l.size));
+        if !in_view(start, last) || !unseen(start, last, size) {
             return;
         }
         let mask = mask.get_or_insert_with(|| Mask::new(&f.plot));

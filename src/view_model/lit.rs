@@ -29,6 +29,9 @@ impl LitBand {
 /// The highlighted allocations' bands, in the highlight's order, and for a big highlight its raster.
 #[derive(Debug, Default, PartialEq)]
 pub struct LitBands {
+    /// The highlighted allocations, a bit each (a search can pick millions: a binary search per band
+    /// of a fully detailed timeline took longer than the rest of the frame).
+    lit: Vec<u64>,
     pub bands: Vec<LitBand>,
     /// The bands that are slivers in every view a level of the raster can draw, marked in it (see
     /// [`LitRaster`]).
@@ -39,6 +42,27 @@ pub struct LitBands {
 pub const RASTER_MIN: usize = 1 << 16;
 
 impl LitBands {
+    /// Which allocations are highlighted, and no bands: what a frame needs while a highlight's bands are
+    /// read in the background.
+    pub fn allocations(highlighted: &[u32]) -> LitBands {
+        let words = highlighted.iter().max().map_or(0, |&a| a as usize / 64 + 1);
+        let mut lit = vec![0u64; words];
+        for &a in highlighted {
+            lit[a as usize / 64] |= 1 << (a % 64);
+        }
+        LitBands {
+            lit,
+            ..LitBands::default()
+        }
+    }
+
+    /// Whether allocation `a` is highlighted.
+    pub fn is_lit(&self, a: u32) -> bool {
+        self.lit
+            .get(a as usize / 64)
+            .is_some_and(|w| w >> (a % 64) & 1 == 1)
+    }
+
     pub fn of(layout: &TimelineLayout, highlighted: &[u32]) -> LitBands {
         run_ready(LitBands::of_sliced(layout, highlighted, &mut NoPause))
     }
@@ -95,7 +119,7 @@ impl LitBands {
         ranges_paused(highlighted.len(), &mut read, pause).await;
         let mut lit = LitBands {
             bands,
-            raster: None,
+            ..LitBands::allocations(highlighted)
         };
         if lit.bands.len() >= raster_min {
             let mut raster = LitRaster::new(layout.x_len, layout.max_bytes);
@@ -391,5 +415,10 @@ mod tests {
         let few = LitBands::of_rasterised_from(&layout, &all[..100], 1000);
         assert!(few.raster.is_none());
         assert_eq!(few.bands.len(), 100);
+        assert!(few.is_lit(99) && !few.is_lit(100) && !few.is_lit(u32::MAX));
+        let picked = LitBands::allocations(&[3, 64, 200]);
+        assert!(picked.bands.is_empty());
+        let lit: Vec<u32> = (0..300).filter(|&a| picked.is_lit(a)).collect();
+        assert_eq!(lit, [3, 64, 200]);
     }
 }
