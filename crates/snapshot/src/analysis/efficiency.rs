@@ -3,7 +3,7 @@
 
 use super::lifetimes::{reserved_series, Allocation, Lifetimes, Peak};
 use super::live_set::allocation_site;
-use super::stats::segment_stats;
+use super::stats::{segment_stats, SegmentStats, StatsTotals};
 use crate::model::{Action, BlockState, Snapshot};
 
 /// Cache overhead (reserved but not allocated, at the peak) above this share of reserved is reported.
@@ -53,20 +53,19 @@ pub fn efficiency_with(
     reserved: (u64, &[u64]),
 ) -> Efficiency {
     let peak = lifetimes.peak();
+    let (rows, totals) = segment_stats(snapshot, device);
     crate::batch::run_ready(efficiency_sliced(
-        snapshot,
-        device,
+        (&rows, &totals),
         peak,
         reserved,
         &mut crate::batch::NoPause,
     ))
 }
 
-/// [`efficiency_with`] at the block lifetimes' `peak` (the caller has it), awaiting `pause` between
-/// batches of the reserved series.
+/// [`efficiency_with`] from the device's segment figures (`segment_stats`) and at the block lifetimes'
+/// `peak` (the caller has both), awaiting `pause` between batches of the reserved series.
 pub async fn efficiency_sliced<P: crate::batch::Pause>(
-    snapshot: &Snapshot,
-    device: i64,
+    (rows, totals): (&[SegmentStats], &StatsTotals),
     peak: Peak,
     (start, reserved): (u64, &[u64]),
     pause: &mut P,
@@ -81,7 +80,6 @@ pub async fn efficiency_sliced<P: crate::batch::Pause>(
         max_reserved = reserved[r].iter().copied().fold(max_reserved, u64::max);
     };
     crate::batch::ranges_paused(reserved.len(), scan, pause).await;
-    let (rows, totals) = segment_stats(snapshot, device);
     Efficiency {
         peak_allocated: peak.bytes,
         reserved_at_peak,

@@ -361,7 +361,8 @@ pub async fn report_sliced<P: crate::batch::Pause>(
     drop(live);
     live_set.prune((live_bytes as f64 * options.tree_min_share) as u64);
     pause.pause().await;
-    let efficiency = efficiency_sliced(snapshot, device, peak, series, pause).await;
+    let (segments, totals) = segment_stats(snapshot, device);
+    let efficiency = efficiency_sliced((&segments, &totals), peak, series, pause).await;
     drop(reserved);
     pause.pause().await;
     let summary = summarize_sliced(snapshot, lifetimes, pause).await;
@@ -384,6 +385,6 @@ pub async fn report_sliced<P: crate::batch::Pause>(
         free_sizes,
         large_free_block_threshold: LARGE_FREE_BLOCK,
         over_time,
-        segments: segment_stats(snapshot, device).0,
+        segments,
     }
 }
