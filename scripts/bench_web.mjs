@@ -89,6 +89,16 @@ async function loadOnce(file, warm) {
   return { page, first, ready: ready - chosen, loadLongest, longest, timings };
 }
 
+/** Zooms into the timeline in `box`, drags it and zooms back out: 120 input events, a frame each. */
+async function panAndZoom(page, box) {
+  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.5);
+  for (let i = 0; i < 40; i++) await page.mouse.wheel(0, -120);
+  await page.mouse.down();
+  for (let i = 0; i < 40; i++) await page.mouse.move(box.x + box.width * (0.6 - i * 0.01), box.y + box.height * 0.5);
+  await page.mouse.up();
+  for (let i = 0; i < 40; i++) await page.mouse.wheel(0, 160);
+}
+
 /** Waits until no view says it is still building a part (they are built in the background). */
 const built = page => page.waitForFunction(() => !/Building |laying out|searching…/.test(document.body.innerText),
   null, { timeout: 900000, polling: 100 });
@@ -134,12 +144,7 @@ for (const file of files) {
   const drawn = await page.$eval('.slider .muted', e => e.textContent);
   await page.evaluate(() => { window.__memographFrames = []; });
   const box = await page.locator('[data-testid=timeline]').boundingBox();
-  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.5);
-  for (let i = 0; i < 40; i++) await page.mouse.wheel(0, -120);
-  await page.mouse.down();
-  for (let i = 0; i < 40; i++) await page.mouse.move(box.x + box.width * (0.6 - i * 0.01), box.y + box.height * 0.5);
-  await page.mouse.up();
-  for (let i = 0; i < 40; i++) await page.mouse.wheel(0, 160);
+  await panAndZoom(page, box);
   const frames = await page.evaluate(() => window.__memographFrames);
   // A search that matches about a third of the allocations, at 100 % detail.
   await page.fill('[data-testid=search]', '>1MB');
@@ -147,12 +152,7 @@ for (const file of files) {
   await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
   // The same pan and zoom with the search's allocations highlighted (their slivers marked each frame).
   await page.evaluate(() => { window.__memographFrames = []; });
-  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.5);
-  for (let i = 0; i < 40; i++) await page.mouse.wheel(0, -120);
-  await page.mouse.down();
-  for (let i = 0; i < 40; i++) await page.mouse.move(box.x + box.width * (0.6 - i * 0.01), box.y + box.height * 0.5);
-  await page.mouse.up();
-  for (let i = 0; i < 40; i++) await page.mouse.wheel(0, 160);
+  await panAndZoom(page, box);
   await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
   const litFrames = await page.evaluate(() => window.__memographFrames);
   const detailLongest = await last.longest(detailFrom, await page.evaluate(() => performance.now()));

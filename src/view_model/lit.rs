@@ -314,39 +314,38 @@ impl LitRaster {
     }
 }
 
-/// Sets bits `range` of `words`.
-fn set_bits(words: &mut [u64], range: std::ops::Range<usize>) {
-    let (mut at, end) = (range.start, range.end.min(words.len() * 64));
-    while at < end {
+/// The words of a bit table of `len` words that bits `range` fall in, each with the mask of those bits.
+fn word_masks(range: std::ops::Range<usize>, len: usize) -> impl Iterator<Item = (usize, u64)> {
+    let end = range.end.min(len * 64);
+    let mut at = range.start;
+    std::iter::from_fn(move || {
+        if at >= end {
+            return None;
+        }
         let (word, bit) = (at / 64, at % 64);
         let n = (end - at).min(64 - bit);
-        let mask = if n == 64 {
-            u64::MAX
-        } else {
-            ((1u64 << n) - 1) << bit
-        };
-        words[word] |= mask;
         at += n;
+        Some((
+            word,
+            if n == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << n) - 1) << bit
+            },
+        ))
+    })
+}
+
+/// Sets bits `range` of `words`.
+fn set_bits(words: &mut [u64], range: std::ops::Range<usize>) {
+    for (word, mask) in word_masks(range, words.len()) {
+        words[word] |= mask;
     }
 }
 
 /// Whether any of bits `range` of `words` is set.
 pub fn any_bit(words: &[u64], range: std::ops::Range<usize>) -> bool {
-    let (mut at, end) = (range.start, range.end.min(words.len() * 64));
-    while at < end {
-        let (word, bit) = (at / 64, at % 64);
-        let n = (end - at).min(64 - bit);
-        let mask = if n == 64 {
-            u64::MAX
-        } else {
-            ((1u64 << n) - 1) << bit
-        };
-        if words[word] & mask != 0 {
-            return true;
-        }
-        at += n;
-    }
-    false
+    word_masks(range, words.len()).any(|(word, mask)| words[word] & mask != 0)
 }
 
 #[cfg(test)]
