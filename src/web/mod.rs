@@ -376,9 +376,10 @@ impl Listener for Ui {
         self.phase.set(Phase::Ready);
         share::restore(*self, index);
         // Colours, search and the analyses need them: built while the user looks at the timeline,
-        // once it is on screen (their first slice would hold up its first frames).
+        // once the page is idle after its first frames (their slices, 40 ms each, would hold them up).
+        // Whatever needs them first builds them at once instead.
         let ui = *self;
-        after_frames(2, move || ui.build(index, device, Part::Categories));
+        when_idle(move || ui.build(index, device, Part::Categories));
     }
 
     fn failed(&self, name: &str, reason: &str) {
@@ -398,14 +399,25 @@ impl Listener for Ui {
     }
 }
 
-/// Calls `f` once the page has drawn `n` more frames.
-fn after_frames(n: u32, f: impl FnOnce() + 'static) {
-    let Some(window) = web_sys::window().filter(|_| n > 0) else {
+/// Calls `f` once the page is idle (`requestIdleCallback`, at most a second on), or in 200 ms where the
+/// browser has no idle callbacks.
+fn when_idle(f: impl FnOnce() + 'static) {
+    let Some(window) = web_sys::window() else {
         return f();
     };
-    // Without frames (a hidden tab) it waits: what it starts is also built when first asked for.
-    let next = wasm_bindgen::closure::Closure::once_into_js(move || after_frames(n - 1, f));
-    let _ = window.request_animation_frame(next.unchecked_ref());
+    let f = wasm_bindgen::closure::Closure::once_into_js(f);
+    let idle = js_sys::Reflect::get(&window, &"requestIdleCallback".into())
+        .ok()
+        .and_then(|r| r.dyn_into::<js_sys::Function>().ok());
+    let asked = idle.is_some_and(|idle| {
+        let options = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&options, &"timeout".into(), &1000.into());
+        idle.call2(&window, &f, &options).is_ok()
+    });
+    if !asked {
+        let _ = window
+            .set_timeout_with_callback_and_timeout_and_arguments_0(f.unchecked_ref(), 200);
+    }
 }
 
 pub fn start() {
