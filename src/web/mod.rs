@@ -415,8 +415,8 @@ fn when_idle(f: impl FnOnce() + 'static) {
         idle.call2(&window, &f, &options).is_ok()
     });
     if !asked {
-        let _ = window
-            .set_timeout_with_callback_and_timeout_and_arguments_0(f.unchecked_ref(), 200);
+        let _ =
+            window.set_timeout_with_callback_and_timeout_and_arguments_0(f.unchecked_ref(), 200);
     }
 }
 
