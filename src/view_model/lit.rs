@@ -136,11 +136,23 @@ impl LitBands {
                 }
             };
             ranges_paused(bands.len(), &mut mark, pause).await;
-            let mut order: Vec<u32> = (0..bands.len() as u32).collect();
-            order.sort_by_key(|&k| finest[k as usize]);
-            raster.unheld = (0..raster.levels.len())
-                .map(|level| order.partition_point(|&k| usize::from(finest[k as usize]) <= level))
-                .collect();
+            // Ordered by finest level with a counting sort (a few levels, millions of bands): those of
+            // key `k` start after all of smaller keys (`starts[k]`), and level `l` does not hold keys
+            // `0..=l`, the first `starts[l + 1]`.
+            let mut starts = vec![0usize; raster.levels.len() + 2];
+            for &k in &finest {
+                starts[usize::from(k) + 1] += 1;
+            }
+            for k in 1..starts.len() {
+                starts[k] += starts[k - 1];
+            }
+            raster.unheld = starts[1..=raster.levels.len()].to_vec();
+            let mut order = vec![0u32; finest.len()];
+            for (band, &k) in finest.iter().enumerate() {
+                let at = &mut starts[usize::from(k)];
+                order[*at] = band as u32;
+                *at += 1;
+            }
             raster.order = order;
             lit.raster = Some(raster);
         }

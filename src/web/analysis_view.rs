@@ -406,10 +406,7 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
                 .map_or(&[][..], |h| h.allocations.as_slice());
             let lit = picked
                 .as_ref()
-                .and_then(|h| t.lit_for_frame(&h.allocations));
-            if let (Some(h), None) = (&picked, &lit) {
-                wants_lit.set(Some(std::sync::Arc::as_ptr(&h.allocations) as usize));
-            }
+                .and_then(|h| super::timeline_view::lit_or_want(t, &h.allocations, &wants_lit));
             let overlay = render::timeline::Overlay {
                 annotations: &[],
                 hovered: None,
@@ -423,9 +420,7 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
             render::timeline::draw(&surface, &f, t, &overlay, &theme);
             render::timeline::draw_marker(&surface, &f, event as f64 + 0.5, &theme);
         });
-        if let Some(of) = wants_lit.get() {
-            ui.build(file, device, crate::load::build::Part::Lit(of));
-        }
+        super::timeline_view::ask_lit(ui, &wants_lit);
     });
     let on_click = move |ev: web_sys::MouseEvent| {
         let Some(el) = canvas.get_untracked() else {

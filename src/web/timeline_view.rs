@@ -12,6 +12,7 @@ use crate::load::build::Part;
 use crate::load::{now, store};
 use crate::render::{self, colors, Pen, Surface};
 use crate::scale::{Plot, Scale};
+use crate::view_model::lit::LitBands;
 use crate::view_model::{AnnotationSpan, Categories, TimelineModel};
 use crate::viewport::Viewport;
 
@@ -152,14 +153,10 @@ fn paint<P: Pen>(ui: Ui, segments: bool, surface: &Surface<P>, look: &Look) -> O
             (_, Some(cat), Some(k)) => Some(t.category_members(cat, k)),
             _ => None,
         };
-        // A highlight of millions has its bands read in the background (see `lit_for_frame`).
         let lit = set.as_ref().and_then(|set| match segments {
             true => Some(t.lit_bands(set)),
-            false => t.lit_for_frame(set),
+            false => lit_or_want(t, set, &wants_lit),
         });
-        if let (Some(set), None) = (&set, &lit) {
-            wants_lit.set(Some(std::sync::Arc::as_ptr(set) as usize));
-        }
         let highlighted = set.as_ref().map_or(&[][..], |set| set.as_slice());
         let overlay = render::timeline::Overlay {
             annotations: c.annotations,
@@ -178,12 +175,32 @@ fn paint<P: Pen>(ui: Ui, segments: bool, surface: &Surface<P>, look: &Look) -> O
             time_axis: look.time_axis,
         }
     });
-    // Asked for outside the store's borrow; the frame after it is read marks its slivers.
-    if let Some(of) = wants_lit.get() {
+    ask_lit(ui, &wants_lit);
+    drawn
+}
+
+/// The bands of highlight `set` for a frame of the block timeline `t` (see
+/// `TimelineModel::lit_for_frame`); when a highlight of millions is to have them read in the
+/// background, `wanted` is set to its key for [`ask_lit`].
+pub(super) fn lit_or_want(
+    t: &TimelineModel,
+    set: &std::sync::Arc<Vec<u32>>,
+    wanted: &std::cell::Cell<Option<usize>>,
+) -> Option<std::rc::Rc<LitBands>> {
+    let lit = t.lit_for_frame(set);
+    if lit.is_none() {
+        wanted.set(Some(std::sync::Arc::as_ptr(set) as usize));
+    }
+    lit
+}
+
+/// Has the bands [`lit_or_want`] found wanted read in the background, once the store is no longer
+/// borrowed; the frame after they are read marks the highlight's slivers.
+pub(super) fn ask_lit(ui: Ui, wanted: &std::cell::Cell<Option<usize>>) {
+    if let Some(of) = wanted.get() {
         let (file, device) = (ui.file.get_untracked(), ui.device.get_untracked());
         ui.build(file, device, Part::Lit(of));
     }
-    drawn
 }
 
 /// The timeline as on screen (the visible range, the pinned and highlighted allocations; no hover) as
