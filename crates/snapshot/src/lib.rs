@@ -38,6 +38,7 @@ mod pickle;
 mod push;
 mod schema;
 pub mod steps;
+pub mod stream;
 pub mod synth;
 #[doc(hidden)]
 pub mod testing;

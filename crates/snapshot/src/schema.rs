@@ -10,7 +10,14 @@ use crate::pickle::{as_stack, as_str, as_u64, check_bytes, Machine, Slot, Value}
 /// Deepest generic value kept (allocator settings nest two levels in practice).
 const MAX_VALUE_DEPTH: usize = 64;
 
-pub(crate) fn build(mut m: Machine, root: Value) -> Result<Snapshot, ReadError> {
+pub(crate) fn build(m: Machine, root: Value) -> Result<Snapshot, ReadError> {
+    build_telling(m, root).map(|(s, _)| s)
+}
+
+/// [`build`], and whether the device traces are consecutive runs of the machine's entry rows from the
+/// first on, in device order (rows after the last trace aside): what the rows a reader streamed while
+/// reading make up then (see [`crate::PushReader::finish_streamed`]).
+pub(crate) fn build_telling(mut m: Machine, root: Value) -> Result<(Snapshot, bool), ReadError> {
     let w = Walker { m: &m };
     let (segments_value, traces_value, settings_value, annotations_value, format) =
         match w.resolve(root) {
@@ -103,7 +110,7 @@ pub(crate) fn build(mut m: Machine, root: Value) -> Result<Snapshot, ReadError> 
         .map(|v| w.annotations(v))
         .unwrap_or_default();
 
-    let device_traces = split_traces(std::mem::take(&mut m.entries), &trace_rows);
+    let (device_traces, consecutive) = split_traces(std::mem::take(&mut m.entries), &trace_rows);
     let format = if legacy && format == Format::Current {
         Format::LegacyHistory
     } else {
@@ -112,7 +119,7 @@ pub(crate) fn build(mut m: Machine, root: Value) -> Result<Snapshot, ReadError> 
     let protocol = m.protocol;
     drop(m);
     interner.shrink();
-    Ok(Snapshot {
+    let snapshot = Snapshot {
         interner,
         segments,
         device_traces,
@@ -120,7 +127,8 @@ pub(crate) fn build(mut m: Machine, root: Value) -> Result<Snapshot, ReadError> 
         external_annotations,
         format,
         protocol,
-    })
+    };
+    Ok((snapshot, consecutive))
 }
 
 /// `[address, address + size)` must lie in the 64-bit address space.
@@ -135,7 +143,8 @@ fn check_range(what: &str, address: u64, size: u64) -> Result<(), ReadError> {
 
 /// Each device's trace from the machine's entry rows. Real pickles write the traces one after another, so
 /// the rows are consecutive ranges and the columns are split, not copied.
-fn split_traces(mut all: DeviceTrace, rows: &[Vec<u32>]) -> Vec<DeviceTrace> {
+/// Whether they were consecutive comes with them.
+fn split_traces(mut all: DeviceTrace, rows: &[Vec<u32>]) -> (Vec<DeviceTrace>, bool) {
     let mut next = 0u32;
     let consecutive = rows.iter().all(|r| {
         let ok = r.iter().enumerate().all(|(k, &row)| row == next + k as u32);
@@ -153,9 +162,9 @@ fn split_traces(mut all: DeviceTrace, rows: &[Vec<u32>]) -> Vec<DeviceTrace> {
             })
             .collect();
         traces.reverse();
-        traces
+        (traces, true)
     } else {
-        rows.iter().map(|r| all.gather(r)).collect()
+        (rows.iter().map(|r| all.gather(r)).collect(), false)
     }
 }
 
