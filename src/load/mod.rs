@@ -6,11 +6,9 @@
 //!   Blob.stream() ── Piece ─────────────────►  PushReader.push(piece)
 //!      ▲  at most IN_FLIGHT ahead             │
 //!      └──────────────────────── Progress ────┤  (complete: the pickle reached STOP)
-//!   stream::Receiver.rows ◄────────── Rows ───┤  stream::Sender.rows: trace rows read so far
-//!     (appended, replayed as lifetimes)       │
-//!   End ──────────────────────────────────────►  Sender.finish: the last rows, the rest encoded
-//!   Receiver.finish_sliced ◄──────── Done ────┘  (transferred buffers), or Error
-//!   first layout (sliced) → store → Listener::opened; later parts: build.rs
+//!   End ──────────────────────────────────────►  finish → codec::encode
+//!   codec::decode ◄──────────────── Done ─────┘  (a transferred buffer), or Error
+//!   lifetimes, first layout (sliced) → store → Listener::opened; later parts: build.rs
 //! ```
 //!
 //! The messages are [`protocol`]'s enums; `store` keeps the open files outside the reactive graph. This

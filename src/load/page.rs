@@ -18,8 +18,6 @@ use super::protocol::{FromWorker, LoadTimings, ToWorker};
 use super::store::{self, OpenFile};
 use crate::view_model::DeviceModel;
 use memograph_snapshot::analysis::compare::Digest;
-use memograph_snapshot::analysis::lifetimes::Lifetimes;
-use memograph_snapshot::stream::Receiver;
 
 /// Bytes handed to the worker and not parsed yet, at most. The browser reads faster than the worker
 /// parses: without a bound, a big file would pile up in the worker's queue.
@@ -183,17 +181,13 @@ pub(super) fn decode(
     memograph_snapshot::codec::decode_from(input, total)
 }
 
-/// The worker's snapshot from its last message and the rows `receiver` took before it, decoded in
-/// slices of about [`SLICE_MS`], the page's event loop running between them; with the block lifetimes
-/// the receiver replayed, when they are the main device's.
+/// [`decode`] in slices of about [`SLICE_MS`], the page's event loop running between them.
 async fn decode_sliced(
     buffer: &js_sys::ArrayBuffer,
-    receiver: Receiver,
-) -> Result<(memograph_snapshot::Snapshot, Option<Lifetimes>), memograph_snapshot::codec::DecodeError>
-{
+) -> Result<memograph_snapshot::Snapshot, memograph_snapshot::codec::DecodeError> {
     let (input, total) = encoded_input(buffer);
     let mut pauser = Pauser::new();
-    receiver.finish_sliced(input, total, &mut pauser).await
+    memograph_snapshot::codec::decode_sliced(input, total, &mut pauser).await
 }
 
 /// The worker's encoding as a reader (a piece at a time from the JS buffer) and its length, with the
@@ -209,9 +203,6 @@ fn encoded_input(buffer: &js_sys::ArrayBuffer) -> (std::io::BufReader<JsBytes>, 
         total,
     )
 }
-
-/// Bytes of the page's memory a trace row takes, with its share of the block lifetimes, about.
-const ROW_BYTES: usize = 100;
 
 /// How long a slice of work on the page's thread may run before it gives the thread back.
 const SLICE_MS: f64 = 40.0;
@@ -380,10 +371,6 @@ struct Load {
     wake: RefCell<Option<js_sys::Function>>,
     /// Milliseconds from the start until the last piece was handed over.
     read_ms: Cell<f64>,
-    /// The trace rows the worker sent ahead of the snapshot, replayed as they came (a file opened
-    /// whole; see `memograph_snapshot::stream`), and the milliseconds that took.
-    receiver: RefCell<Option<Receiver>>,
-    rows_ms: Cell<f64>,
 }
 
 impl Load {
@@ -500,40 +487,10 @@ impl Load {
                 }
                 self.wake_reader();
             }
-            Some(FromWorker::Rows { rows, done }) => self.rows(&rows, done),
             Some(FromWorker::Done { model, timings }) => self.done(&model, timings),
             Some(FromWorker::Error { message }) => self.fail(&message),
             Some(FromWorker::Digests { json }) => self.digested(&json),
             Some(FromWorker::Rehearsed { .. }) | None => {}
-        }
-    }
-
-    /// Takes trace rows the worker sent while it reads (in a task of their own: a few milliseconds).
-    fn rows(&self, rows: &js_sys::ArrayBuffer, done: f64) {
-        let started = clock();
-        let failed = {
-            let mut receiver = self.receiver.borrow_mut();
-            let Some(r) = receiver.as_mut() else {
-                return;
-            };
-            let first = r.received() == 0;
-            let outcome = r.rows(&Uint8Array::new(rows).to_vec());
-            // Room for the rows of the whole file, estimated from the share read so far, so that
-            // tables of millions are not copied whole as they grow.
-            let expected = r.received() as f64 * self.size / done.max(1.0);
-            let expected = expected.min(u32::MAX as f64) as usize;
-            if first {
-                // What the rows and their replay take (see "Heap growth" in the module's header).
-                grow_heap(expected.saturating_mul(ROW_BYTES));
-            }
-            r.expect(expected);
-            outcome.err()
-        };
-        self.rows_ms.set(self.rows_ms.get() + clock() - started);
-        if let Some(e) = failed {
-            self.fail(&format!(
-                "the parsing worker's rows could not be read ({e})"
-            ));
         }
     }
 
@@ -543,14 +500,13 @@ impl Load {
         let received = clock();
         let this = self.clone();
         let model = model.clone();
-        let receiver = self.receiver.borrow_mut().take().unwrap_or_default();
         leptos::task::spawn_local(async move {
             // Decoded in slices, the page answering between them (a 1 GB file's decode is seconds).
-            let decoded = decode_sliced(&model, receiver).await;
+            let decoded = decode_sliced(&model).await;
             drop(model);
             let decode_ms = clock() - received;
-            let (snapshot, replayed) = match decoded {
-                Ok(decoded) => decoded,
+            let snapshot = match decoded {
+                Ok(s) => s,
                 Err(e) => return this.fail(&e.to_string()),
             };
             if !this.end() {
@@ -559,12 +515,13 @@ impl Load {
             next_task().await;
             let started = clock();
             let device = snapshot.default_device().unwrap_or(0);
-            let lifetimes = match replayed {
-                // Replayed while the file was read: only its end (the snapshot's blocks, the
-                // live-bytes series) was left, in the decode above.
-                Some(lifetimes) => lifetimes,
-                None => Lifetimes::of_sliced(&snapshot, device, &mut Pauser::new()).await,
-            };
+            let mut pauser = Pauser::new();
+            let lifetimes = memograph_snapshot::analysis::lifetimes::Lifetimes::of_sliced(
+                &snapshot,
+                device,
+                &mut pauser,
+            )
+            .await;
             let lifetimes_ms = clock() - started;
             next_task().await;
             let started = clock();
@@ -594,9 +551,7 @@ impl Load {
                 worker_waited: worker.waited,
                 encode: worker.encode,
                 transfer: received - worker.posted,
-                rows: this.rows_ms.get(),
                 decode: decode_ms,
-                lifetimes: lifetimes_ms,
                 model: model_ms,
                 opened_at: now() - this.started,
             });
@@ -717,7 +672,6 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
             at: Some((*device, *entry)),
         },
     };
-    let opening = matches!(purpose, Purpose::Open);
     let load = Rc::new(Load {
         sink,
         purpose,
@@ -732,8 +686,6 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
         over: Cell::new(false),
         wake: RefCell::new(None),
         read_ms: Cell::new(0.0),
-        receiver: RefCell::new(opening.then(Receiver::new)),
-        rows_ms: Cell::new(0.0),
     });
     let replies = load.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {

@@ -28,11 +28,7 @@ pub enum FromWorker {
     /// Bytes pushed so far, after each piece (the page's flow control counts on it); `complete` once
     /// no more bytes can change the outcome (a plain pickle's `STOP`).
     Progress { done: f64, complete: bool },
-    /// Trace rows read so far and not sent yet (`memograph_snapshot::stream`; the buffer is
-    /// transferred), when `done` bytes of the file had been pushed.
-    Rows { rows: ArrayBuffer, done: f64 },
-    /// The snapshot, encoded by the engine's codec, its rows sent ahead of it as [`FromWorker::Rows`]
-    /// or in it (the buffer is transferred).
+    /// The snapshot, encoded by the engine's codec (the buffer is transferred).
     Done {
         model: ArrayBuffer,
         timings: WorkerTimings,
@@ -137,13 +133,6 @@ impl FromWorker {
                 set(&m, "complete", &(*complete).into());
                 m
             }
-            FromWorker::Rows { rows, done } => {
-                let m = message("rows");
-                set(&m, "rows", rows);
-                set(&m, "done", &(*done).into());
-                transfer.push(rows);
-                m
-            }
             FromWorker::Done { model, timings } => {
                 let m = message("done");
                 set(&m, "model", model);
@@ -176,10 +165,6 @@ impl FromWorker {
             "progress" => FromWorker::Progress {
                 done: number(data, "done")?,
                 complete: get(data, "complete").as_bool().unwrap_or(false),
-            },
-            "rows" => FromWorker::Rows {
-                rows: get(data, "rows").dyn_into().ok()?,
-                done: number(data, "done")?,
             },
             "done" => FromWorker::Done {
                 model: get(data, "model").dyn_into().ok()?,
@@ -244,11 +229,7 @@ pub struct LoadTimings {
     pub worker_waited: f64,
     pub encode: f64,
     pub transfer: f64,
-    /// Taking the rows sent ahead (on the page, while the worker parses).
-    pub rows: f64,
     pub decode: f64,
-    /// The first device's lifetimes, and its whole model (lifetimes included).
-    pub lifetimes: f64,
     pub model: f64,
     /// From the load's start until the file was open.
     pub opened_at: f64,
@@ -263,9 +244,7 @@ impl LoadTimings {
             ("worker_waited", self.worker_waited),
             ("encode", self.encode),
             ("transfer", self.transfer),
-            ("rows", self.rows),
             ("decode", self.decode),
-            ("lifetimes", self.lifetimes),
             ("model", self.model),
             ("opened_at", self.opened_at),
         ];

@@ -6,7 +6,6 @@
 use std::cell::RefCell;
 
 use js_sys::Uint8Array;
-use memograph_snapshot::stream::Sender;
 use memograph_snapshot::PushReader;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -23,17 +22,10 @@ struct Job {
     /// When the first message came, and the milliseconds spent reading pieces (not waiting for them).
     received: f64,
     busy: f64,
-    /// With the comparison digests, not the snapshot (with `at`: one device's, at an entry).
+    /// Answer with the comparison digests, not the snapshot (with `at`: one device's, at an entry).
+    digest: bool,
     at: Option<(i64, i64)>,
-    /// The rows sent on so far (a file opened whole: its rows go to the page as they are read).
-    sender: Option<Sender>,
-    /// Milliseconds spent encoding rows.
-    encode: f64,
 }
-
-/// Rows read before they go to the page, at least: one message per piece or so (a few milliseconds
-/// of the page's time each).
-const ROWS_AT_ONCE: usize = 128 * 1024;
 
 thread_local! {
     /// `None` before `Start` and after an error or the end: later pieces are ignored.
@@ -78,9 +70,8 @@ fn start(size: Option<f64>, digest: bool, at: Option<(i64, i64)>) {
             scratch: Vec::new(),
             received: clock(),
             busy: 0.0,
+            digest,
             at,
-            sender: (!digest).then(Sender::new),
-            encode: 0.0,
         })
     });
 }
@@ -95,20 +86,8 @@ fn piece(bytes: &Uint8Array) {
         bytes.copy_to(&mut j.scratch);
         free(bytes);
         let result = j.reader.push(&j.scratch);
-        let done = j.reader.pushed();
-        let parsed = clock();
-        let rows = j
-            .sender
-            .as_mut()
-            .and_then(|s| s.rows(&j.reader, ROWS_AT_ONCE));
-        if let Some(rows) = rows {
-            post(FromWorker::Rows {
-                rows: buffer_of(&rows),
-                done: done as f64,
-            });
-        }
-        j.encode += clock() - parsed;
         j.busy += clock() - started;
+        let done = j.reader.pushed();
         let complete = !j.reader.wants_more();
         if result.is_err() {
             *job = None;
@@ -138,65 +117,50 @@ fn free(bytes: &Uint8Array) {
 
 /// Finishes the snapshot and posts the encoded model with where the time went.
 fn end() {
-    let Some(mut job) = JOB.with(|job| job.borrow_mut().take()) else {
+    let Some(job) = JOB.with(|job| job.borrow_mut().take()) else {
         return;
     };
     let started = clock();
-    let Some(sender) = job.sender.take() else {
-        return digest(job);
-    };
-    // The last rows, then the rest of the snapshot (the snapshot is freed before the copies for the
-    // page are made: the worker holds at most two of the three).
-    let pushed = job.reader.pushed() as f64;
-    let (last, bytes) = match sender.finish(job.reader) {
-        Ok(encoded) => encoded,
+    let snapshot = match job.reader.finish() {
+        Ok(s) => s,
         Err(e) => return post_error(&e.to_string()),
     };
-    let encoded = clock();
-    for rows in last {
-        post(FromWorker::Rows {
-            rows: buffer_of(&rows),
-            done: pushed,
-        });
+    if job.digest {
+        // The page keeps only this of the file (named and sized there): many files fit in one tab.
+        use memograph_snapshot::analysis::compare::{digest_at, digests};
+        let rules = memograph_snapshot::analysis::categories::Rules::built_in();
+        let digests = match job.at {
+            None => digests(&snapshot, &rules, "", 0),
+            Some((device, entry)) => {
+                let lifetimes =
+                    memograph_snapshot::analysis::lifetimes::Lifetimes::of(&snapshot, device);
+                let mut d = digest_at(&snapshot, &lifetimes, &rules, Some(entry));
+                d.default_device = snapshot.default_device() == Some(device);
+                vec![d]
+            }
+        };
+        drop(snapshot);
+        return match serde_json::to_string(&digests) {
+            Ok(json) => post(FromWorker::Digests { json }),
+            Err(e) => post_error(&format!("the comparison could not be written ({e})")),
+        };
     }
+    let encode_started = clock();
+    let bytes = memograph_snapshot::codec::encode(&snapshot);
+    // Freed before the copy for the page is made: the worker holds at most two of the three.
+    drop(snapshot);
     let model = buffer_of(&bytes);
     drop(bytes);
     post(FromWorker::Done {
         model,
         timings: WorkerTimings {
             received: job.received,
-            parse: job.busy - job.encode + encoded - started,
+            parse: job.busy + encode_started - started,
             waited: started - job.received - job.busy,
-            encode: job.encode + clock() - encoded,
+            encode: clock() - encode_started,
             posted: clock(),
         },
     });
-}
-
-/// Finishes the snapshot and posts its comparison digests (the page keeps only these of the file:
-/// many files fit in one tab).
-fn digest(job: Job) {
-    let snapshot = match job.reader.finish() {
-        Ok(s) => s,
-        Err(e) => return post_error(&e.to_string()),
-    };
-    use memograph_snapshot::analysis::compare::{digest_at, digests};
-    let rules = memograph_snapshot::analysis::categories::Rules::built_in();
-    let digests = match job.at {
-        None => digests(&snapshot, &rules, "", 0),
-        Some((device, entry)) => {
-            let lifetimes =
-                memograph_snapshot::analysis::lifetimes::Lifetimes::of(&snapshot, device);
-            let mut d = digest_at(&snapshot, &lifetimes, &rules, Some(entry));
-            d.default_device = snapshot.default_device() == Some(device);
-            vec![d]
-        }
-    };
-    drop(snapshot);
-    match serde_json::to_string(&digests) {
-        Ok(json) => post(FromWorker::Digests { json }),
-        Err(e) => post_error(&format!("the comparison could not be written ({e})")),
-    }
 }
 
 /// A new `ArrayBuffer` holding `bytes`.

@@ -74,20 +74,13 @@ pub async fn ranges_paused<P: Pause>(n: usize, mut f: impl FnMut(Range<usize>), 
 /// `vec![value; n]`, written a slice at a time, awaiting `pause` between slices: a table of millions
 /// of entries is tens of MB to write (and to grow memory for).
 pub async fn filled<T: Clone, P: Pause>(value: T, n: usize, pause: &mut P) -> Vec<T> {
-    let mut out = Vec::new();
-    fill(&mut out, value, n, pause).await;
-    out
-}
-
-/// Appends `n` copies of `value` to `out`, a slice at a time, pausing between slices.
-pub async fn fill<T: Clone, P: Pause>(out: &mut Vec<T>, value: T, n: usize, pause: &mut P) {
-    let end = out.len() + n;
-    out.reserve(n);
-    while out.len() < end {
-        let k = (16 * BATCH).min(end - out.len());
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let k = (16 * BATCH).min(n - out.len());
         out.extend(std::iter::repeat_n(value.clone(), k));
         pause.pause().await;
     }
+    out
 }
 
 /// The call that is never inlined: each batch enters it afresh.

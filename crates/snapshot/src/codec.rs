@@ -5,8 +5,7 @@
 use crate::batch;
 use crate::model::*;
 
-const MAGIC: &[u8; 8] = b"MGSNAP04";
-const ROWS_MAGIC: &[u8; 8] = b"MGROWS01";
+const MAGIC: &[u8; 8] = b"MGSNAP03";
 const MAX_DEPTH: usize = 64;
 
 /// The layout of the fixed-width records, by byte offset: the writer fills and the reader reads them by
@@ -154,30 +153,6 @@ impl Writer {
             }
         });
     }
-    /// Rows `range` of `t`: the action column with its length, the other columns (see
-    /// [`Writer::trace_column`]), and the `device_free` pairs of those rows, counted from the first.
-    fn rows(&mut self, t: &DeviceTrace, range: std::ops::Range<usize>) {
-        self.len(range.len());
-        self.items(&t.action[range.clone()], Writer::action);
-        self.trace_column(&t.addr[range.clone()], u64::to_le_bytes);
-        self.trace_column(&t.size[range.clone()], u64::to_le_bytes);
-        self.trace_column(&t.stream[range.clone()], u64::to_le_bytes);
-        self.trace_column(&t.time_us[range.clone()], i64::to_le_bytes);
-        self.trace_column(&t.stack[range.clone()], |x| x.0.to_le_bytes());
-        self.trace_column(&t.compile_context[range.clone()], u32::to_le_bytes);
-        self.trace_column(&t.user_metadata[range.clone()], u32::to_le_bytes);
-        let from = t
-            .device_free
-            .partition_point(|&(k, _)| (k as usize) < range.start);
-        let to = t
-            .device_free
-            .partition_point(|&(k, _)| (k as usize) < range.end);
-        self.len(to - from);
-        for &(k, f) in &t.device_free[from..to] {
-            self.u32(k - range.start as u32);
-            self.u64(f);
-        }
-    }
     fn action(a: Action) -> [u8; layout::ACTION_LEN] {
         let other = match a {
             Action::Other(s) => s.0,
@@ -231,59 +206,8 @@ impl Writer {
 
 /// Encodes `s` into a byte buffer that [`decode`] reads back exactly.
 pub fn encode(s: &Snapshot) -> Vec<u8> {
-    encode_with(s, Rows::Inline)
-}
-
-/// Where a snapshot's trace rows travel.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Rows {
-    /// In the encoding.
-    Inline,
-    /// Apart, ahead of it ([`encode_rows`]): the encoding holds each trace's length, and the traces are
-    /// consecutive runs of the rows streamed, in device order (as [`crate::PushReader::finish_streamed`]
-    /// tells).
-    Streamed,
-}
-
-/// Rows `range` of `trace`, for a receiver that appends them to its own table as they come
-/// ([`decode_rows_into`]), where they are rows `first..`: a reader's rows streamed while it reads,
-/// then the snapshot without them ([`Rows::Streamed`]).
-pub fn encode_rows(trace: &DeviceTrace, range: std::ops::Range<usize>, first: usize) -> Vec<u8> {
-    let mut w = Writer(Vec::with_capacity(64 + range.len() * 64));
-    w.0.extend_from_slice(ROWS_MAGIC);
-    w.u64(first as u64);
-    w.rows(trace, range);
-    w.0
-}
-
-/// Appends rows [`encode_rows`] wrote to `into`, which must hold every row before them; the count of
-/// rows. Their string and stack ids are checked when the snapshot they belong to is decoded.
-pub fn decode_rows_into(bytes: &[u8], into: &mut DeviceTrace) -> Result<usize, DecodeError> {
-    let mut r = Reader {
-        input: bytes,
-        at: 0,
-        total: bytes.len(),
-        buf: Vec::new(),
-    };
-    if r.take(8)? != ROWS_MAGIC {
-        return Err(DecodeError("wrong magic".into()));
-    }
-    if r.u64()? != into.len() as u64 {
-        return Err(DecodeError("rows out of order".into()));
-    }
-    let before = into.len();
-    let decoded = crate::batch::run_ready(r.rows_sliced(into, &mut NoPause));
-    if decoded.is_err() {
-        into.truncate(before);
-    }
-    decoded
-}
-
-/// [`encode`], with the trace rows in the encoding or sent apart.
-pub fn encode_with(s: &Snapshot, rows: Rows) -> Vec<u8> {
     let mut w = Writer(Vec::with_capacity(64 + s.heap_bytes()));
     w.0.extend_from_slice(MAGIC);
-    w.u8(rows as u8);
     w.u8(s.protocol);
     w.u8(match s.format {
         Format::Current => 0,
@@ -374,9 +298,19 @@ pub fn encode_with(s: &Snapshot, rows: Rows) -> Vec<u8> {
     }
     w.len(s.device_traces.len());
     for t in &s.device_traces {
-        match rows {
-            Rows::Inline => w.rows(t, 0..t.len()),
-            Rows::Streamed => w.len(t.len()),
+        w.len(t.len());
+        w.items(&t.action, Writer::action);
+        w.trace_column(&t.addr, u64::to_le_bytes);
+        w.trace_column(&t.size, u64::to_le_bytes);
+        w.trace_column(&t.stream, u64::to_le_bytes);
+        w.trace_column(&t.time_us, i64::to_le_bytes);
+        w.trace_column(&t.stack, |x| x.0.to_le_bytes());
+        w.trace_column(&t.compile_context, u32::to_le_bytes);
+        w.trace_column(&t.user_metadata, u32::to_le_bytes);
+        w.len(t.device_free.len());
+        for &(k, f) in &t.device_free {
+            w.u32(k);
+            w.u64(f);
         }
     }
     match &s.allocator_settings {
@@ -394,41 +328,6 @@ pub fn encode_with(s: &Snapshot, rows: Rows) -> Vec<u8> {
         w.i64(a.time_us.unwrap_or(i64::MIN));
     }
     w.0
-}
-
-/// Every string and stack id of trace `t` names one of the `strings` and `stacks` decoded.
-async fn check_ids<P: Pause>(
-    t: &DeviceTrace,
-    strings: usize,
-    stacks: usize,
-    pause: &mut P,
-) -> Result<(), DecodeError> {
-    let mut bad = None;
-    crate::batch::ranges_paused(
-        t.len(),
-        |r| {
-            if bad.is_some() {
-                return;
-            }
-            if let Some(s) = t.stack[r.clone()].iter().find(|s| s.0 as usize >= stacks) {
-                bad = Some(format!("stack id {} out of range", s.0));
-            }
-            let named = t.action[r.clone()].iter().filter_map(|a| match a {
-                Action::Other(s) => Some(s.0),
-                _ => None,
-            });
-            let optional = t.compile_context[r.clone()]
-                .iter()
-                .chain(&t.user_metadata[r]);
-            let strs = named.chain(optional.copied().filter(|&v| v != NONE_ID));
-            if let Some(v) = strs.into_iter().find(|&v| v as usize >= strings) {
-                bad = Some(format!("string id {v} out of range"));
-            }
-        },
-        pause,
-    )
-    .await;
-    bad.map_or(Ok(()), |why| Err(DecodeError(why)))
 }
 
 /// The items of `raw`, `W` bytes each, read by `item`; in batches (see [`batch`]).
@@ -549,50 +448,46 @@ impl<R: std::io::Read> Reader<R> {
         let n = self.len(W)?;
         items(self.take(n * W)?, &item)
     }
-    /// `n` items of `W` bytes, a slice of them at a time appended to `out` by `append`, pausing
+    /// `n` items of `W` bytes, a slice of them at a time appended to the result by `append`, pausing
     /// between slices.
     async fn slices<T, const W: usize, P: Pause>(
         &mut self,
         n: usize,
         mut append: impl FnMut(&[u8], &mut Vec<T>) -> Result<(), DecodeError>,
-        out: &mut Vec<T>,
         pause: &mut P,
-    ) -> Result<(), DecodeError> {
+    ) -> Result<Vec<T>, DecodeError> {
         n.checked_mul(W)
             .filter(|&bytes| bytes <= self.total - self.at)
             .ok_or_else(|| DecodeError(format!("ends early at byte {}", self.at)))?;
-        out.reserve(n);
+        let mut out = Vec::with_capacity(n);
         let mut done = 0;
         while done < n {
             let k = SLICE_ITEMS.min(n - done);
-            append(self.take(k * W)?, out)?;
+            append(self.take(k * W)?, &mut out)?;
             done += k;
             pause.pause().await;
         }
-        Ok(())
+        Ok(out)
     }
-    /// [`Reader::column`] a slice at a time, appended to `out`, pausing between slices; the count read.
+    /// [`Reader::column`] a slice at a time, pausing between slices.
     async fn column_sliced<T, const W: usize, P: Pause>(
         &mut self,
         item: impl Fn([u8; W]) -> Result<T, DecodeError>,
-        out: &mut Vec<T>,
         pause: &mut P,
-    ) -> Result<usize, DecodeError> {
+    ) -> Result<Vec<T>, DecodeError> {
         let n = self.len(W)?;
-        self.slices::<T, W, P>(n, |raw, out| items_into(raw, &item, out), out, pause)
-            .await?;
-        Ok(n)
+        self.slices::<T, W, P>(n, |raw, out| items_into(raw, &item, out), pause)
+            .await
     }
-    /// A trace column of `len` plain integers (see `Writer::trace_column`) appended to `out`, a slice
-    /// at a time, pausing between slices. Compared with the trace's length, not with the bytes left: a
-    /// repeated column is short.
+    /// A trace column of `len` plain integers (see `Writer::trace_column`), a slice at a time, pausing
+    /// between slices. Compared with the trace's length, not with the bytes left: a repeated column is
+    /// short.
     async fn trace_column_sliced<T: Clone, const W: usize, P: Pause>(
         &mut self,
         len: usize,
         item: impl Fn([u8; W]) -> T,
-        out: &mut Vec<T>,
         pause: &mut P,
-    ) -> Result<(), DecodeError> {
+    ) -> Result<Vec<T>, DecodeError> {
         if self.u64()? != len as u64 {
             return Err(DecodeError("trace columns differ in length".into()));
         }
@@ -602,76 +497,15 @@ impl<R: std::io::Read> Reader<R> {
                     plain_items_into(raw, &item, out);
                     Ok(())
                 };
-                self.slices::<T, W, P>(len, append, out, pause).await
+                self.slices::<T, W, P>(len, append, pause).await
             }
             1 => {
                 // Repeated: filled a slice at a time too (tens of MB at a million entries).
                 let x = item(self.take(W)?.try_into().expect("W bytes"));
-                crate::batch::fill(out, x, len, pause).await;
-                Ok(())
+                Ok(crate::batch::filled(x, len, pause).await)
             }
             t => Err(DecodeError(format!("unknown column tag {t}"))),
         }
-    }
-    /// Trace rows as [`Writer::rows`] wrote them, appended to `into`; the count of rows. Their string
-    /// and stack ids are checked apart ([`check_ids`]): streamed rows come before the interner.
-    async fn rows_sliced<P: Pause>(
-        &mut self,
-        into: &mut DeviceTrace,
-        pause: &mut P,
-    ) -> Result<usize, DecodeError> {
-        let start = into.len();
-        pause.pause().await;
-        let action = |x: [u8; layout::ACTION_LEN]| {
-            let (code, other) = (x[0], u32::from_le_bytes([x[1], x[2], x[3], x[4]]));
-            Ok(Action::of_code(code).unwrap_or(Action::Other(StrId(other))))
-        };
-        let len = self.column_sliced(action, &mut into.action, pause).await?;
-        let t = &mut *into;
-        self.trace_column_sliced(len, u64::from_le_bytes, &mut t.addr, pause)
-            .await?;
-        self.trace_column_sliced(len, u64::from_le_bytes, &mut t.size, pause)
-            .await?;
-        self.trace_column_sliced(len, u64::from_le_bytes, &mut t.stream, pause)
-            .await?;
-        self.trace_column_sliced(len, i64::from_le_bytes, &mut t.time_us, pause)
-            .await?;
-        let stack = |x: [u8; 4]| StackId(u32::from_le_bytes(x));
-        self.trace_column_sliced(len, stack, &mut t.stack, pause)
-            .await?;
-        self.trace_column_sliced(len, u32::from_le_bytes, &mut t.compile_context, pause)
-            .await?;
-        self.trace_column_sliced(len, u32::from_le_bytes, &mut t.user_metadata, pause)
-            .await?;
-        pause.pause().await;
-        // (entry, bytes) pairs, 12 bytes each, the entry counted from the first of these rows.
-        let free_from = t.device_free.len();
-        let u32_at = |b: &[u8], k: usize| u32::from_le_bytes(b[k..k + 4].try_into().expect("4"));
-        let u64_at = |b: &[u8], k: usize| u64::from_le_bytes(b[k..k + 8].try_into().expect("8"));
-        let free = |x: [u8; 12]| Ok((u32_at(&x, 0), u64_at(&x, 4)));
-        self.column_sliced(free, &mut t.device_free, pause).await?;
-        let mut last = None;
-        for (k, _) in &mut t.device_free[free_from..] {
-            if *k as usize >= len || last.is_some_and(|l| l >= *k) {
-                return Err(DecodeError("trace columns differ in length".into()));
-            }
-            last = Some(*k);
-            *k += start as u32;
-        }
-        let end = start + len;
-        let cols = [
-            t.addr.len(),
-            t.size.len(),
-            t.stream.len(),
-            t.time_us.len(),
-            t.stack.len(),
-            t.compile_context.len(),
-            t.user_metadata.len(),
-        ];
-        if cols.iter().any(|&c| c != end) || u32::try_from(end).is_err() {
-            return Err(DecodeError("trace columns differ in length".into()));
-        }
-        Ok(len)
     }
     fn py(&mut self, depth: usize) -> Result<PyValue, DecodeError> {
         if depth > MAX_DEPTH {
@@ -726,20 +560,6 @@ pub async fn decode_sliced<R: std::io::Read, P: Pause>(
     total: usize,
     pause: &mut P,
 ) -> Result<Snapshot, DecodeError> {
-    decode_sliced_with(input, total, None, pause)
-        .await
-        .map(|(s, _)| s)
-}
-
-/// [`decode_sliced`] of an encoding whose trace rows may have come apart ([`Rows::Streamed`]):
-/// `streamed` holds them, in order (see [`decode_rows_into`]); for an encoding that holds its rows it
-/// is dropped. Where the rows were comes with the snapshot.
-pub async fn decode_sliced_with<R: std::io::Read, P: Pause>(
-    input: R,
-    total: usize,
-    streamed: Option<DeviceTrace>,
-    pause: &mut P,
-) -> Result<(Snapshot, Rows), DecodeError> {
     let mut r = Reader {
         input,
         at: 0,
@@ -749,11 +569,6 @@ pub async fn decode_sliced_with<R: std::io::Read, P: Pause>(
     if r.take(8)? != MAGIC {
         return Err(DecodeError("wrong magic".into()));
     }
-    let rows = match r.u8()? {
-        0 => Rows::Inline,
-        1 => Rows::Streamed,
-        f => return Err(DecodeError(format!("unknown rows flag {f}"))),
-    };
     let protocol = r.u8()?;
     let format = match r.u8()? {
         0 => Format::Current,
@@ -907,40 +722,79 @@ pub async fn decode_sliced_with<R: std::io::Read, P: Pause>(
     }
     let n = r.len(8)?;
     let mut device_traces = Vec::with_capacity(n);
-    match rows {
-        Rows::Inline => {
-            for _ in 0..n {
-                let mut t = DeviceTrace::default();
-                r.rows_sliced(&mut t, pause).await?;
-                device_traces.push(t);
+    for _ in 0..n {
+        pause.pause().await;
+        let action = r
+            .column_sliced(
+                |x: [u8; layout::ACTION_LEN]| {
+                    let (code, other) = (x[0], u32::from_le_bytes([x[1], x[2], x[3], x[4]]));
+                    match Action::of_code(code) {
+                        Some(known) => Ok(known),
+                        None => Ok(Action::Other(str_id(other)?)),
+                    }
+                },
+                pause,
+            )
+            .await?;
+        let len = action.len();
+        let addr = r
+            .trace_column_sliced(len, u64::from_le_bytes, pause)
+            .await?;
+        let size = r
+            .trace_column_sliced(len, u64::from_le_bytes, pause)
+            .await?;
+        let stream = r
+            .trace_column_sliced(len, u64::from_le_bytes, pause)
+            .await?;
+        let time_us = r
+            .trace_column_sliced(len, i64::from_le_bytes, pause)
+            .await?;
+        let stack = r
+            .trace_column_sliced(len, |x: [u8; 4]| StackId(u32::from_le_bytes(x)), pause)
+            .await?;
+        if let Some(bad) = stack.iter().find(|s| s.0 as usize >= stacks) {
+            return Err(DecodeError(format!("stack id {} out of range", bad.0)));
+        }
+        let compile_context = r
+            .trace_column_sliced(len, u32::from_le_bytes, pause)
+            .await?;
+        let user_metadata = r
+            .trace_column_sliced(len, u32::from_le_bytes, pause)
+            .await?;
+        for &v in compile_context.iter().chain(&user_metadata) {
+            if v != NONE_ID {
+                str_id(v)?;
             }
         }
-        Rows::Streamed => {
-            let mut all =
-                streamed.ok_or_else(|| DecodeError("the trace rows are missing".into()))?;
-            let mut lengths = Vec::with_capacity(n);
-            for _ in 0..n {
-                lengths.push(r.u64()?);
-            }
-            let total: u64 = lengths.iter().fold(0u64, |a, &b| a.saturating_add(b));
-            if total > all.len() as u64 {
-                return Err(DecodeError("fewer trace rows than the traces hold".into()));
-            }
-            // Rows after the last trace were stray entries (a dict with an 'action' key elsewhere).
-            all.truncate(total as usize);
-            for &len in lengths.iter().rev() {
-                let start = all.len() - len as usize;
-                device_traces.push(if start == 0 {
-                    std::mem::take(&mut all)
-                } else {
-                    all.split_off(start)
-                });
-            }
-            device_traces.reverse();
+        pause.pause().await;
+        // (entry, bytes) pairs, 12 bytes each.
+        let device_free = r
+            .column_sliced(|x: [u8; 12]| Ok((u32_at(&x, 0), u64_at(&x, 4))), pause)
+            .await?;
+        let t = DeviceTrace {
+            action,
+            addr,
+            size,
+            stream,
+            time_us,
+            stack,
+            compile_context,
+            user_metadata,
+            device_free,
+        };
+        let cols = [
+            t.addr.len(),
+            t.size.len(),
+            t.stream.len(),
+            t.time_us.len(),
+            t.stack.len(),
+            t.compile_context.len(),
+            t.user_metadata.len(),
+        ];
+        if cols.iter().any(|&c| c != len) || t.device_free.iter().any(|&(k, _)| k as usize >= len) {
+            return Err(DecodeError("trace columns differ in length".into()));
         }
-    }
-    for t in &device_traces {
-        check_ids(t, strings, stacks, pause).await?;
+        device_traces.push(t);
     }
     let allocator_settings = match r.u8()? {
         0 => None,
@@ -960,7 +814,7 @@ pub async fn decode_sliced_with<R: std::io::Read, P: Pause>(
             time_us: (t != i64::MIN).then_some(t),
         });
     }
-    let snapshot = Snapshot {
+    Ok(Snapshot {
         interner,
         segments,
         device_traces,
@@ -968,6 +822,5 @@ pub async fn decode_sliced_with<R: std::io::Read, P: Pause>(
         external_annotations,
         format,
         protocol,
-    };
-    Ok((snapshot, rows))
+    })
 }

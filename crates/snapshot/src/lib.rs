@@ -38,7 +38,6 @@ mod pickle;
 mod push;
 mod schema;
 pub mod steps;
-pub mod stream;
 pub mod synth;
 #[doc(hidden)]
 pub mod testing;

@@ -297,34 +297,6 @@ impl DeviceTrace {
         }
     }
 
-    /// Keeps the first `len` entries.
-    pub fn truncate(&mut self, len: usize) {
-        self.action.truncate(len);
-        self.addr.truncate(len);
-        self.size.truncate(len);
-        self.stream.truncate(len);
-        self.time_us.truncate(len);
-        self.stack.truncate(len);
-        self.compile_context.truncate(len);
-        self.user_metadata.truncate(len);
-        let k = self
-            .device_free
-            .partition_point(|&(i, _)| (i as usize) < len);
-        self.device_free.truncate(k);
-    }
-
-    /// Room for `n` more entries when the memory is there (only a hint).
-    pub fn reserve(&mut self, n: usize) {
-        let _ = self.action.try_reserve_exact(n);
-        let _ = self.addr.try_reserve_exact(n);
-        let _ = self.size.try_reserve_exact(n);
-        let _ = self.stream.try_reserve_exact(n);
-        let _ = self.time_us.try_reserve_exact(n);
-        let _ = self.stack.try_reserve_exact(n);
-        let _ = self.compile_context.try_reserve_exact(n);
-        let _ = self.user_metadata.try_reserve_exact(n);
-    }
-
     /// A new trace of the given rows, in that order.
     pub fn gather(&self, rows: &[u32]) -> DeviceTrace {
         let mut t = DeviceTrace::with_capacity(rows.len());

@@ -95,9 +95,7 @@ impl Body {
         }
     }
 
-    /// The snapshot, and whether its traces are consecutive runs of [`Body::entries`] (see
-    /// `schema::build_telling`).
-    fn finish(self) -> Result<(Snapshot, bool), ReadError> {
+    fn finish(self) -> Result<Snapshot, ReadError> {
         match self {
             Body::Undecided(head, total_len) => {
                 if head.is_empty() {
@@ -109,17 +107,9 @@ impl Body {
             }
             Body::Pickle(pickle) => {
                 let (machine, root) = pickle.finish()?;
-                schema::build_telling(machine, root)
+                schema::build(machine, root)
             }
-            Body::Json(text) => crate::snapshot_of_json(&text).map(|s| (s, false)),
-        }
-    }
-
-    /// The trace entries read so far (none for JSON, which is read at the end).
-    fn entries(&self) -> Option<&crate::model::DeviceTrace> {
-        match self {
-            Body::Pickle(pickle) => Some(pickle.entries()),
-            Body::Undecided(..) | Body::Json(_) => None,
+            Body::Json(text) => crate::snapshot_of_json(&text),
         }
     }
 }
@@ -198,28 +188,8 @@ impl PushReader {
         };
     }
 
-    /// The trace entries read so far, in the order read: rows of one table that the snapshot's device
-    /// traces are made of at the end. A reader can stream them on while it reads (the page's worker
-    /// does); [`PushReader::finish_streamed`] then tells whether they make up the traces as they are.
-    /// `None` until the input is known to be a pickle, and for JSON (read at the end).
-    pub fn entries(&self) -> Option<&crate::model::DeviceTrace> {
-        match &self.stage {
-            Stage::Plain(body) => body.entries(),
-            Stage::Gzip(gunzip) => gunzip.body.entries(),
-            Stage::Start(_) => None,
-        }
-    }
-
     /// The input is complete: reads what is left and builds the snapshot.
-    pub fn finish(self) -> Result<Snapshot, ReadError> {
-        self.finish_streamed().map(|(s, _)| s)
-    }
-
-    /// [`PushReader::finish`], and whether the snapshot's device traces are consecutive runs of the
-    /// rows [`PushReader::entries`] held at the end, from the first on, in device order: then rows
-    /// streamed as they were read make up the traces, by their lengths alone (rows past the last
-    /// trace's end belong to none). False for JSON and for traces whose rows are not in file order.
-    pub fn finish_streamed(mut self) -> Result<(Snapshot, bool), ReadError> {
+    pub fn finish(mut self) -> Result<Snapshot, ReadError> {
         if let Some(e) = self.failed {
             return Err(e);
         }

@@ -10,14 +10,7 @@ use crate::pickle::{as_stack, as_str, as_u64, check_bytes, Machine, Slot, Value}
 /// Deepest generic value kept (allocator settings nest two levels in practice).
 const MAX_VALUE_DEPTH: usize = 64;
 
-pub(crate) fn build(m: Machine, root: Value) -> Result<Snapshot, ReadError> {
-    build_telling(m, root).map(|(s, _)| s)
-}
-
-/// [`build`], and whether the device traces are consecutive runs of the machine's entry rows from the
-/// first on, in device order (rows after the last trace aside): what the rows a reader streamed while
-/// reading make up then (see [`crate::PushReader::finish_streamed`]).
-pub(crate) fn build_telling(mut m: Machine, root: Value) -> Result<(Snapshot, bool), ReadError> {
+pub(crate) fn build(mut m: Machine, root: Value) -> Result<Snapshot, ReadError> {
     let w = Walker { m: &m };
     let (segments_value, traces_value, settings_value, annotations_value, format) =
         match w.resolve(root) {
@@ -110,7 +103,7 @@ pub(crate) fn build_telling(mut m: Machine, root: Value) -> Result<(Snapshot, bo
         .map(|v| w.annotations(v))
         .unwrap_or_default();
 
-    let (device_traces, consecutive) = split_traces(std::mem::take(&mut m.entries), &trace_rows);
+    let device_traces = split_traces(std::mem::take(&mut m.entries), &trace_rows);
     let format = if legacy && format == Format::Current {
         Format::LegacyHistory
     } else {
@@ -119,7 +112,7 @@ pub(crate) fn build_telling(mut m: Machine, root: Value) -> Result<(Snapshot, bo
     let protocol = m.protocol;
     drop(m);
     interner.shrink();
-    let snapshot = Snapshot {
+    Ok(Snapshot {
         interner,
         segments,
         device_traces,
@@ -127,8 +120,7 @@ pub(crate) fn build_telling(mut m: Machine, root: Value) -> Result<(Snapshot, bo
         external_annotations,
         format,
         protocol,
-    };
-    Ok((snapshot, consecutive))
+    })
 }
 
 /// `[address, address + size)` must lie in the 64-bit address space.
@@ -143,8 +135,7 @@ fn check_range(what: &str, address: u64, size: u64) -> Result<(), ReadError> {
 
 /// Each device's trace from the machine's entry rows. Real pickles write the traces one after another, so
 /// the rows are consecutive ranges and the columns are split, not copied.
-/// Whether they were consecutive comes with them.
-fn split_traces(mut all: DeviceTrace, rows: &[Vec<u32>]) -> (Vec<DeviceTrace>, bool) {
+fn split_traces(mut all: DeviceTrace, rows: &[Vec<u32>]) -> Vec<DeviceTrace> {
     let mut next = 0u32;
     let consecutive = rows.iter().all(|r| {
         let ok = r.iter().enumerate().all(|(k, &row)| row == next + k as u32);
@@ -162,9 +153,9 @@ fn split_traces(mut all: DeviceTrace, rows: &[Vec<u32>]) -> (Vec<DeviceTrace>, b
             })
             .collect();
         traces.reverse();
-        (traces, true)
+        traces
     } else {
-        (rows.iter().map(|r| all.gather(r)).collect(), false)
+        rows.iter().map(|r| all.gather(r)).collect()
     }
 }
 

@@ -154,153 +154,193 @@ pub fn segment_name(addr: u64, version: u32) -> String {
     format!("s{addr:x}_{version}")
 }
 
-/// The lifetimes' replay of a trace, fed its entries in order, a range at a time, then finished with
-/// the snapshot's segments: [`Lifetimes::of_kind_sliced`] feeds it a whole trace; the page feeds it the
-/// rows its worker streams while the file is still being read (`codec::decode_rows_into`).
-pub struct Replay {
-    kind: Kind,
-    allocations: Vec<Allocation>,
-    open: HashMap<u64, u32>,
-    versions: HashMap<u64, u32>,
-    requested: HashMap<u64, u32>,
-    streams: StreamTable,
-    changes: Vec<(u32, u32)>,
-    /// Entries fed so far.
-    fed: usize,
+/// What a lifetime is of: a block (the Active Memory Timeline) or a segment (the Active Cached Segment
+/// Timeline, where `segment_map`/`segment_unmap` ranges of expandable segments count as segments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Blocks,
+    Segments,
 }
 
-impl Replay {
-    /// A replay with room for `opens` openings and `closes` closings (only a hint): growing a table of
-    /// millions by doubling copies it whole in one call (190 ms at 2 GB). Each open makes an
-    /// allocation; a close makes one only when nothing was open at its address (a free of what began
-    /// before the trace), which the excess of closes over opens bounds in a balanced trace, plus a
-    /// margin.
-    pub fn new(kind: Kind, opens: usize, closes: usize) -> Replay {
-        let mut replay = Replay {
-            kind,
-            allocations: Vec::new(),
-            open: HashMap::default(),
-            versions: HashMap::default(),
-            requested: HashMap::default(),
-            streams: StreamTable::default(),
-            changes: Vec::new(),
-            fed: 0,
-        };
-        replay.reserve(opens, closes);
-        replay
-    }
-
-    /// Room for `opens` and `closes` more (only a hint: where the memory is not there, the tables grow
-    /// as they go).
-    pub fn reserve(&mut self, opens: usize, closes: usize) {
-        let allocations = opens + closes.saturating_sub(opens) + opens / 64;
-        let _ = self.allocations.try_reserve_exact(allocations);
-        let _ = self.changes.try_reserve_exact(opens + closes);
-    }
-
-    /// Entries fed so far.
-    pub fn fed(&self) -> usize {
-        self.fed
-    }
-
-    /// Replays entries `range` of `trace`, which must start where the last range ended.
-    pub fn feed(&mut self, trace: &crate::model::DeviceTrace, range: std::ops::Range<usize>) {
-        debug_assert_eq!(range.start, self.fed, "entries are fed in order");
-        self.fed = range.end;
-        let kind = self.kind;
-        let Replay {
-            allocations,
-            open,
-            versions,
-            requested,
-            streams,
-            changes,
-            ..
-        } = self;
-        for i in range {
-            let (action, addr) = (trace.action[i], trace.addr[i]);
-            if kind == Kind::Segments && kind.closes(action) {
-                close_range(
-                    allocations,
-                    open,
-                    changes,
-                    streams,
-                    i as u32,
-                    addr,
-                    trace.size[i],
-                );
-                continue;
-            }
-            if kind == Kind::Blocks && action == Action::FreeRequested {
-                requested.insert(addr, i as u32);
-            }
-            if kind.opens(action) {
-                let version = versions.get(&addr).copied().unwrap_or(0);
-                allocations.push(Allocation {
-                    addr,
-                    size: trace.size[i],
-                    stack: trace.stack[i],
-                    version,
-                    alloc: EntryRef::at(i as u32),
-                    free: EntryRef::NONE,
-                    free_requested: EntryRef::NONE,
-                    stream: streams.intern(trace.stream[i]),
-                });
-                let id = allocations.len() as u32 - 1;
-                open.insert(addr, id);
-                changes.push((i as u32, id));
-            } else if kind.closes(action) {
-                let version = versions.entry(addr).or_insert(0);
-                let current = *version;
-                *version += 1;
-                let free_requested_event = requested.remove(&addr);
-                let id = match open.remove(&addr) {
-                    Some(id) => {
-                        let a = &mut allocations[id as usize];
-                        a.free = EntryRef::at(i as u32);
-                        a.free_requested = EntryRef::of(
-                            free_requested_event.filter(|&r| a.alloc_event().is_none_or(|x| r > x)),
-                        );
-                        id
-                    }
-                    None => {
-                        allocations.push(Allocation {
-                            addr,
-                            size: trace.size[i],
-                            stack: trace.stack[i],
-                            version: current,
-                            alloc: EntryRef::NONE,
-                            free: EntryRef::at(i as u32),
-                            free_requested: EntryRef::of(free_requested_event),
-                            stream: streams.intern(trace.stream[i]),
-                        });
-                        allocations.len() as u32 - 1
-                    }
-                };
-                changes.push((i as u32, id));
-            }
+impl Kind {
+    fn opens(self, a: Action) -> bool {
+        match self {
+            Kind::Blocks => a.opens_block(),
+            Kind::Segments => matches!(a, Action::SegmentAlloc | Action::SegmentMap),
         }
     }
+    fn closes(self, a: Action) -> bool {
+        match self {
+            Kind::Blocks => a.closes_block(),
+            Kind::Segments => matches!(a, Action::SegmentFree | Action::SegmentUnmap),
+        }
+    }
+}
 
-    /// The lifetimes of `device` once every entry of its trace is fed: the snapshot's segments add what
-    /// began before the trace, and the live-bytes series follows.
-    pub async fn finish_sliced<P: crate::batch::Pause>(
-        self,
+/// Every lifetime on one device, with the live-bytes series over its trace.
+#[derive(Debug, Clone)]
+pub struct Lifetimes {
+    pub device: i64,
+    pub kind: Kind,
+    /// In MemoryViz's order: trace lifetimes in trace order, then snapshot-only blocks.
+    pub allocations: Vec<Allocation>,
+    /// Bytes live before the first entry (lifetimes that began before the trace).
+    pub initial_bytes: u64,
+    /// Bytes live right after each trace entry.
+    pub live_after: Vec<u64>,
+    /// Every opening and closing, in trace order: `(entry, allocation)`; it opens the allocation when
+    /// `entry` is its `alloc_event`, else closes it. (A segment unmap can close one range and open the
+    /// pieces it leaves, so an entry may appear more than once.)
+    pub changes: Vec<(u32, u32)>,
+    /// Stream handles, indexed by each allocation's stream (see [`Lifetimes::stream_of`]).
+    pub streams: Vec<u64>,
+}
+
+/// The peak of live bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Peak {
+    pub bytes: u64,
+    /// First trace index after which the peak is reached; `-1` when the starting state is the peak.
+    pub event: i64,
+}
+
+impl Lifetimes {
+    /// Block lifetimes of `device`'s trace and snapshot blocks.
+    pub fn of(snapshot: &Snapshot, device: i64) -> Lifetimes {
+        Lifetimes::of_kind(snapshot, device, Kind::Blocks)
+    }
+
+    /// Segment lifetimes of `device`'s trace and snapshot segments.
+    pub fn of_segments(snapshot: &Snapshot, device: i64) -> Lifetimes {
+        Lifetimes::of_kind(snapshot, device, Kind::Segments)
+    }
+
+    pub fn of_kind(snapshot: &Snapshot, device: i64, kind: Kind) -> Lifetimes {
+        crate::batch::run_ready(Lifetimes::of_kind_sliced(
+            snapshot,
+            device,
+            kind,
+            &mut crate::batch::NoPause,
+        ))
+    }
+
+    /// [`Lifetimes::of`] a batch at a time, awaiting `pause` between batches (the page's event loop
+    /// runs there).
+    pub async fn of_sliced<P: crate::batch::Pause>(
         snapshot: &Snapshot,
         device: i64,
         pause: &mut P,
     ) -> Lifetimes {
-        let n = snapshot.trace(device).len();
-        debug_assert_eq!(self.fed, n, "every entry is fed");
-        let Replay {
-            kind,
-            mut allocations,
-            open,
-            versions,
-            mut streams,
-            changes,
-            ..
-        } = self;
+        Lifetimes::of_kind_sliced(snapshot, device, Kind::Blocks, pause).await
+    }
+
+    /// [`Lifetimes::of_kind`] a batch at a time, awaiting `pause` between batches.
+    pub async fn of_kind_sliced<P: crate::batch::Pause>(
+        snapshot: &Snapshot,
+        device: i64,
+        kind: Kind,
+        pause: &mut P,
+    ) -> Lifetimes {
+        let trace = snapshot.trace(device);
+        let n = trace.len();
+        // Room for what the replay makes, reserved up front: growing a table of millions by doubling
+        // copies it whole in one call (190 ms at 2 GB). Each open makes an allocation; a close makes
+        // one only when nothing was open at its address (a free of what began before the trace), which
+        // the excess of closes over opens bounds in a balanced trace, plus a margin.
+        let (mut opens, mut closes) = (0usize, 0usize);
+        let count = |range: std::ops::Range<usize>| {
+            for &action in &trace.action[range] {
+                opens += usize::from(kind.opens(action));
+                closes += usize::from(kind.closes(action));
+            }
+        };
+        crate::batch::ranges_paused(n, count, pause).await;
+        let held: usize = snapshot
+            .segments_of(device)
+            .map(|s| s.blocks.len().max(1))
+            .sum();
+        let expected = opens + closes.saturating_sub(opens) + opens / 64 + held;
+        // Only as a hint: where the memory is not there, the tables grow as they go.
+        let mut allocations: Vec<Allocation> = Vec::new();
+        let _ = allocations.try_reserve_exact(expected);
+        let mut open: HashMap<u64, u32> = HashMap::default();
+        let mut versions: HashMap<u64, u32> = HashMap::default();
+        let mut requested: HashMap<u64, u32> = HashMap::default();
+        let mut streams = StreamTable::default();
+        let mut changes: Vec<(u32, u32)> = Vec::new();
+        let _ = changes.try_reserve_exact(opens + closes);
+        // In batches: this runs once per file on the page's thread (see `batch`).
+        crate::batch::ranges_paused(
+            n,
+            |range| {
+                for i in range {
+                    let (action, addr) = (trace.action[i], trace.addr[i]);
+                    if kind == Kind::Segments && kind.closes(action) {
+                        close_range(
+                            &mut allocations,
+                            &mut open,
+                            &mut changes,
+                            &mut streams,
+                            i as u32,
+                            addr,
+                            trace.size[i],
+                        );
+                        continue;
+                    }
+                    if kind == Kind::Blocks && action == Action::FreeRequested {
+                        requested.insert(addr, i as u32);
+                    }
+                    if kind.opens(action) {
+                        let version = versions.get(&addr).copied().unwrap_or(0);
+                        allocations.push(Allocation {
+                            addr,
+                            size: trace.size[i],
+                            stack: trace.stack[i],
+                            version,
+                            alloc: EntryRef::at(i as u32),
+                            free: EntryRef::NONE,
+                            free_requested: EntryRef::NONE,
+                            stream: streams.intern(trace.stream[i]),
+                        });
+                        let id = allocations.len() as u32 - 1;
+                        open.insert(addr, id);
+                        changes.push((i as u32, id));
+                    } else if kind.closes(action) {
+                        let version = versions.entry(addr).or_insert(0);
+                        let current = *version;
+                        *version += 1;
+                        let free_requested_event = requested.remove(&addr);
+                        let id = match open.remove(&addr) {
+                            Some(id) => {
+                                let a = &mut allocations[id as usize];
+                                a.free = EntryRef::at(i as u32);
+                                a.free_requested = EntryRef::of(
+                                    free_requested_event
+                                        .filter(|&r| a.alloc_event().is_none_or(|x| r > x)),
+                                );
+                                id
+                            }
+                            None => {
+                                allocations.push(Allocation {
+                                    addr,
+                                    size: trace.size[i],
+                                    stack: trace.stack[i],
+                                    version: current,
+                                    alloc: EntryRef::NONE,
+                                    free: EntryRef::at(i as u32),
+                                    free_requested: EntryRef::of(free_requested_event),
+                                    stream: streams.intern(trace.stream[i]),
+                                });
+                                allocations.len() as u32 - 1
+                            }
+                        };
+                        changes.push((i as u32, id));
+                    }
+                }
+            },
+            pause,
+        )
+        .await;
         // Open ranges by address, to find what each snapshot segment's range already covers.
         let mut open_ranges: Vec<(u64, u64)> = if kind == Kind::Segments {
             open.values()
@@ -392,115 +432,6 @@ impl Replay {
             changes,
             streams: streams.handles,
         }
-    }
-}
-
-/// What a lifetime is of: a block (the Active Memory Timeline) or a segment (the Active Cached Segment
-/// Timeline, where `segment_map`/`segment_unmap` ranges of expandable segments count as segments).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Blocks,
-    Segments,
-}
-
-impl Kind {
-    fn opens(self, a: Action) -> bool {
-        match self {
-            Kind::Blocks => a.opens_block(),
-            Kind::Segments => matches!(a, Action::SegmentAlloc | Action::SegmentMap),
-        }
-    }
-    fn closes(self, a: Action) -> bool {
-        match self {
-            Kind::Blocks => a.closes_block(),
-            Kind::Segments => matches!(a, Action::SegmentFree | Action::SegmentUnmap),
-        }
-    }
-}
-
-/// Every lifetime on one device, with the live-bytes series over its trace.
-#[derive(Debug, Clone)]
-pub struct Lifetimes {
-    pub device: i64,
-    pub kind: Kind,
-    /// In MemoryViz's order: trace lifetimes in trace order, then snapshot-only blocks.
-    pub allocations: Vec<Allocation>,
-    /// Bytes live before the first entry (lifetimes that began before the trace).
-    pub initial_bytes: u64,
-    /// Bytes live right after each trace entry.
-    pub live_after: Vec<u64>,
-    /// Every opening and closing, in trace order: `(entry, allocation)`; it opens the allocation when
-    /// `entry` is its `alloc_event`, else closes it. (A segment unmap can close one range and open the
-    /// pieces it leaves, so an entry may appear more than once.)
-    pub changes: Vec<(u32, u32)>,
-    /// Stream handles, indexed by each allocation's stream (see [`Lifetimes::stream_of`]).
-    pub streams: Vec<u64>,
-}
-
-/// The peak of live bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
-pub struct Peak {
-    pub bytes: u64,
-    /// First trace index after which the peak is reached; `-1` when the starting state is the peak.
-    pub event: i64,
-}
-
-impl Lifetimes {
-    /// Block lifetimes of `device`'s trace and snapshot blocks.
-    pub fn of(snapshot: &Snapshot, device: i64) -> Lifetimes {
-        Lifetimes::of_kind(snapshot, device, Kind::Blocks)
-    }
-
-    /// Segment lifetimes of `device`'s trace and snapshot segments.
-    pub fn of_segments(snapshot: &Snapshot, device: i64) -> Lifetimes {
-        Lifetimes::of_kind(snapshot, device, Kind::Segments)
-    }
-
-    pub fn of_kind(snapshot: &Snapshot, device: i64, kind: Kind) -> Lifetimes {
-        crate::batch::run_ready(Lifetimes::of_kind_sliced(
-            snapshot,
-            device,
-            kind,
-            &mut crate::batch::NoPause,
-        ))
-    }
-
-    /// [`Lifetimes::of`] a batch at a time, awaiting `pause` between batches (the page's event loop
-    /// runs there).
-    pub async fn of_sliced<P: crate::batch::Pause>(
-        snapshot: &Snapshot,
-        device: i64,
-        pause: &mut P,
-    ) -> Lifetimes {
-        Lifetimes::of_kind_sliced(snapshot, device, Kind::Blocks, pause).await
-    }
-
-    /// [`Lifetimes::of_kind`] a batch at a time, awaiting `pause` between batches.
-    pub async fn of_kind_sliced<P: crate::batch::Pause>(
-        snapshot: &Snapshot,
-        device: i64,
-        kind: Kind,
-        pause: &mut P,
-    ) -> Lifetimes {
-        let trace = snapshot.trace(device);
-        let n = trace.len();
-        // Room for what the replay makes, reserved up front (see `Replay::new`).
-        let (mut opens, mut closes) = (0usize, 0usize);
-        let count = |range: std::ops::Range<usize>| {
-            for &action in &trace.action[range] {
-                opens += usize::from(kind.opens(action));
-                closes += usize::from(kind.closes(action));
-            }
-        };
-        crate::batch::ranges_paused(n, count, pause).await;
-        let held: usize = snapshot
-            .segments_of(device)
-            .map(|s| s.blocks.len().max(1))
-            .sum();
-        let mut replay = Replay::new(kind, opens, closes.saturating_add(held));
-        // In batches: this runs once per file on the page's thread (see `batch`).
-        crate::batch::ranges_paused(n, |range| replay.feed(trace, range), pause).await;
-        replay.finish_sliced(snapshot, device, pause).await
     }
 
     /// The maximum of live bytes and the first entry after which it is reached.

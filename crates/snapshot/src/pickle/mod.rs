@@ -166,11 +166,6 @@ impl Resumable {
         self.resume()
     }
 
-    /// The trace entries read so far.
-    pub(crate) fn entries(&self) -> &crate::model::DeviceTrace {
-        &self.machine.entries
-    }
-
     /// Whether the machine has run to `STOP`: later bytes are ignored, so there is no need to send them.
     pub(crate) fn stopped(&self) -> bool {
         self.root.is_some()
