@@ -552,6 +552,7 @@ impl Load {
                 encode: worker.encode,
                 transfer: received - worker.posted,
                 decode: decode_ms,
+                lifetimes: lifetimes_ms,
                 model: model_ms,
                 opened_at: now() - this.started,
             });

@@ -230,6 +230,8 @@ pub struct LoadTimings {
     pub encode: f64,
     pub transfer: f64,
     pub decode: f64,
+    /// The first device's lifetimes; `model` is its whole model, lifetimes included.
+    pub lifetimes: f64,
     pub model: f64,
     /// From the load's start until the file was open.
     pub opened_at: f64,
@@ -245,6 +247,7 @@ impl LoadTimings {
             ("encode", self.encode),
             ("transfer", self.transfer),
             ("decode", self.decode),
+            ("lifetimes", self.lifetimes),
             ("model", self.model),
             ("opened_at", self.opened_at),
         ];
