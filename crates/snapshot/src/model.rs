@@ -274,8 +274,12 @@ impl DeviceTrace {
         }
     }
 
-    /// Splits off the entries from `at` on, as `Vec::split_off` does (moves, no copy of the head).
+    /// Splits off the entries from `at` on, as `Vec::split_off` does (moves, no copy of the head; from 0,
+    /// no copy at all, and no new columns of the old capacity left behind).
     pub fn split_off(&mut self, at: usize) -> DeviceTrace {
+        if at == 0 {
+            return std::mem::take(self);
+        }
         let k = self
             .device_free
             .partition_point(|&(i, _)| (i as usize) < at);
@@ -295,6 +299,19 @@ impl DeviceTrace {
                 .map(|(i, f)| (i - at as u32, f))
                 .collect(),
         }
+    }
+
+    /// Gives back room the columns do not use (in place: no column is copied).
+    pub fn shrink_to_fit(&mut self) {
+        self.action.shrink_to_fit();
+        self.addr.shrink_to_fit();
+        self.size.shrink_to_fit();
+        self.stream.shrink_to_fit();
+        self.time_us.shrink_to_fit();
+        self.stack.shrink_to_fit();
+        self.compile_context.shrink_to_fit();
+        self.user_metadata.shrink_to_fit();
+        self.device_free.shrink_to_fit();
     }
 
     /// A new trace of the given rows, in that order.

@@ -134,7 +134,8 @@ fn check_range(what: &str, address: u64, size: u64) -> Result<(), ReadError> {
 }
 
 /// Each device's trace from the machine's entry rows. Real pickles write the traces one after another, so
-/// the rows are consecutive ranges and the columns are split, not copied.
+/// the rows are consecutive ranges and the columns are split, not copied (the first trace keeps the
+/// machine's columns, their spare room given back).
 fn split_traces(mut all: DeviceTrace, rows: &[Vec<u32>]) -> Vec<DeviceTrace> {
     let mut next = 0u32;
     let consecutive = rows.iter().all(|r| {
@@ -149,7 +150,9 @@ fn split_traces(mut all: DeviceTrace, rows: &[Vec<u32>]) -> Vec<DeviceTrace> {
             .rev()
             .map(|r| {
                 let start = all.len() - r.len();
-                all.split_off(start)
+                let mut trace = all.split_off(start);
+                trace.shrink_to_fit();
+                trace
             })
             .collect();
         traces.reverse();

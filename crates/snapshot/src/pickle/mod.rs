@@ -222,14 +222,19 @@ impl Machine {
             1 << 40
         };
         let hint = usize::try_from(size_hint.unwrap_or(0).min(cap - 1)).unwrap_or(usize::MAX);
-        // Real snapshots hold at most one container per 40 bytes and one trace entry per 200: natively the
-        // tables get room for that many (capacity never touched costs address space, not memory). On
-        // wasm32 address space is memory, so they get room for the usual counts (one memo entry per
-        // ~90 bytes, one entry per ~210 in the big tiled benchmark) and grow past that if needed.
-        let (containers, entries) = if cfg!(target_arch = "wasm32") {
-            (hint / 100, hint / 250)
+        // Room for as many containers, memo entries and trace entries as real snapshots hold per byte, so
+        // the tables do not double as they fill (on wasm32 a doubling copies the table into fresh memory:
+        // about 60 MB for a 177 MB file). Per byte, the densest seen: a container per 56 bytes (magma, a
+        // small file), per 130 in the kk fixtures and 170 to 195 in the long-run shapes; a memo entry per
+        // 84 to 125 bytes; a trace entry per 96 bytes (magma), 167 (kk) and 195 to 207 (long runs).
+        // Natively, room never touched costs address space, not memory, and a big table grows without a
+        // copy (the system remaps it): the tables get room for the usual. On wasm32 address space is
+        // memory (4 GiB): they get room for the big files' shapes, about 0.7 bytes per byte of file in
+        // all, and grow past that if needed.
+        let (containers, memo, entries) = if cfg!(target_arch = "wasm32") {
+            (hint / 120, hint / 75, hint / 160)
         } else {
-            (hint / 40, hint / 200)
+            (hint / 40, hint / 40, hint / 200)
         };
         Machine {
             interner,
@@ -242,7 +247,7 @@ impl Machine {
             keys,
             stack: Vec::with_capacity(4096),
             marks: Vec::new(),
-            memo: presized(containers),
+            memo: presized(memo),
             scratch: Vec::new(),
             invalid_entry: None,
         }
