@@ -7,11 +7,11 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use js_sys::{Promise, Reflect, Uint8Array};
+use js_sys::{ArrayBuffer, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{Blob, MessageEvent, Worker, WorkerOptions, WorkerType};
+use web_sys::{Blob, MessageEvent, ReadableStreamByobReader, Worker, WorkerOptions, WorkerType};
 
 use super::js::{clock, grow_heap, now};
 use super::protocol::{FromWorker, LoadTimings, ToWorker};
@@ -22,8 +22,16 @@ use memograph_snapshot::analysis::compare::Digest;
 /// Bytes handed to the worker and not parsed yet, at most. The browser reads faster than the worker
 /// parses: without a bound, a big file would pile up in the worker's queue.
 const IN_FLIGHT: f64 = 64.0 * 1024.0 * 1024.0;
-/// Bytes read from the file at a time. Each read is a round trip to the browser's file reader, so
-/// the next is asked for before the last arrives; 1 MiB at a time held a 177 MB load to 250 MB/s.
+/// The same from a byte stream, which keeps ahead of the worker with fewer pieces in flight (each is a
+/// buffer of its own).
+const IN_FLIGHT_STREAMED: f64 = 4.0 * PIECE;
+/// Bytes handed to the worker at a time. Where the browser reads a file as a byte stream, a piece is
+/// filled from it into a buffer the worker hands back once it has copied it: a load then touches
+/// [`IN_FLIGHT_STREAMED`] of fresh memory for its pieces, not the file's size (a fresh buffer per piece, read as
+/// a `Blob` slice, cost the page's thread 0.3 ms per MiB in page faults on the benchmark's machine).
+/// Otherwise each piece is a slice of the file, read whole, the next asked for before the last
+/// arrives (each is a round trip to the browser's file reader; 1 MiB at a time held a 177 MB load to
+/// 250 MB/s).
 const PIECE: f64 = 4.0 * 1024.0 * 1024.0;
 
 /// How far a load is: reading (the page's thread) runs ahead of parsing (the worker).
@@ -371,6 +379,9 @@ struct Load {
     wake: RefCell<Option<js_sys::Function>>,
     /// Milliseconds from the start until the last piece was handed over.
     read_ms: Cell<f64>,
+    /// Piece buffers the worker handed back, to be filled again, and how many were made in all.
+    spare: RefCell<Vec<ArrayBuffer>>,
+    buffers: Cell<u32>,
 }
 
 impl Load {
@@ -478,7 +489,14 @@ impl Load {
 
     fn on_message(self: &Rc<Self>, data: JsValue) {
         match FromWorker::from_js(&data) {
-            Some(FromWorker::Progress { done, complete }) => {
+            Some(FromWorker::Progress {
+                done,
+                complete,
+                buffer,
+            }) => {
+                if let Some(buffer) = buffer {
+                    self.spare.borrow_mut().push(buffer);
+                }
                 let moved = self.percent(done) != self.percent(self.parsed.get());
                 self.parsed.set(done);
                 self.complete.set(complete);
@@ -555,59 +573,51 @@ impl Load {
                 lifetimes: lifetimes_ms,
                 model: model_ms,
                 opened_at: now() - this.started,
+                buffers: this.buffers.get() as f64,
             });
         });
     }
 
-    /// Reads the blob a [`PIECE`] at a time and hands each piece to the worker, never more than
-    /// [`IN_FLIGHT`] bytes ahead of it, until the blob ends or the worker wants no more. Slices read
-    /// whole (`Blob.arrayBuffer`) arrive as tasks of their own; a `ReadableStream` reader would hand
-    /// over what had piled up in one task (200 ms of copying at a time, measured at 1 GB).
+    /// Reads the blob and hands it to the worker a [`PIECE`] at a time, never more than [`IN_FLIGHT`]
+    /// bytes ahead of it, until the blob ends or the worker wants no more.
     async fn stream(self: Rc<Self>, blob: Blob) {
-        let size = blob.size();
-        let read = |at: f64| {
-            let end = (at + PIECE).min(size);
-            let piece = blob.slice_with_f64_and_f64(at, end);
-            (end, piece.map(|p| JsFuture::from(p.array_buffer())))
+        let mut pieces = Pieces::of(&blob);
+        let in_flight = if pieces.reuses() {
+            IN_FLIGHT_STREAMED
+        } else {
+            IN_FLIGHT
         };
-        let mut at = 0.0;
-        let mut ahead = None;
         loop {
-            while self.read.get() - self.parsed.get() > IN_FLIGHT
+            while self.read.get() - self.parsed.get() > in_flight
                 && !self.over.get()
                 && !self.complete.get()
             {
                 let _ = self.caught_up().await;
             }
             if self.over.get() {
-                return;
+                return pieces.stop();
             }
-            if self.complete.get() || at >= size {
+            if self.complete.get() {
                 // What follows the pickle's STOP is never read (as pickle.load).
+                pieces.stop();
                 return self.finish_reading();
             }
-            let (end, piece) = ahead.take().unwrap_or_else(|| read(at));
-            if end < size {
-                ahead = Some(read(end));
-            }
-            let buffer = match piece {
-                Ok(piece) => piece.await,
-                Err(e) => Err(e),
-            };
-            let Ok(buffer) = buffer else {
-                return self.fail("the browser could not read the file");
-            };
+            let piece = pieces.next(&self.spare, &self.buffers).await;
             if self.over.get() {
-                return;
+                return pieces.stop();
             }
-            let bytes = Uint8Array::new(&buffer);
-            at = end;
+            let bytes = match piece {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => return self.finish_reading(),
+                Err(()) => return self.fail("the browser could not read the file"),
+            };
             let before = self.read.get();
             self.read.set(before + bytes.length() as f64);
             if self.percent(self.read.get()) != self.percent(before) {
                 self.report();
             }
-            post(&self.worker, ToWorker::Piece { bytes });
+            let give_back = pieces.reuses();
+            post(&self.worker, ToWorker::Piece { bytes, give_back });
         }
     }
 
@@ -615,6 +625,121 @@ impl Load {
         self.read_ms.set(now() - self.started);
         post(&self.worker, ToWorker::End);
     }
+}
+
+/// Where a load's pieces come from (see [`PIECE`]).
+enum Pieces {
+    /// The blob's byte stream, read into reused buffers.
+    Stream(ReadableStreamByobReader),
+    /// Slices of the blob, read whole: where the next starts, and the one asked for ahead.
+    Slices {
+        blob: Blob,
+        next: f64,
+        ahead: Option<JsFuture>,
+    },
+}
+
+impl Pieces {
+    fn of(blob: &Blob) -> Pieces {
+        match ReadableStreamByobReader::new(&blob.stream()) {
+            Ok(reader) => Pieces::Stream(reader),
+            Err(_) => Pieces::Slices {
+                blob: blob.clone(),
+                next: 0.0,
+                ahead: None,
+            },
+        }
+    }
+
+    /// Whether the worker should hand the pieces' buffers back.
+    fn reuses(&self) -> bool {
+        matches!(self, Pieces::Stream(_))
+    }
+
+    /// The next piece (`None` at the end), filled into a buffer of `spare` when there is one; `made`
+    /// counts the buffers made.
+    async fn next(
+        &mut self,
+        spare: &RefCell<Vec<ArrayBuffer>>,
+        made: &Cell<u32>,
+    ) -> Result<Option<Uint8Array>, ()> {
+        match self {
+            Pieces::Stream(reader) => {
+                let buffer = spare.borrow_mut().pop();
+                let buffer = buffer.unwrap_or_else(|| {
+                    made.set(made.get() + 1);
+                    ArrayBuffer::new(PIECE as u32)
+                });
+                fill(reader, buffer, spare).await
+            }
+            Pieces::Slices { blob, next, ahead } => {
+                let size = blob.size();
+                let read = |at: f64| {
+                    let end = (at + PIECE).min(size);
+                    made.set(made.get() + 1);
+                    let piece = blob.slice_with_f64_and_f64(at, end).map_err(|_| ())?;
+                    Ok::<_, ()>(JsFuture::from(piece.array_buffer()))
+                };
+                let piece = match ahead.take() {
+                    Some(piece) => piece,
+                    None if *next < size => read(*next)?,
+                    None => return Ok(None),
+                };
+                *next = (*next + PIECE).min(size);
+                if *next < size {
+                    *ahead = Some(read(*next)?);
+                }
+                let buffer = piece.await.map_err(|_| ())?;
+                Ok(Some(Uint8Array::new(&buffer)))
+            }
+        }
+    }
+
+    /// No more pieces are wanted: the browser may stop reading the file.
+    fn stop(&self) {
+        if let Pieces::Stream(reader) = self {
+            let _ = reader.cancel();
+        }
+    }
+}
+
+/// Fills `buffer` from the byte stream (each read brings what the browser has ready, often 64 KiB);
+/// returns a view of the bytes read, `None` at the stream's end (the buffer goes back to `spare`).
+async fn fill(
+    reader: &ReadableStreamByobReader,
+    mut buffer: ArrayBuffer,
+    spare: &RefCell<Vec<ArrayBuffer>>,
+) -> Result<Option<Uint8Array>, ()> {
+    let capacity = buffer.byte_length();
+    let mut filled = 0;
+    while filled < capacity {
+        let view = Uint8Array::new_with_byte_offset_and_length(&buffer, filled, capacity - filled);
+        let result = JsFuture::from(reader.read_with_array_buffer_view(&view))
+            .await
+            .map_err(|_| ())?;
+        // The read hands the buffer back transferred, as a view of what it filled (empty at the end).
+        let Ok(value) = Reflect::get(&result, &"value".into())
+            .map_err(|_| ())?
+            .dyn_into::<Uint8Array>()
+        else {
+            return Err(());
+        };
+        buffer = value.buffer();
+        filled += value.length();
+        if Reflect::get(&result, &"done".into())
+            .map_err(|_| ())?
+            .is_truthy()
+        {
+            break;
+        }
+    }
+    if filled == 0 {
+        spare.borrow_mut().push(buffer);
+        return Ok(None);
+    }
+    Ok(Some(Uint8Array::new_with_byte_offset_and_length(
+        &buffer, 0, filled,
+    )))
 }
 
 /// Why a blob is too big for a tab, if it is.
@@ -687,6 +812,8 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
         over: Cell::new(false),
         wake: RefCell::new(None),
         read_ms: Cell::new(0.0),
+        spare: RefCell::new(Vec::new()),
+        buffers: Cell::new(0),
     });
     let replies = load.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {

@@ -15,8 +15,9 @@ pub enum ToWorker {
         digest: bool,
         at: Option<(i64, i64)>,
     },
-    /// Its next piece (the buffer is transferred).
-    Piece { bytes: Uint8Array },
+    /// Its next piece (the buffer is transferred); `give_back`: the page reuses its buffers, so the
+    /// worker returns it with the piece's [`FromWorker::Progress`] instead of freeing it.
+    Piece { bytes: Uint8Array, give_back: bool },
     /// The file ended (or the page stopped reading because the worker wanted no more).
     End,
     /// Load the synthetic snapshot, to warm the code up (see the module's header in `load`).
@@ -26,8 +27,13 @@ pub enum ToWorker {
 /// What a worker answers.
 pub enum FromWorker {
     /// Bytes pushed so far, after each piece (the page's flow control counts on it); `complete` once
-    /// no more bytes can change the outcome (a plain pickle's `STOP`).
-    Progress { done: f64, complete: bool },
+    /// no more bytes can change the outcome (a plain pickle's `STOP`); `buffer`: the piece's buffer,
+    /// when the page asked for it back (transferred).
+    Progress {
+        done: f64,
+        complete: bool,
+        buffer: Option<ArrayBuffer>,
+    },
     /// The snapshot, encoded by the engine's codec (the buffer is transferred).
     Done {
         model: ArrayBuffer,
@@ -91,9 +97,10 @@ impl ToWorker {
                 }
                 m
             }
-            ToWorker::Piece { bytes } => {
+            ToWorker::Piece { bytes, give_back } => {
                 let m = message("piece");
                 set(&m, "bytes", bytes);
+                set(&m, "give_back", &(*give_back).into());
                 transfer.push(&bytes.buffer());
                 m
             }
@@ -114,6 +121,7 @@ impl ToWorker {
             },
             "piece" => ToWorker::Piece {
                 bytes: get(data, "bytes").dyn_into().ok()?,
+                give_back: get(data, "give_back").as_bool().unwrap_or(false),
             },
             "end" => ToWorker::End,
             "rehearse" => ToWorker::Rehearse,
@@ -127,10 +135,18 @@ impl FromWorker {
     pub fn to_js(&self) -> (Object, js_sys::Array) {
         let transfer = js_sys::Array::new();
         let m = match self {
-            FromWorker::Progress { done, complete } => {
+            FromWorker::Progress {
+                done,
+                complete,
+                buffer,
+            } => {
                 let m = message("progress");
                 set(&m, "done", &(*done).into());
                 set(&m, "complete", &(*complete).into());
+                if let Some(buffer) = buffer {
+                    set(&m, "buffer", buffer);
+                    transfer.push(buffer);
+                }
                 m
             }
             FromWorker::Done { model, timings } => {
@@ -165,6 +181,7 @@ impl FromWorker {
             "progress" => FromWorker::Progress {
                 done: number(data, "done")?,
                 complete: get(data, "complete").as_bool().unwrap_or(false),
+                buffer: get(data, "buffer").dyn_into().ok(),
             },
             "done" => FromWorker::Done {
                 model: get(data, "model").dyn_into().ok()?,
@@ -235,6 +252,9 @@ pub struct LoadTimings {
     pub model: f64,
     /// From the load's start until the file was open.
     pub opened_at: f64,
+    /// Buffers the page made for the file's pieces (not a time): a few where pieces are read into
+    /// buffers the worker hands back, one per piece otherwise.
+    pub buffers: f64,
 }
 
 impl LoadTimings {
@@ -250,6 +270,7 @@ impl LoadTimings {
             ("lifetimes", self.lifetimes),
             ("model", self.model),
             ("opened_at", self.opened_at),
+            ("buffers", self.buffers),
         ];
         let body = parts
             .iter()

@@ -51,7 +51,7 @@ pub fn worker_main() {
     let handler = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         match ToWorker::from_js(&ev.data()) {
             Some(ToWorker::Start { size, digest, at }) => start(size, digest, at),
-            Some(ToWorker::Piece { bytes }) => piece(&bytes),
+            Some(ToWorker::Piece { bytes, give_back }) => piece(&bytes, give_back),
             Some(ToWorker::End) => end(),
             Some(ToWorker::Rehearse) => rehearse(),
             None => {}
@@ -76,15 +76,18 @@ fn start(size: Option<f64>, digest: bool, at: Option<(i64, i64)>) {
     });
 }
 
-/// Pushes one piece and acknowledges it.
-fn piece(bytes: &Uint8Array) {
+/// Pushes one piece and acknowledges it, with its buffer when the page reuses it (else the buffer is
+/// freed).
+fn piece(bytes: &Uint8Array, give_back: bool) {
     let outcome = JOB.with(|job| {
         let mut job = job.borrow_mut();
         let j = job.as_mut()?;
         let started = clock();
         j.scratch.resize(bytes.length() as usize, 0);
         bytes.copy_to(&mut j.scratch);
-        free(bytes);
+        if !give_back {
+            free(bytes);
+        }
         let result = j.reader.push(&j.scratch);
         j.busy += clock() - started;
         let done = j.reader.pushed();
@@ -98,6 +101,7 @@ fn piece(bytes: &Uint8Array) {
         Some(Ok((done, complete))) => post(FromWorker::Progress {
             done: done as f64,
             complete,
+            buffer: give_back.then(|| bytes.buffer()),
         }),
         Some(Err(e)) => post_error(&e.to_string()),
         None => {}
