@@ -394,6 +394,8 @@ impl Load {
         self.worker.set_onerror(None);
         self.worker.terminate();
         self.wake_reader();
+        // The reply handlers keep this struct alive: the piece buffers it holds go now.
+        self.spare.borrow_mut().clear();
         true
     }
 
