@@ -49,7 +49,7 @@ pub mod worker;
 pub use js::now;
 pub use page::{
     compare, digest_at, embedded_field, embedded_files, fetch, head_of, load, load_example,
-    read_steps, warm_up, Listener, LoadProgress,
+    next_task, read_steps, warm_up, Listener, LoadProgress,
 };
 
 /// Where the largest file a tab can hold ends: the page's wasm memory tops out at 4 GiB and a loaded

@@ -844,7 +844,7 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
 /// Resolves in a task of its own, after whatever the browser has waiting (input, a frame). A message
 /// to itself, not `setTimeout(0)`: nested timeouts wait 4 ms or more each (and a second or more in a
 /// hidden tab), and a load pauses dozens of times.
-pub(super) async fn next_task() {
+pub async fn next_task() {
     thread_local! {
         /// The channel and the resolvers of the tasks asked for, in order (one message each).
         static CHANNEL: Option<(web_sys::MessagePort, Rc<RefCell<VecDeque<js_sys::Function>>>)> = {

@@ -318,10 +318,18 @@ fn Chart(
         resized.track();
         let dark = ui.dark.get();
         let Some(el) = canvas.get() else { return };
-        let drawn = with_report(ui, |r| {
-            render::charts::draw(&el, dark, |a, t| draw.draw(a, r, t))
+        if with_report(ui, |_| ()).is_none() {
+            return;
+        }
+        // Drawn in a task of its own: a view opening draws eight charts, which in one task held the
+        // page's thread for 100 ms on a 177 MB file.
+        leptos::task::spawn_local(async move {
+            crate::load::next_task().await;
+            let drawn = with_model_untracked(ui, |_, r, _| {
+                render::charts::draw(&el, dark, |a, t| draw.draw(a, r, t))
+            });
+            bars.set_value(drawn.flatten());
         });
-        bars.set_value(drawn.flatten());
     });
     let on_click = move |ev: web_sys::MouseEvent| {
         let (Some(pick), Some((b, dpr))) = (pick, bars.get_value()) else {
