@@ -497,7 +497,7 @@ impl<'a> Stacking<'a> {
                 tree.deactivate(b);
                 emit(Event::Close { band, x });
                 let size = a.size.min(i64::MAX as u64) as i64;
-                tree.add(b + 1, n, size);
+                tree.add_from(b + 1, size);
                 tree.take_at_least(b + 1, threshold, &mut |above, fell| {
                     reported[above] = reported[above].saturating_sub(fell);
                     emit(Event::Move {
@@ -627,25 +627,29 @@ impl DriftTree {
         i < self.n && self.max[self.max.len() / 2 + i] > INACTIVE
     }
 
-    /// Adds `v` to the drift of bands `[lo, hi)`.
-    fn add(&mut self, lo: usize, hi: usize, v: i64) {
-        let leaves = self.max.len() / 2;
-        self.add_in(1, 0, leaves, lo, hi.min(self.n), v);
-    }
-
-    fn add_in(&mut self, node: usize, nlo: usize, nhi: usize, lo: usize, hi: usize, v: i64) {
-        if hi <= nlo || nhi <= lo || lo >= hi {
+    /// Adds `v` to the drift of every band from `lo` on: one walk down to leaf `lo`, adding to each right
+    /// child it passes by, and back up (no recursion: this runs once per free, and wasm pays for calls).
+    /// Leaves past the bands are inactive and stay so.
+    fn add_from(&mut self, lo: usize, v: i64) {
+        if lo >= self.n {
             return;
         }
-        if lo <= nlo && nhi <= hi {
-            self.apply(node, v);
-            return;
+        let (mut node, mut nlo, mut nhi) = (1, 0, self.max.len() / 2);
+        while nhi - nlo > 1 {
+            self.push(node);
+            let mid = (nlo + nhi) / 2;
+            if lo < mid {
+                self.apply(2 * node + 1, v);
+                (node, nhi) = (2 * node, mid);
+            } else {
+                (node, nlo) = (2 * node + 1, mid);
+            }
         }
-        self.push(node);
-        let mid = (nlo + nhi) / 2;
-        self.add_in(2 * node, nlo, mid, lo, hi, v);
-        self.add_in(2 * node + 1, mid, nhi, lo, hi, v);
-        self.pull(node);
+        self.apply(node, v);
+        while node > 1 {
+            node /= 2;
+            self.pull(node);
+        }
     }
 
     /// Calls `f(band, drift)` for every band from `lo` on whose drift is at least `threshold`, in band
@@ -726,6 +730,56 @@ impl RangeMax {
 mod tests {
     use super::*;
     use crate::analysis::lifetimes::{Allocation, Kind};
+
+    #[test]
+    fn the_drift_tree_does_what_a_plain_list_of_drifts_does() {
+        // Random activations, frees (adds from a band on, then taking what reached the threshold) and
+        // deactivations on trees of awkward sizes, against a list of `Option<drift>` per band.
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        for n in [1usize, 2, 3, 5, 8, 13, 64, 100] {
+            let mut tree = crate::batch::run_ready(DriftTree::new(n, &mut crate::batch::NoPause));
+            let mut plain: Vec<Option<i64>> = vec![None; n];
+            for _ in 0..2000 {
+                let band = next(n as u64) as usize;
+                match next(4) {
+                    0 => {
+                        tree.activate(band);
+                        plain[band] = Some(0);
+                    }
+                    1 => {
+                        tree.deactivate(band);
+                        plain[band] = None;
+                    }
+                    _ => {
+                        let (v, threshold) = (next(50) as i64 + 1, next(120) as i64 + 1);
+                        tree.add_from(band, v);
+                        for d in plain[band..].iter_mut().flatten() {
+                            *d += v;
+                        }
+                        let mut took = Vec::new();
+                        tree.take_at_least(band, threshold, &mut |b, d| took.push((b, d)));
+                        let mut wanted = Vec::new();
+                        for (b, d) in plain.iter_mut().enumerate().skip(band) {
+                            if let Some(x) = d.filter(|&x| x >= threshold) {
+                                wanted.push((b, x as u64));
+                                *d = Some(0);
+                            }
+                        }
+                        assert_eq!(took, wanted, "n {n}");
+                    }
+                }
+                for (b, d) in plain.iter().enumerate() {
+                    assert_eq!(tree.is_active(b), d.is_some(), "n {n}, band {b}");
+                }
+            }
+        }
+    }
 
     /// Lifetimes from `(alloc entry or None for initial, free entry or None, size)`, trace of `len`.
     fn lifetimes(spans: &[(Option<u32>, Option<u32>, u64)], len: u32) -> Lifetimes {
