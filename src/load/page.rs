@@ -27,8 +27,9 @@ const IN_FLIGHT: f64 = 64.0 * 1024.0 * 1024.0;
 const IN_FLIGHT_STREAMED: f64 = 4.0 * PIECE;
 /// Bytes handed to the worker at a time. Where the browser reads a file as a byte stream, a piece is
 /// filled from it into a buffer the worker hands back once it has copied it: a load then touches
-/// [`IN_FLIGHT_STREAMED`] of fresh memory for its pieces, not the file's size (a fresh buffer per piece, read as
-/// a `Blob` slice, cost the page's thread 0.3 ms per MiB in page faults on the benchmark's machine).
+/// [`IN_FLIGHT_STREAMED`] of fresh memory for its pieces, not the file's size (a fresh buffer per
+/// piece, read as a `Blob` slice, cost the page's thread 0.3 ms per MiB in page faults on the
+/// benchmark's machine).
 /// Otherwise each piece is a slice of the file, read whole, the next asked for before the last
 /// arrives (each is a round trip to the browser's file reader; 1 MiB at a time held a 177 MB load to
 /// 250 MB/s).
@@ -581,10 +582,12 @@ impl Load {
     }
 
     /// Reads the blob and hands it to the worker a [`PIECE`] at a time, never more than [`IN_FLIGHT`]
-    /// bytes ahead of it, until the blob ends or the worker wants no more.
+    /// ([`IN_FLIGHT_STREAMED`] from a byte stream) bytes ahead of it, until the blob ends or the worker
+    /// wants no more.
     async fn stream(self: Rc<Self>, blob: Blob) {
         let mut pieces = Pieces::of(&blob);
-        let in_flight = if pieces.reuses() {
+        let give_back = pieces.reuses();
+        let in_flight = if give_back {
             IN_FLIGHT_STREAMED
         } else {
             IN_FLIGHT
@@ -618,7 +621,6 @@ impl Load {
             if self.percent(self.read.get()) != self.percent(before) {
                 self.report();
             }
-            let give_back = pieces.reuses();
             post(&self.worker, ToWorker::Piece { bytes, give_back });
         }
     }

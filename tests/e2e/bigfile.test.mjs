@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { serve, browser, open, shot, ROOT, TIER2, HAVE_FIXTURES } from './harness.mjs';
+import { serve, browser, open, loadFile, shot, ROOT, TIER2, HAVE_FIXTURES } from './harness.mjs';
 
 let server, b, big;
 before(async () => {
@@ -90,15 +90,9 @@ test('a gzip file streams through the same path and gives the same peak', async 
 });
 
 test('where the browser reads no byte stream, the file goes in slices and gives the same peak', async () => {
-  const page = await b.newPage({ viewport: { width: 1400, height: 860 } });
-  const errors = [];
-  page.on('pageerror', e => errors.push(String(e)));
   // As in a browser without bring-your-own-buffer readers: the page falls back to reading slices.
-  await page.addInitScript(() => { delete globalThis.ReadableStreamBYOBReader; });
-  await page.goto(server.url);
-  await page.waitForSelector('#app[data-state]');
-  await page.setInputFiles('input[type=file]', big);
-  await page.waitForFunction(() => document.querySelector('#app').dataset.state !== 'loading', null, { timeout: 120000 });
+  const { page, errors } = await open(b, server.url, undefined, () => { delete globalThis.ReadableStreamBYOBReader; });
+  await loadFile(page, big);
   assert.equal(await page.$eval('#app', e => e.dataset.state), 'ready');
   const timings = JSON.parse(await page.$eval('#app', e => e.dataset.loadTimings));
   assert.equal(timings.buffers, Math.ceil(fs.statSync(big).size / (4 << 20)), JSON.stringify(timings));

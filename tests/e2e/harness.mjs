@@ -46,9 +46,11 @@ export async function browser() {
   });
 }
 
-/** A page at `url` that records console errors and requests to other hosts. */
-export async function open(b, url, viewport = { width: 1400, height: 860 }) {
+/** A page at `url` that records console errors and requests to other hosts; `init` runs in the page
+ *  before its own scripts. */
+export async function open(b, url, viewport = { width: 1400, height: 860 }, init = null) {
   const page = await b.newPage({ viewport });
+  if (init) await page.addInitScript(init);
   const errors = [];
   const requests = [];
   page.on('pageerror', e => errors.push(String(e)));
