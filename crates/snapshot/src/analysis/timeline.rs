@@ -229,8 +229,9 @@ async fn layout_sliced<P: Pause>(
         drift.div_ceil(budget.max(1)).max(1)
     };
 
-    // Two passes over the same replay: the first counts each band's breakpoints, the second writes them
-    // contiguously, so no per-band vectors are needed.
+    // One replay (the costly part: a drift-tree walk per free) counts each band's breakpoints and keeps
+    // them in replay order; then they are written contiguously per band, so no per-band vectors are
+    // needed. Past the budget each move absorbs at least `tolerance` bytes of drift: at most `budget`.
     let mut layout = TimelineLayout {
         x_len,
         drawn: keep,
@@ -257,12 +258,18 @@ async fn layout_sliced<P: Pause>(
     )
     .await;
     let mut counts = crate::batch::filled(0u32, layout.bands.len(), pause).await;
+    let moves = usize::try_from(exact_moves.min(budget)).unwrap_or(usize::MAX);
+    let mut points: Vec<(u32, BandPoint)> = Vec::with_capacity(moves + stack.order.len());
     let mut count = |ev| match ev {
-        Event::Open { band, x, .. } => {
+        Event::Open { band, x, offset } => {
             layout.bands[band as usize].start = x;
             counts[band as usize] = 1;
+            points.push((band, point(x, offset)));
         }
-        Event::Move { band, .. } => counts[band as usize] += 1,
+        Event::Move { band, x, offset } => {
+            counts[band as usize] += 1;
+            points.push((band, point(x, offset)));
+        }
         Event::Close { band, x } => layout.bands[band as usize].end = x,
         Event::Summary { x, bottom, height } => {
             layout.max_bytes = layout.max_bytes.max(bottom.saturating_add(height));
@@ -282,34 +289,38 @@ async fn layout_sliced<P: Pause>(
     let mut next = 0u32;
     let bands = &mut layout.bands;
     let n = bands.len();
+    // `counts` becomes where each band's next point goes.
     let place = |r: std::ops::Range<usize>| {
-        for (b, &c) in bands[r.clone()].iter_mut().zip(&counts[r]) {
+        for (b, c) in bands[r.clone()].iter_mut().zip(&mut counts[r]) {
             b.first_point = next;
-            b.point_count = c;
-            next = next.saturating_add(c);
+            b.point_count = *c;
+            next = next.saturating_add(*c);
+            *c = b.first_point;
         }
     };
     ranges_paused(n, place, pause).await;
     let origin = BandPoint { x: 0, offset: 0.0 };
     layout.points = crate::batch::filled(origin, next as usize, pause).await;
-    let mut filled = crate::batch::filled(0u32, layout.bands.len(), pause).await;
-    let mut write = |ev| {
-        let (band, x, offset) = match ev {
-            Event::Open { band, x, offset } | Event::Move { band, x, offset } => (band, x, offset),
-            _ => return,
-        };
-        let b = band as usize;
-        let at = (layout.bands[b].first_point + filled[b]) as usize;
-        layout.points[at] = BandPoint {
-            x,
-            offset: offset as f32,
-        };
-        filled[b] += 1;
+    let out = &mut layout.points;
+    let write = |r: std::ops::Range<usize>| {
+        for &(band, p) in &points[r] {
+            let at = &mut counts[band as usize];
+            out[*at as usize] = p;
+            *at += 1;
+        }
     };
-    stack.replay(tolerance, &mut write, pause).await;
+    ranges_paused(points.len(), write, pause).await;
+    drop(points);
     layout.spans = SpanIndex::new(&layout.bands, pause).await;
     layout.band_of = stack.band_of;
     layout
+}
+
+fn point(x: u32, offset: u64) -> BandPoint {
+    BandPoint {
+        x,
+        offset: offset as f32,
+    }
 }
 
 impl SpanIndex {
