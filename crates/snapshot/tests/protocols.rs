@@ -163,3 +163,79 @@ fn a_bare_list_of_segments_is_the_oldest_format() {
     assert_eq!(d.allocations, 1);
     assert_eq!(s.segments[0].blocks[0].address, 4096);
 }
+
+/// A frame dict memoised at `memo` (`BINPUT`), named `name`.
+fn frame(out: &mut Vec<u8>, memo: u8, name: &str) {
+    op(out, &[b'}', b'q', memo, b'(']);
+    key(out, "filename");
+    key(out, "a.py");
+    key(out, "line");
+    op(out, b"K\x01");
+    key(out, "name");
+    key(out, name);
+    op(out, b"u");
+}
+
+/// A trace entry whose frame list is `frames` (the list's opcodes, between its MARK and APPENDS).
+fn entry(out: &mut Vec<u8>, addr: u8, frames: impl FnOnce(&mut Vec<u8>)) {
+    op(out, b"}(");
+    key(out, "action");
+    key(out, "alloc");
+    key(out, "addr");
+    op(out, &[b'K', addr]);
+    key(out, "size");
+    op(out, b"M\x00\x02");
+    key(out, "stream");
+    op(out, b"K\x00");
+    key(out, "frames");
+    op(out, b"](");
+    frames(out);
+    op(out, b"eu");
+}
+
+#[test]
+fn a_known_run_of_frame_gets_means_what_the_memo_holds_now() {
+    // Entries 2 and 4 list their frames with the same bytes (GETs of memo 0 and 1), but between them
+    // memo 0 is overwritten with another frame: entry 4's first frame is "c", not "a".
+    let mut p = vec![0x80, 4, b'}', b'('];
+    key(&mut p, "segments");
+    op(&mut p, b"]");
+    key(&mut p, "device_traces");
+    op(&mut p, b"](](");
+    entry(&mut p, 0x10, |p| {
+        frame(p, 0, "a");
+        frame(p, 1, "b");
+    });
+    entry(&mut p, 0x20, |p| op(p, b"h\x00h\x01"));
+    entry(&mut p, 0x30, |p| frame(p, 0, "c"));
+    entry(&mut p, 0x40, |p| op(p, b"h\x00h\x01"));
+    entry(&mut p, 0x50, |p| op(p, b"h\x01h\x00"));
+    op(&mut p, b"eeu.");
+    let names = |s: &memograph_snapshot::Snapshot| -> Vec<Vec<String>> {
+        let t = &s.device_traces[0];
+        (0..t.len())
+            .map(|k| {
+                let frames = s.interner.stack(t.stack[k]);
+                let name = |f: &_| s.interner.str(s.interner.frame(*f).name).to_string();
+                frames.iter().map(name).collect()
+            })
+            .collect()
+    };
+    let expected = [
+        vec!["a", "b"],
+        vec!["a", "b"],
+        vec!["c"],
+        vec!["c", "b"],
+        vec!["b", "c"],
+    ];
+    let pulled = read_bytes(&p).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(names(&pulled), expected);
+    for piece in [1, 3, 7, p.len()] {
+        let mut reader = memograph_snapshot::PushReader::new(Some(p.len() as u64));
+        for bytes in p.chunks(piece) {
+            reader.push(bytes).unwrap();
+        }
+        let pushed = reader.finish().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(names(&pushed), expected, "pieces of {piece}");
+    }
+}

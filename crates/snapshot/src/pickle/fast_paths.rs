@@ -44,12 +44,21 @@ impl Machine {
             return Ok(false);
         }
         let first = put_len + 1;
-        let end = first + scan_frame_gets(&self.memo, &buf[first..], &mut self.scratch);
-        if self.scratch.is_empty() || buf.get(end) != Some(&APPENDS) {
-            return Ok(false);
-        }
+        let (id, end) = match self.runs.get(&buf[first..]) {
+            Some((id, len)) => (id, first + len),
+            None => {
+                let run = &buf[first..];
+                let len = scan_frame_gets(&self.memo, run, &mut self.scratch);
+                if self.scratch.is_empty() || run.get(len) != Some(&APPENDS) {
+                    return Ok(false);
+                }
+                let id = self.interner.intern_stack(&self.scratch);
+                self.runs.insert(&run[..len], id);
+                (id, first + len)
+            }
+        };
         src.advance(end + 1);
-        let done = Value::Stack(self.interner.intern_stack(&self.scratch));
+        let done = Value::Stack(id);
         self.stack.push(done);
         self.put(memo_index, done, at)?;
         Ok(true)
@@ -68,11 +77,18 @@ impl Machine {
             return Ok(());
         };
         let buf = src.buffered();
+        if let Some((id, len)) = self.runs.get(buf) {
+            src.advance(len + 1);
+            self.mark_done(s as usize, Value::Stack(id));
+            self.marks.pop();
+            return Ok(());
+        }
         let i = scan_frame_gets(&self.memo, buf, &mut self.scratch);
         let n = self.scratch.len();
         if n > 0 && buf.get(i) == Some(&APPENDS) {
-            src.advance(i + 1);
             let id = self.interner.intern_stack(&self.scratch);
+            self.runs.insert(&buf[..i], id);
+            src.advance(i + 1);
             self.mark_done(s as usize, Value::Stack(id));
             self.marks.pop();
             return Ok(());
@@ -110,6 +126,101 @@ impl Machine {
         self.stack.truncate(m);
         true
     }
+}
+
+/// Stacks by the bytes of the `GET`s that listed their frames. A long run re-creates each frame list
+/// every time it records it (`MARK BINGET… APPENDS`, the frame dicts memoised once), so the same bytes
+/// come back hundreds of thousands of times: a hit costs a hash of those bytes, where reading them costs
+/// a memo lookup per frame (scattered over a memo of millions) and a hash of the frames. A run read here
+/// means what it meant when it was read as long as no memo entry changes: the machine forgets them all
+/// when one does (a pickler never does it). Bounded, as everything a file can make.
+#[derive(Default)]
+pub(super) struct Runs {
+    /// Each run with its stack, found by [`Self::hash`] of the run and compared by [`same`] (a slice's
+    /// `==` is a byte-at-a-time `memcmp` on wasm32).
+    stacks: hashbrown::HashTable<(Box<[u8]>, StackId)>,
+    seed: foldhash::fast::RandomState,
+    bytes: usize,
+}
+
+/// What [`Runs`] keeps at most, in bytes of runs.
+const MAX_RUN_BYTES: usize = 32 << 20;
+
+impl Runs {
+    fn hash(&self, run: &[u8]) -> u64 {
+        use std::hash::BuildHasher;
+        self.seed.hash_one(run)
+    }
+
+    /// The stack of the run at the start of `buf` (`BINGET`/`LONG_BINGET`s of frames, at most 999,
+    /// then `APPENDS`) and the bytes before its `APPENDS`, when it was read before.
+    pub(super) fn get(&self, buf: &[u8]) -> Option<(StackId, usize)> {
+        if self.stacks.is_empty() {
+            return None;
+        }
+        let len = get_run(buf);
+        if len == 0 || buf.get(len) != Some(&APPENDS) {
+            return None;
+        }
+        let run = &buf[..len];
+        let found = self.stacks.find(self.hash(run), |(k, _)| same(k, run));
+        found.map(|&(_, id)| (id, len))
+    }
+
+    /// Keeps `run`, which [`scan_frame_gets`] read whole (an `APPENDS` follows it) as the frames of
+    /// stack `id`.
+    pub(super) fn insert(&mut self, run: &[u8], id: StackId) {
+        if self.bytes + run.len() > MAX_RUN_BYTES {
+            return;
+        }
+        let hash = self.hash(run);
+        if self.stacks.find(hash, |(k, _)| same(k, run)).is_none() {
+            self.bytes += run.len();
+            let seed = &self.seed;
+            let rehash = |(k, _): &(Box<[u8]>, StackId)| {
+                use std::hash::BuildHasher;
+                seed.hash_one(&**k)
+            };
+            self.stacks.insert_unique(hash, (run.into(), id), rehash);
+        }
+    }
+
+    pub(super) fn forget(&mut self) {
+        if !self.stacks.is_empty() {
+            self.stacks = Default::default();
+            self.bytes = 0;
+        }
+    }
+}
+
+/// `a == b`, eight bytes at a time.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (wa, wb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tails = wa
+        .remainder()
+        .iter()
+        .zip(wb.remainder())
+        .all(|(x, y)| x == y);
+    let word = |c: &[u8]| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+    tails && wa.zip(wb).all(|(x, y)| word(x) == word(y))
+}
+
+/// The bytes the `BINGET`/`LONG_BINGET`s at the start of `buf` take (at most 999 of them, as
+/// [`scan_frame_gets`] reads), whatever they get.
+fn get_run(buf: &[u8]) -> usize {
+    let (mut i, mut n) = (0, 0);
+    while n < 999 {
+        match buf.get(i) {
+            Some(&BINGET) if i + 2 <= buf.len() => i += 2,
+            Some(&LONG_BINGET) if i + 5 <= buf.len() => i += 5,
+            _ => break,
+        }
+        n += 1;
+    }
+    i
 }
 
 /// Interns `items` as a stack when they are a non-empty list of frames (`scratch` is reused storage).

@@ -108,6 +108,8 @@ pub(crate) struct Machine {
     marks: Vec<usize>,
     memo: Vec<Option<Value>>,
     scratch: Vec<FrameId>,
+    /// Stacks by the bytes of the frame `GET`s that made them (see [`fast_paths::Runs`]).
+    runs: fast_paths::Runs,
     /// The first trace entry (row) whose size or address no allocator could have written, and why:
     /// the schema check reports it with its device and index.
     pub(crate) invalid_entry: Option<(u32, String)>,
@@ -249,6 +251,7 @@ impl Machine {
             marks: Vec::new(),
             memo: presized(memo),
             scratch: Vec::new(),
+            runs: fast_paths::Runs::default(),
             invalid_entry: None,
         }
     }
@@ -813,6 +816,10 @@ impl Machine {
             }
         }
         if i < self.memo.len() {
+            if self.memo[i].is_some() {
+                // A memo entry that changes can change what a known run of GETs means.
+                self.runs.forget();
+            }
             self.memo[i] = Some(v);
         } else if i - self.memo.len() <= MAX_MEMO_GAP {
             self.memo.resize(i, None);
