@@ -150,11 +150,8 @@ fn end() {
         };
     }
     let encode_started = clock();
-    let bytes = memograph_snapshot::codec::encode(&snapshot);
-    // Freed before the copy for the page is made: the worker holds at most two of the three.
+    let model = encoded(&snapshot);
     drop(snapshot);
-    let model = buffer_of(&bytes);
-    drop(bytes);
     post(FromWorker::Done {
         model,
         timings: WorkerTimings {
@@ -167,10 +164,18 @@ fn end() {
     });
 }
 
-/// A new `ArrayBuffer` holding `bytes`.
-fn buffer_of(bytes: &[u8]) -> js_sys::ArrayBuffer {
-    let array = Uint8Array::new_with_length(bytes.len() as u32);
-    array.copy_from(bytes);
+/// `snapshot` encoded by the engine's codec into a new `ArrayBuffer`, a chunk at a time: the encoding is
+/// never whole in wasm memory (a 2 GB file's is 650 MB, and fresh memory is time: see the module's
+/// header).
+fn encoded(snapshot: &memograph_snapshot::Snapshot) -> js_sys::ArrayBuffer {
+    use memograph_snapshot::codec::{encode_into, encoded_len};
+    let array = Uint8Array::new_with_length(encoded_len(snapshot) as u32);
+    let mut at = 0u32;
+    encode_into(snapshot, &mut |chunk| {
+        let end = at + chunk.len() as u32;
+        array.subarray(at, end).copy_from(chunk);
+        at = end;
+    });
     array.buffer()
 }
 
@@ -191,6 +196,6 @@ fn rehearse() {
         return;
     };
     post(FromWorker::Rehearsed {
-        model: buffer_of(&memograph_snapshot::codec::encode(&snapshot)),
+        model: encoded(&snapshot),
     });
 }

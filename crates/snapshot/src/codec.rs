@@ -88,17 +88,45 @@ impl std::fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-struct Writer(Vec<u8>);
+/// What [`encode_into`] hands the encoding to.
+type Sink<'a> = &'a mut dyn FnMut(&[u8]);
 
-impl Writer {
+/// Where [`encode`] writes: `out`, handed in chunks of about [`CHUNK`] bytes to `sink` when there is one
+/// (see [`encode_into`]).
+struct Writer<'a> {
+    out: Vec<u8>,
+    sink: Option<Sink<'a>>,
+    /// Bytes handed to the sink so far.
+    flushed: usize,
+}
+
+/// The chunk [`encode_into`] hands on.
+const CHUNK: usize = 1 << 20;
+
+impl Writer<'_> {
+    /// Hands `out` to the sink once it holds a chunk (called between items: an item stays whole).
+    fn flush_if_big(&mut self) {
+        if self.out.len() >= CHUNK {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(sink) = &mut self.sink {
+            sink(&self.out);
+            self.flushed += self.out.len();
+            self.out.clear();
+        }
+    }
+
     fn u8(&mut self, v: u8) {
-        self.0.push(v);
+        self.out.push(v);
     }
     fn u32(&mut self, v: u32) {
-        self.0.extend_from_slice(&v.to_le_bytes());
+        self.out.extend_from_slice(&v.to_le_bytes());
     }
     fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
+        self.out.extend_from_slice(&v.to_le_bytes());
     }
     fn i64(&mut self, v: i64) {
         self.u64(v as u64);
@@ -108,7 +136,7 @@ impl Writer {
     }
     fn bytes(&mut self, b: &[u8]) {
         self.len(b.len());
-        self.0.extend_from_slice(b);
+        self.out.extend_from_slice(b);
     }
     fn str(&mut self, s: &str) {
         self.bytes(s.as_bytes());
@@ -123,6 +151,7 @@ impl Writer {
             for &x in &v[r] {
                 self.u32(f(x));
             }
+            self.flush_if_big();
         });
     }
     /// A trace column: its length, then `1` and one item when all are equal (the stream, compile-context
@@ -135,7 +164,7 @@ impl Writer {
         self.len(v.len());
         if v.len() > 1 && v.iter().all(|x| *x == v[0]) {
             self.u8(1);
-            self.0.extend_from_slice(&item(v[0]));
+            self.out.extend_from_slice(&item(v[0]));
             return;
         }
         self.u8(0);
@@ -144,13 +173,13 @@ impl Writer {
     /// Every item of `v`, `W` bytes each. Sized once, then filled: a loop the compiler turns into little
     /// more than a copy. In batches (see [`batch`]).
     fn items<T: Copy, const W: usize>(&mut self, v: &[T], item: impl Fn(T) -> [u8; W]) {
-        let start = self.0.len();
-        self.0.resize(start + v.len() * W, 0);
-        let out = &mut self.0[start..];
         batch::ranges(v.len(), |r| {
-            for (dst, &x) in out[r.start * W..r.end * W].chunks_exact_mut(W).zip(&v[r]) {
+            let start = self.out.len();
+            self.out.resize(start + r.len() * W, 0);
+            for (dst, &x) in self.out[start..].chunks_exact_mut(W).zip(&v[r]) {
                 dst.copy_from_slice(&item(x));
             }
+            self.flush_if_big();
         });
     }
     fn action(a: Action) -> [u8; layout::ACTION_LEN] {
@@ -171,7 +200,7 @@ impl Writer {
             }
             PyValue::Int(i) => {
                 self.u8(2);
-                self.0.extend_from_slice(&i.to_le_bytes())
+                self.out.extend_from_slice(&i.to_le_bytes())
             }
             PyValue::Float(f) => {
                 self.u8(3);
@@ -206,8 +235,36 @@ impl Writer {
 
 /// Encodes `s` into a byte buffer that [`decode`] reads back exactly.
 pub fn encode(s: &Snapshot) -> Vec<u8> {
-    let mut w = Writer(Vec::with_capacity(64 + s.heap_bytes()));
-    w.0.extend_from_slice(MAGIC);
+    let mut w = Writer {
+        out: Vec::with_capacity(64 + s.heap_bytes()),
+        sink: None,
+        flushed: 0,
+    };
+    write(s, &mut w);
+    w.out
+}
+
+/// [`encode`], handed to `sink` a chunk at a time (about a MiB each) instead of gathered in one buffer:
+/// a page's worker copies them into the buffer it posts, and never holds the encoding twice. Returns the
+/// length of the encoding ([`encoded_len`] tells it beforehand).
+pub fn encode_into(s: &Snapshot, sink: &mut dyn FnMut(&[u8])) -> usize {
+    let mut w = Writer {
+        out: Vec::with_capacity(2 * CHUNK),
+        sink: Some(sink),
+        flushed: 0,
+    };
+    write(s, &mut w);
+    w.flush();
+    w.flushed
+}
+
+/// The length of [`encode`]'s buffer (an encoding written and thrown away a chunk at a time).
+pub fn encoded_len(s: &Snapshot) -> usize {
+    encode_into(s, &mut |_| {})
+}
+
+fn write(s: &Snapshot, w: &mut Writer) {
+    w.out.extend_from_slice(MAGIC);
     w.u8(s.protocol);
     w.u8(match s.format {
         Format::Current => 0,
@@ -218,6 +275,7 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
     w.len(i.string_count());
     for k in 0..i.string_count() {
         w.str(i.str(StrId(k as u32)));
+        w.flush_if_big();
     }
     w.len(i.frame_count());
     for k in 0..i.frame_count() {
@@ -234,6 +292,7 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
                 }
             }
         }
+        w.flush_if_big();
     }
     w.len(i.stack_count());
     for k in 0..i.stack_count() {
@@ -258,17 +317,17 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
         let segment_type = seg.segment_type.map_or(NONE_ID, |s| s.0);
         put(&mut head, segment::TYPE, segment_type.to_le_bytes());
         head[segment::HAS_POOL] = seg.segment_pool_id.is_some() as u8;
-        w.0.extend_from_slice(&head);
+        w.out.extend_from_slice(&head);
         if let Some((a, b)) = seg.segment_pool_id {
             let mut pool = [0u8; segment::POOL];
             put(&mut pool, 0, a.to_le_bytes());
             put(&mut pool, 8, b.to_le_bytes());
-            w.0.extend_from_slice(&pool);
+            w.out.extend_from_slice(&pool);
         }
         let mut tail = [0u8; segment::TAIL];
         tail[segment::EXPANDABLE] = seg.is_expandable as u8;
         put(&mut tail, segment::STACK, seg.stack.0.to_le_bytes());
-        w.0.extend_from_slice(&tail);
+        w.out.extend_from_slice(&tail);
         w.len(seg.blocks.len());
         for b in &seg.blocks {
             let mut record = [0u8; block::LEN];
@@ -283,7 +342,8 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
             record[block::STATE] = code;
             put(&mut record, block::STATE_NAME, name.to_le_bytes());
             put(&mut record, block::STACK, b.stack.0.to_le_bytes());
-            w.0.extend_from_slice(&record);
+            w.out.extend_from_slice(&record);
+            w.flush_if_big();
         }
         // Legacy history records, for the blocks that have them: (block index, address, real size,
         // stack) each.
@@ -294,7 +354,9 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
             w.u64(r.address);
             w.u64(r.real_size);
             w.u32(r.stack.0);
+            w.flush_if_big();
         }
+        w.flush_if_big();
     }
     w.len(s.device_traces.len());
     for t in &s.device_traces {
@@ -311,6 +373,7 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
         for &(k, f) in &t.device_free {
             w.u32(k);
             w.u64(f);
+            w.flush_if_big();
         }
     }
     match &s.allocator_settings {
@@ -326,8 +389,8 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
         w.u32(a.name.0);
         w.i64(a.device);
         w.i64(a.time_us.unwrap_or(i64::MIN));
+        w.flush_if_big();
     }
-    w.0
 }
 
 /// The items of `raw`, `W` bytes each, read by `item`; in batches (see [`batch`]).

@@ -18,6 +18,32 @@ fn a_synthetic_snapshot_round_trips_byte_for_byte() {
 }
 
 #[test]
+fn an_encoding_handed_on_in_chunks_is_the_encoding() {
+    // Enough entries for columns of several chunks (a MiB each), and a real fixture's segments and
+    // legacy fields where there is one.
+    let mut snapshots = vec![read_bytes(&synth::pickle(3000).bytes).unwrap()];
+    if let Some(bytes) = common::fixture("kk_memory_ctx128_fullstep.pickle") {
+        snapshots.push(read_bytes(&bytes).unwrap());
+    }
+    for (k, s) in snapshots.iter().enumerate() {
+        let whole = codec::encode(s);
+        let mut chunks = Vec::new();
+        let len = codec::encode_into(s, &mut |c| chunks.push(c.to_vec()));
+        assert_eq!(len, whole.len());
+        assert_eq!(codec::encoded_len(s), whole.len());
+        assert!(chunks.iter().all(|c| !c.is_empty() && c.len() < 2 << 20));
+        if k == 0 {
+            assert!(
+                whole.len() > 3 << 20 && chunks.len() > 2,
+                "{} bytes",
+                whole.len()
+            );
+        }
+        assert_eq!(chunks.concat(), whole);
+    }
+}
+
+#[test]
 fn thousands_of_bit_flips_in_an_encoding_never_panic() {
     let s = read_bytes(&synth::pickle(6).bytes).unwrap();
     let original = codec::encode(&s);
