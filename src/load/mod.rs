@@ -6,8 +6,8 @@
 //!   Blob.stream() ── Piece ─────────────────►  PushReader.push(piece)
 //!      ▲  at most IN_FLIGHT ahead             │
 //!      └──────────────────────── Progress ────┤  (complete: the pickle reached STOP)
-//!   End ──────────────────────────────────────►  finish → codec::encode
-//!   codec::decode ◄──────────────── Done ─────┘  (a transferred buffer), or Error
+//!   End ──────────────────────────────────────►  finish → codec::encode_into (a MiB at a time)
+//!   codec::decode ◄──────────────── Done ─────┘  into a transferred buffer, or Error
 //!   lifetimes, first layout (sliced) → store → Listener::opened; later parts: build.rs
 //! ```
 //!
