@@ -170,8 +170,8 @@ impl Writer<'_> {
         self.u8(0);
         self.items(v, item);
     }
-    /// Every item of `v`, `W` bytes each. Sized once, then filled: a loop the compiler turns into little
-    /// more than a copy. In batches (see [`batch`]).
+    /// Every item of `v`, `W` bytes each. A batch at a time (see [`batch`]), each sized once, then
+    /// filled (a loop the compiler turns into little more than a copy), then handed on when big.
     fn items<T: Copy, const W: usize>(&mut self, v: &[T], item: impl Fn(T) -> [u8; W]) {
         batch::ranges(v.len(), |r| {
             let start = self.out.len();

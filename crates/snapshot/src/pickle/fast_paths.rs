@@ -136,7 +136,7 @@ impl Machine {
 /// when one does (a pickler never does it). Bounded, as everything a file can make.
 #[derive(Default)]
 pub(super) struct Runs {
-    /// Each run with its stack, found by [`Self::hash`] of the run and compared by [`same`] (a slice's
+    /// Each run with its stack, found by [`hash_of`] the run and compared by [`same`] (a slice's
     /// `==` is a byte-at-a-time `memcmp` on wasm32).
     stacks: hashbrown::HashTable<(Box<[u8]>, StackId)>,
     seed: foldhash::fast::RandomState,
@@ -146,12 +146,13 @@ pub(super) struct Runs {
 /// What [`Runs`] keeps at most, in bytes of runs.
 const MAX_RUN_BYTES: usize = 32 << 20;
 
-impl Runs {
-    fn hash(&self, run: &[u8]) -> u64 {
-        use std::hash::BuildHasher;
-        self.seed.hash_one(run)
-    }
+/// The hash [`Runs`] files `run` under.
+fn hash_of(seed: &foldhash::fast::RandomState, run: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    seed.hash_one(run)
+}
 
+impl Runs {
     /// The stack of the run at the start of `buf` (`BINGET`/`LONG_BINGET`s of frames, at most 999,
     /// then `APPENDS`) and the bytes before its `APPENDS`, when it was read before.
     pub(super) fn get(&self, buf: &[u8]) -> Option<(StackId, usize)> {
@@ -163,26 +164,24 @@ impl Runs {
             return None;
         }
         let run = &buf[..len];
-        let found = self.stacks.find(self.hash(run), |(k, _)| same(k, run));
+        let found = self
+            .stacks
+            .find(hash_of(&self.seed, run), |(k, _)| same(k, run));
         found.map(|&(_, id)| (id, len))
     }
 
-    /// Keeps `run`, which [`scan_frame_gets`] read whole (an `APPENDS` follows it) as the frames of
-    /// stack `id`.
+    /// Keeps `run` as the frames of stack `id`: [`scan_frame_gets`] read it whole (an `APPENDS` follows
+    /// it) after [`Self::get`] found no such run, so it is not kept yet.
     pub(super) fn insert(&mut self, run: &[u8], id: StackId) {
         if self.bytes + run.len() > MAX_RUN_BYTES {
             return;
         }
-        let hash = self.hash(run);
-        if self.stacks.find(hash, |(k, _)| same(k, run)).is_none() {
-            self.bytes += run.len();
-            let seed = &self.seed;
-            let rehash = |(k, _): &(Box<[u8]>, StackId)| {
-                use std::hash::BuildHasher;
-                seed.hash_one(&**k)
-            };
-            self.stacks.insert_unique(hash, (run.into(), id), rehash);
-        }
+        let seed = &self.seed;
+        let hash = hash_of(seed, run);
+        debug_assert!(self.stacks.find(hash, |(k, _)| same(k, run)).is_none());
+        self.bytes += run.len();
+        let rehash = |(k, _): &(Box<[u8]>, StackId)| hash_of(seed, k);
+        self.stacks.insert_unique(hash, (run.into(), id), rehash);
     }
 
     pub(super) fn forget(&mut self) {
@@ -208,52 +207,60 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     tails && wa.zip(wb).all(|(x, y)| word(x) == word(y))
 }
 
-/// The bytes the `BINGET`/`LONG_BINGET`s at the start of `buf` take (at most 999 of them, as
-/// [`scan_frame_gets`] reads), whatever they get.
-fn get_run(buf: &[u8]) -> usize {
-    let (mut i, mut n) = (0, 0);
-    while n < 999 {
-        match buf.get(i) {
-            Some(&BINGET) if i + 2 <= buf.len() => i += 2,
-            Some(&LONG_BINGET) if i + 5 <= buf.len() => i += 5,
-            _ => break,
+/// The most frame `GET`s a fast path reads: under the pickler's batch of 1000, so a following `APPENDS`
+/// holds the list's whole content.
+const MAX_RUN_GETS: usize = 999;
+
+/// The memo index a `BINGET`/`LONG_BINGET` at `buf[i]` gets, and the bytes it takes (`None`: no such
+/// opcode whole there).
+fn get_at(buf: &[u8], i: usize) -> Option<(usize, usize)> {
+    match buf.get(i) {
+        Some(&BINGET) if i + 2 <= buf.len() => Some((buf[i + 1] as usize, 2)),
+        Some(&LONG_BINGET) if i + 5 <= buf.len() => {
+            let k = u32::from_le_bytes([buf[i + 1], buf[i + 2], buf[i + 3], buf[i + 4]]);
+            Some((k as usize, 5))
         }
-        n += 1;
+        _ => None,
     }
-    i
 }
 
-/// Interns `items` as a stack when they are a non-empty list of frames (`scratch` is reused storage).
-/// Reads consecutive `BINGET`/`LONG_BINGET`s of frames from the start of `buf` into `frames` (cleared
-/// first), at most 999 (under the pickler's batch of 1000, so a following APPENDS holds the list's whole
-/// content). Returns the bytes they take; stops at anything else, including a GET of a non-frame.
-pub(super) fn scan_frame_gets(
-    memo: &[Option<Value>],
-    buf: &[u8],
-    frames: &mut Vec<FrameId>,
-) -> usize {
-    let frame = |k: usize| match memo.get(k) {
-        Some(Some(Value::Frame(f))) => Some(*f),
-        _ => None,
-    };
-    frames.clear();
+/// The bytes the `GET`s at the start of `buf` take (at most [`MAX_RUN_GETS`], as [`scan_frame_gets`]
+/// reads), whatever they get.
+fn get_run(buf: &[u8]) -> usize {
     let mut i = 0;
-    while frames.len() < 999 {
-        let (f, len) = match buf.get(i) {
-            Some(&BINGET) if i + 2 <= buf.len() => (frame(buf[i + 1] as usize), 2),
-            Some(&LONG_BINGET) if i + 5 <= buf.len() => {
-                let k = u32::from_le_bytes([buf[i + 1], buf[i + 2], buf[i + 3], buf[i + 4]]);
-                (frame(k as usize), 5)
-            }
-            _ => (None, 0),
+    for _ in 0..MAX_RUN_GETS {
+        let Some((_, len)) = get_at(buf, i) else {
+            break;
         };
-        let Some(f) = f else { break };
-        frames.push(f);
         i += len;
     }
     i
 }
 
+/// Reads consecutive `BINGET`/`LONG_BINGET`s of frames from the start of `buf` into `frames` (cleared
+/// first), at most [`MAX_RUN_GETS`]. Returns the bytes they take; stops at anything else, including a
+/// GET of a non-frame.
+pub(super) fn scan_frame_gets(
+    memo: &[Option<Value>],
+    buf: &[u8],
+    frames: &mut Vec<FrameId>,
+) -> usize {
+    frames.clear();
+    let mut i = 0;
+    while frames.len() < MAX_RUN_GETS {
+        let Some((k, len)) = get_at(buf, i) else {
+            break;
+        };
+        let Some(Some(Value::Frame(f))) = memo.get(k) else {
+            break;
+        };
+        frames.push(*f);
+        i += len;
+    }
+    i
+}
+
+/// Interns `items` as a stack when they are a non-empty list of frames (`scratch` is reused storage).
 pub(super) fn intern_frames(
     interner: &mut Interner,
     scratch: &mut Vec<FrameId>,
