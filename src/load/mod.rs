@@ -23,7 +23,10 @@
 //! - **Rehearsal.** While the user picks a file, the spare worker loads `synth`'s snapshot and the page
 //!   decodes it, builds its model and draws it on a hidden canvas (`rehearsal.rs`), so the real load
 //!   runs on optimised code (a cold load is markedly slower: `scripts/bench_web.mjs` measures both). The
-//!   compiled module is shared by the page and every worker, so one rehearsal serves them all.
+//!   compiled module is shared by the page and every worker, so one rehearsal serves them all. The
+//!   page's part calls the very functions a load calls (sliced, with the same pauser): the browser
+//!   optimises functions, and a generic one instantiated otherwise is another function. It runs in
+//!   tasks of its own too, since a file chosen as the page opens loads beside it.
 //! - **Spare worker.** A worker is started ahead of time with the module loaded, so a file never waits
 //!   for one to load.
 //! - **Heap growth.** Before building something of known size (the worker's snapshot, the page's

@@ -182,16 +182,9 @@ pub fn warm_up() {
     });
 }
 
-/// Decodes a snapshot the worker encoded.
-pub(super) fn decode(
-    buffer: &js_sys::ArrayBuffer,
-) -> Result<memograph_snapshot::Snapshot, memograph_snapshot::codec::DecodeError> {
-    let (input, total) = encoded_input(buffer);
-    memograph_snapshot::codec::decode_from(input, total)
-}
-
-/// [`decode`] in slices of about [`SLICE_MS`], the page's event loop running between them.
-async fn decode_sliced(
+/// Decodes a snapshot the worker encoded, in slices of about [`SLICE_MS`], the page's event loop
+/// running between them.
+pub(super) async fn decode_sliced(
     buffer: &js_sys::ArrayBuffer,
 ) -> Result<memograph_snapshot::Snapshot, memograph_snapshot::codec::DecodeError> {
     let (input, total) = encoded_input(buffer);

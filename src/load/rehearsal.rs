@@ -4,38 +4,55 @@
 
 use wasm_bindgen::JsCast;
 
+use memograph_snapshot::analysis::lifetimes::Lifetimes;
+
 use super::js::now;
+use super::page::{decode_sliced, next_task, Pauser};
 use crate::render::{colors, minimap, timeline, Surface};
 use crate::scale::{Plot, Scale};
 use crate::view_model::{allocator_state_at, event_rows, DeviceModel};
 
-/// Runs the page's rehearsal on the model the worker sent.
+/// Runs the page's rehearsal on the model the worker sent, each stage in tasks of its own (sliced as a
+/// load's are): on code not yet optimised it takes the page's thread 50–100 ms, and during a cold load
+/// (a file chosen as the page opens) it runs beside that load.
 pub fn rehearse(model: &js_sys::ArrayBuffer) {
-    let started = now();
-    let Ok(snapshot) = super::page::decode(model) else {
-        return;
-    };
-    let device = snapshot.default_device().unwrap_or(0);
-    let model = DeviceModel::new(&snapshot, device);
-    let end = model.blocks.layout.x_len as i64 - 1;
-    let _ = allocator_state_at(&model, &snapshot, end);
-    let _ = event_rows(&model, &snapshot, 0..64);
-    if let (Some(plot), Some(map)) = (hidden_surface(1400, 560), hidden_surface(1400, 60)) {
-        let t = &model.blocks;
-        let view = t.full_view();
-        let scale = Scale::new(view, Plot::of(plot.width, plot.height, 0), None);
-        let theme = colors::theme(false);
-        timeline::draw(&plot, &scale, t, &timeline::Overlay::plain(true), &theme);
-        minimap::draw(&map, t, view, None, &theme);
-    }
-    web_sys::console::debug_1(
-        &format!(
-            "memograph rehearsal: done {:.0} ms after the page started, {:.0} ms of it on the page",
-            now(),
-            now() - started
-        )
-        .into(),
-    );
+    let model = model.clone();
+    leptos::task::spawn_local(async move {
+        let started = now();
+        let mut pause = Pauser::new();
+        // The same (sliced) functions a load runs, so that those are what the browser optimises.
+        let Ok(snapshot) = decode_sliced(&model).await else {
+            return;
+        };
+        drop(model);
+        next_task().await;
+        let device = snapshot.default_device().unwrap_or(0);
+        let lifetimes = Lifetimes::of_sliced(&snapshot, device, &mut pause).await;
+        next_task().await;
+        let model =
+            DeviceModel::of_lifetimes_sliced(&snapshot, device, lifetimes, &mut pause).await;
+        next_task().await;
+        let end = model.blocks.layout.x_len as i64 - 1;
+        let _ = allocator_state_at(&model, &snapshot, end);
+        let _ = event_rows(&model, &snapshot, 0..64);
+        next_task().await;
+        if let (Some(plot), Some(map)) = (hidden_surface(1400, 560), hidden_surface(1400, 60)) {
+            let t = &model.blocks;
+            let view = t.full_view();
+            let scale = Scale::new(view, Plot::of(plot.width, plot.height, 0), None);
+            let theme = colors::theme(false);
+            timeline::draw(&plot, &scale, t, &timeline::Overlay::plain(true), &theme);
+            minimap::draw(&map, t, view, None, &theme);
+        }
+        web_sys::console::debug_1(
+            &format!(
+                "memograph rehearsal: done {:.0} ms after the page started, {:.0} ms after it began",
+                now(),
+                now() - started
+            )
+            .into(),
+        );
+    });
 }
 
 /// A drawing surface on a canvas that is not in the document.

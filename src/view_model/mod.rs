@@ -133,13 +133,16 @@ pub fn default_detail(allocations: usize) -> f64 {
 }
 
 impl DeviceModel {
-    /// The block timeline of `device`; every other part waits until it is asked for.
+    /// The block timeline of `device`; every other part waits until it is asked for. (The page builds
+    /// it in slices: [`Self::of_lifetimes_sliced`].)
+    #[cfg(test)]
     pub fn new(snapshot: &Snapshot, device: i64) -> DeviceModel {
         DeviceModel::of_lifetimes(snapshot, device, Lifetimes::of(snapshot, device))
     }
 
     /// [`Self::new`] from the device's block lifetimes, computed apart (the page computes them in a
     /// task of their own).
+    #[cfg(test)]
     pub fn of_lifetimes(snapshot: &Snapshot, device: i64, blocks: Lifetimes) -> DeviceModel {
         let detail = default_detail(blocks.allocations.len());
         DeviceModel::of_timeline(snapshot, device, TimelineModel::new(blocks, detail))

@@ -7,7 +7,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use memograph_snapshot::analysis::timeline::{RangeMax, SummaryPoint, TimelineLayout};
-use memograph_snapshot::batch::{ranges_paused, run_ready, NoPause, Pause, BATCH};
+use memograph_snapshot::batch::{ranges_paused, Pause, BATCH};
+#[cfg(test)]
+use memograph_snapshot::batch::{run_ready, NoPause};
 use memograph_snapshot::format::{bytes, grouped, seconds_since};
 
 use super::lit::LitBands;
@@ -47,11 +49,14 @@ type MembersOf = (usize, u16, Arc<Vec<u32>>);
 type LitOf = (Arc<Vec<u32>>, Rc<LitBands>);
 
 impl TimelineModel {
+    /// [`Self::new_sliced`] at once (for tests).
+    #[cfg(test)]
     pub fn new(lifetimes: Lifetimes, detail: f64) -> TimelineModel {
         run_ready(TimelineModel::new_sliced(lifetimes, detail, &mut NoPause))
     }
 
-    /// [`Self::new`] with the layout built in slices, awaiting `pause` between them.
+    /// The timeline of `lifetimes` at `detail`, its layout built in slices, awaiting `pause` between
+    /// them.
     pub async fn new_sliced<P: Pause>(
         lifetimes: Lifetimes,
         detail: f64,
