@@ -71,9 +71,8 @@ thread_local! {
     static DIGEST_ORDER: Cell<u64> = const { Cell::new(0) };
     static DIGESTING: Cell<usize> = const { Cell::new(0) };
     static DIGEST_BATCH: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
-    /// A worker started ahead of time for the next file, and whether it failed (its script did not load)
-    /// before it was used.
-    static SPARE: RefCell<Option<(Worker, Rc<Cell<bool>>)>> = const { RefCell::new(None) };
+    /// A worker started ahead of time for the next file.
+    static SPARE: RefCell<Option<Spare>> = const { RefCell::new(None) };
     /// Whether this page has asked for its rehearsal.
     static REHEARSED: Cell<bool> = const { Cell::new(false) };
 }
@@ -154,31 +153,73 @@ fn post(worker: &Worker, message: ToWorker) {
     let _ = worker.post_message_with_transfer(&m, &transfer);
 }
 
-/// Starts a spare worker for the next file now; the first one also rehearses (see the module's header).
+/// A worker started ahead of time for the next file.
+struct Spare {
+    worker: Worker,
+    /// Set if it failed (its script did not load) before it was used.
+    failed: Rc<Cell<bool>>,
+    /// Whether it was asked to write its heap ahead ([`expect_file`]).
+    warmed: Cell<bool>,
+}
+
+/// How much heap a spare worker writes ahead of the next file (see "Fresh memory is time" in the
+/// module's header): about what a 185 MB file's parse takes.
+const WARM_HEAP_BYTES: f64 = 192.0 * 1024.0 * 1024.0;
+
+/// Starts a spare worker for the next file now; the first one also rehearses (see the module's header)
+/// and writes its heap ahead: an empty page is there to load a file.
 pub fn warm_up() {
-    SPARE.with(|spare| {
+    let first = SPARE.with(|spare| {
         let mut spare = spare.borrow_mut();
         if spare.is_some() {
-            return;
+            return false;
         }
-        *spare = spawn_worker().map(|worker| {
-            let failed = Rc::new(Cell::new(false));
-            let flag = failed.clone();
-            let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| flag.set(true));
-            worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-            on_error.forget();
-            if !REHEARSED.replace(true) {
-                let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|ev: MessageEvent| {
-                    if let Some(FromWorker::Rehearsed { model }) = FromWorker::from_js(&ev.data()) {
-                        super::rehearsal::rehearse(&model);
-                    }
-                });
-                worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-                on_message.forget();
-                post(&worker, ToWorker::Rehearse);
-            }
-            (worker, failed)
+        let Some(worker) = spawn_worker() else {
+            return false;
+        };
+        let failed = Rc::new(Cell::new(false));
+        let flag = failed.clone();
+        let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| flag.set(true));
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        on_error.forget();
+        let first = !REHEARSED.replace(true);
+        if first {
+            let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|ev: MessageEvent| {
+                if let Some(FromWorker::Rehearsed { model }) = FromWorker::from_js(&ev.data()) {
+                    super::rehearsal::rehearse(&model);
+                }
+            });
+            worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+            on_message.forget();
+            post(&worker, ToWorker::Rehearse);
+        }
+        *spare = Some(Spare {
+            worker,
+            failed,
+            warmed: Cell::new(false),
         });
+        first
+    });
+    if first {
+        expect_file();
+    }
+}
+
+/// The user reaches for a file (the open buttons, a drag over the page): the spare worker writes its
+/// heap ahead, once. Not done for every spare unasked: it would stay with an idle page, beside the
+/// open files.
+pub fn expect_file() {
+    SPARE.with(|spare| {
+        if let Some(spare) = spare.borrow().as_ref() {
+            if !spare.warmed.replace(true) {
+                post(
+                    &spare.worker,
+                    ToWorker::WarmHeap {
+                        bytes: WARM_HEAP_BYTES,
+                    },
+                );
+            }
+        }
     });
 }
 
@@ -238,9 +279,9 @@ impl memograph_snapshot::batch::Pause for Pauser {
 fn take_worker() -> Option<Worker> {
     let spare = SPARE.with(|s| s.borrow_mut().take());
     match spare {
-        Some((worker, failed)) if !failed.get() => Some(worker),
-        Some((worker, _)) => {
-            worker.terminate();
+        Some(spare) if !spare.failed.get() => Some(spare.worker),
+        Some(spare) => {
+            spare.worker.terminate();
             spawn_worker()
         }
         None => spawn_worker(),
@@ -514,6 +555,8 @@ impl Load {
         let received = clock();
         let this = self.clone();
         let model = model.clone();
+        // Read while the model is decoded and built, not after.
+        let head = head_hash_of(&self.blob);
         leptos::task::spawn_local(async move {
             // Decoded in slices, the page answering between them (a 1 GB file's decode is seconds).
             let decoded = decode_sliced(&model).await;
@@ -543,7 +586,7 @@ impl Load {
             let model =
                 DeviceModel::of_lifetimes_sliced(&snapshot, device, lifetimes, &mut pauser).await;
             let model_ms = lifetimes_ms + clock() - started;
-            let head = head_hash_of(&this.blob).await;
+            let head = head.await;
             next_task().await;
             let index = store::add(OpenFile {
                 id: store::next_id(),
@@ -916,10 +959,17 @@ pub async fn head_of(blob: &Blob) -> Vec<u8> {
     first_bytes(blob, 65536.0).await
 }
 
-/// The file's identity beside its name and size (see `view_model::share::head_hash`).
-async fn head_hash_of(blob: &Blob) -> Option<String> {
-    let head = first_bytes(blob, crate::view_model::share::HEAD_BYTES as f64).await;
-    (!head.is_empty()).then(|| crate::view_model::share::head_hash(&head))
+/// The file's identity beside its name and size (see `view_model::share::head_hash`). Its bytes are
+/// asked for at once and read while the caller works on; the hash is made when awaited.
+fn head_hash_of(blob: &Blob) -> impl std::future::Future<Output = Option<String>> {
+    let asked = blob
+        .slice_with_f64_and_f64(0.0, crate::view_model::share::HEAD_BYTES as f64)
+        .ok()
+        .map(|head| JsFuture::from(head.array_buffer()));
+    async move {
+        let head = Uint8Array::new(&asked?.await.ok()?).to_vec();
+        (!head.is_empty()).then(|| crate::view_model::share::head_hash(&head))
+    }
 }
 
 async fn first_bytes(blob: &Blob, n: f64) -> Vec<u8> {

@@ -22,6 +22,9 @@ pub enum ToWorker {
     End,
     /// Load the synthetic snapshot, to warm the code up (see the module's header in `load`).
     Rehearse,
+    /// Write about `bytes` of fresh heap ahead of the next file, a step at a time while idle ("Fresh
+    /// memory is time" in the module's header in `load`).
+    WarmHeap { bytes: f64 },
 }
 
 /// What a worker answers.
@@ -106,6 +109,11 @@ impl ToWorker {
             }
             ToWorker::End => message("end"),
             ToWorker::Rehearse => message("rehearse"),
+            ToWorker::WarmHeap { bytes } => {
+                let m = message("warm_heap");
+                set(&m, "bytes", &(*bytes).into());
+                m
+            }
         };
         (m, transfer)
     }
@@ -125,6 +133,9 @@ impl ToWorker {
             },
             "end" => ToWorker::End,
             "rehearse" => ToWorker::Rehearse,
+            "warm_heap" => ToWorker::WarmHeap {
+                bytes: number(data, "bytes")?,
+            },
             _ => return None,
         })
     }
@@ -278,5 +289,38 @@ impl LoadTimings {
             .collect::<Vec<_>>()
             .join(",");
         format!("{{{body}}}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use wasm_bindgen_test::*;
+
+    use super::ToWorker;
+
+    wasm_bindgen_test_configure!(run_in_browser);
+
+    fn round_trip(message: ToWorker) -> ToWorker {
+        ToWorker::from_js(&message.to_js().0).expect("a message the worker reads")
+    }
+
+    #[wasm_bindgen_test]
+    fn the_worker_reads_what_the_page_asks() {
+        match round_trip(ToWorker::WarmHeap { bytes: 3.0e8 }) {
+            ToWorker::WarmHeap { bytes } => assert_eq!(bytes, 3.0e8),
+            _ => panic!("not a WarmHeap"),
+        }
+        match round_trip(ToWorker::Start {
+            size: Some(5.0e9),
+            digest: true,
+            at: Some((1, 42)),
+        }) {
+            ToWorker::Start { size, digest, at } => {
+                assert_eq!((size, digest, at), (Some(5.0e9), true, Some((1, 42))))
+            }
+            _ => panic!("not a Start"),
+        }
+        assert!(matches!(round_trip(ToWorker::Rehearse), ToWorker::Rehearse));
+        assert!(matches!(round_trip(ToWorker::End), ToWorker::End));
     }
 }

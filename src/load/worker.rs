@@ -30,7 +30,12 @@ struct Job {
 thread_local! {
     /// `None` before `Start` and after an error or the end: later pieces are ignored.
     static JOB: RefCell<Option<Job>> = const { RefCell::new(None) };
+    /// Heap being written ahead of a file ([`warm_heap`]): reserved whole, written up to its length.
+    static WARMING: RefCell<Option<Vec<u8>>> = const { RefCell::new(None) };
 }
+
+/// How much heap one task of [`warm_heap`] writes: a few milliseconds, so a `Start` waits no longer.
+const WARM_STEP: usize = 8 << 20;
 
 fn post(message: FromWorker) {
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
@@ -54,6 +59,9 @@ pub fn worker_main() {
             Some(ToWorker::Piece { bytes, give_back }) => piece(&bytes, give_back),
             Some(ToWorker::End) => end(),
             Some(ToWorker::Rehearse) => rehearse(),
+            Some(ToWorker::WarmHeap { bytes }) => {
+                warm_heap(bytes.clamp(0.0, (1u64 << 30) as f64) as usize)
+            }
             None => {}
         }
     });
@@ -62,6 +70,8 @@ pub fn worker_main() {
 }
 
 fn start(size: Option<f64>, digest: bool, at: Option<(i64, i64)>) {
+    // What was written ahead goes back to the allocator, where the parse finds it.
+    WARMING.with(|w| w.borrow_mut().take());
     // Parsing needs about the file's size (see "Heap growth" in the module's header).
     grow_heap(size.unwrap_or(0.0).clamp(0.0, (1u64 << 30) as f64) as usize);
     JOB.with(|job| {
@@ -74,6 +84,39 @@ fn start(size: Option<f64>, digest: bool, at: Option<(i64, i64)>) {
             at,
         })
     });
+}
+
+/// Writes about `bytes` of the heap while the worker waits for a file, [`WARM_STEP`] a task, until a
+/// file starts (see "Fresh memory is time" in the module's header: the first write to a page of memory
+/// is a page fault, and a parse writes about its file's size of fresh memory).
+fn warm_heap(bytes: usize) {
+    let mut heap = Vec::new();
+    if heap.try_reserve_exact(bytes).is_ok() {
+        WARMING.with(|w| *w.borrow_mut() = Some(heap));
+        warm_step();
+    }
+}
+
+fn warm_step() {
+    let more = WARMING.with(|w| {
+        let mut w = w.borrow_mut();
+        let Some(heap) = w.as_mut() else {
+            return false;
+        };
+        let step = WARM_STEP.min(heap.capacity() - heap.len());
+        heap.resize(heap.len() + step, 0);
+        if heap.len() < heap.capacity() {
+            return true;
+        }
+        *w = None;
+        false
+    });
+    if more {
+        // A task of its own (not a microtask), so that a `Start` message can come first.
+        let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+        let next = Closure::once_into_js(warm_step);
+        let _ = scope.set_timeout_with_callback(next.unchecked_ref());
+    }
 }
 
 /// Pushes one piece and acknowledges it, with its buffer when the page reuses it (else the buffer is

@@ -486,6 +486,7 @@ fn App() -> impl IntoView {
         <div
             id="app"
             data-state=move || ui.phase.get().name()
+            on:dragenter=|_| load::expect_file()
             on:dragover=|ev: web_sys::DragEvent| ev.prevent_default()
             on:drop=on_drop
         >
@@ -718,7 +719,7 @@ fn Header(ui: Ui) -> impl IntoView {
             <span class="brand" title="Memograph: PyTorch CUDA memory snapshots, in your browser">"Memograph"</span>
             <label class="button primary">
                 "Open snapshot…"
-                <input type="file" multiple accept=".pickle,.pkl,.gz,.json,.jsonl,.csv,.log,.txt,application/octet-stream" on:change=on_pick />
+                <input type="file" multiple accept=".pickle,.pkl,.gz,.json,.jsonl,.csv,.log,.txt,application/octet-stream" on:click=|_| load::expect_file() on:change=on_pick />
             </label>
             <label class="button" title="Open every snapshot in a folder (a sweep, or a job's rank files) to compare them">
                 "Open folder…"
