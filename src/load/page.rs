@@ -238,13 +238,18 @@ pub(super) async fn decode_sliced(
 fn encoded_input(buffer: &js_sys::ArrayBuffer) -> (std::io::BufReader<JsBytes>, usize) {
     let array = Uint8Array::new(buffer);
     let total = array.length() as usize;
-    // The snapshot takes about 1.5 times the encoding's size and the first device's model about as much
-    // again; staying under what is needed, this does not raise the page's memory.
-    grow_heap(total.saturating_mul(3));
+    grow_heap(decoded_size(buffer));
     (
         std::io::BufReader::with_capacity(1 << 20, JsBytes { array, at: 0 }),
         total,
     )
+}
+
+/// The heap that decoding `buffer` (the worker's encoding) and building the first model take, about:
+/// the snapshot takes about 1.5 times the encoding's size and the first device's model about as much
+/// again; staying under what is needed, growing the heap by it does not raise the page's memory.
+fn decoded_size(buffer: &js_sys::ArrayBuffer) -> usize {
+    (buffer.byte_length() as usize).saturating_mul(3)
 }
 
 /// How long a slice of work on the page's thread may run before it gives the thread back.
@@ -417,6 +422,10 @@ struct Load {
     /// Piece buffers the worker handed back, to be filled again, and how many were made in all.
     spare: RefCell<Vec<ArrayBuffer>>,
     buffers: Cell<u32>,
+    /// The file's identity beside its name and size (`view_model::share::head_hash`), from its first
+    /// piece: asking the browser for the first bytes again (`Blob.slice`) once took 140 ms of the
+    /// page's thread at the end of a 1 GB load.
+    head: RefCell<Option<String>>,
 }
 
 impl Load {
@@ -553,10 +562,13 @@ impl Load {
     /// device's lifetimes, its timeline, opening and the first frame), so the page answers between them.
     fn done(self: &Rc<Self>, model: &js_sys::ArrayBuffer, worker: super::protocol::WorkerTimings) {
         let received = clock();
+        // The worker is done: it goes now, and the gigabytes of a big file's parse are freed while the
+        // model is decoded. For the ~150 ms that takes, growing the page's memory waits on it (a task
+        // that long, seen in traces at 1 GB), so the heap the decoding needs is grown first.
+        grow_heap(decoded_size(model));
+        self.worker.terminate();
         let this = self.clone();
         let model = model.clone();
-        // Read while the model is decoded and built, not after.
-        let head = head_hash_of(&self.blob);
         leptos::task::spawn_local(async move {
             // Decoded in slices, the page answering between them (a 1 GB file's decode is seconds).
             let decoded = decode_sliced(&model).await;
@@ -586,13 +598,12 @@ impl Load {
             let model =
                 DeviceModel::of_lifetimes_sliced(&snapshot, device, lifetimes, &mut pauser).await;
             let model_ms = lifetimes_ms + clock() - started;
-            let head = head.await;
             next_task().await;
             let index = store::add(OpenFile {
                 id: store::next_id(),
                 name: this.name.clone(),
                 bytes: this.size as u64,
-                head,
+                head: this.head.borrow_mut().take(),
                 devices: snapshot.devices(),
                 snapshot: std::rc::Rc::new(snapshot),
                 models: [(device, model)].into(),
@@ -653,6 +664,9 @@ impl Load {
                 Err(()) => return self.fail("the browser could not read the file"),
             };
             let before = self.read.get();
+            if before == 0.0 && matches!(self.purpose, Purpose::Open) {
+                self.head.replace(Some(head_hash_of(&bytes)));
+            }
             self.read.set(before + bytes.length() as f64);
             if self.percent(self.read.get()) != self.percent(before) {
                 self.report();
@@ -854,6 +868,7 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
         read_ms: Cell::new(0.0),
         spare: RefCell::new(Vec::new()),
         buffers: Cell::new(0),
+        head: RefCell::new(None),
     });
     let replies = load.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
@@ -959,17 +974,12 @@ pub async fn head_of(blob: &Blob) -> Vec<u8> {
     first_bytes(blob, 65536.0).await
 }
 
-/// The file's identity beside its name and size (see `view_model::share::head_hash`). Its bytes are
-/// asked for at once and read while the caller works on; the hash is made when awaited.
-fn head_hash_of(blob: &Blob) -> impl std::future::Future<Output = Option<String>> {
-    let asked = blob
-        .slice_with_f64_and_f64(0.0, crate::view_model::share::HEAD_BYTES as f64)
-        .ok()
-        .map(|head| JsFuture::from(head.array_buffer()));
-    async move {
-        let head = Uint8Array::new(&asked?.await.ok()?).to_vec();
-        (!head.is_empty()).then(|| crate::view_model::share::head_hash(&head))
-    }
+/// The hash of the file's first piece (which holds its first MiB, or all of it).
+fn head_hash_of(first: &Uint8Array) -> String {
+    let n = first
+        .length()
+        .min(crate::view_model::share::HEAD_BYTES as u32);
+    crate::view_model::share::head_hash(&first.subarray(0, n).to_vec())
 }
 
 async fn first_bytes(blob: &Blob, n: f64) -> Vec<u8> {
