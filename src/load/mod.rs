@@ -46,10 +46,6 @@
 //!   there: at 185 MB the parse's wait went from about 310 to 255 ms. The first spare does it unasked
 //!   (an empty page is there to load a file); later spares when the user reaches for one (the open
 //!   button, a drag over the page), so an idle page with files open does not hold it.
-//! - **Workers end when the page is idle.** Ending a worker frees its memory (gigabytes after a big
-//!   file); while that runs, about 150 ms per 2 GB here, the page's own memory growth and code
-//!   compiles wait on it, so a file's worker is ended once the page is idle after opening it (or when
-//!   the next file starts), not while the page decodes, builds and draws.
 
 pub mod build;
 mod js;
@@ -59,7 +55,7 @@ mod rehearsal;
 pub mod store;
 pub mod worker;
 
-pub use js::{now, when_idle};
+pub use js::now;
 pub use page::{
     compare, digest_at, embedded_field, embedded_files, expect_file, fetch, head_of, load,
     load_example, next_task, read_steps, warm_up, Listener, LoadProgress,

@@ -75,24 +75,6 @@ thread_local! {
     static SPARE: RefCell<Option<Spare>> = const { RefCell::new(None) };
     /// Whether this page has asked for its rehearsal.
     static REHEARSED: Cell<bool> = const { Cell::new(false) };
-    /// Workers of loads that ended well, to be ended once the page is idle ([`retire`]).
-    static RETIRING: RefCell<Vec<Worker>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Ends `worker` once the page is idle, or when the next file starts. Ending a worker frees its memory,
-/// gigabytes after a big file, and while that runs (about 150 ms per 2 GB on the benchmark's machine)
-/// the page's own memory growth and code compiles wait on it: traced at 1 GB, ending it as the page
-/// decoded, built or drew its model made a 100–260 ms task.
-fn retire(worker: Worker) {
-    RETIRING.with(|r| r.borrow_mut().push(worker));
-    super::js::when_idle(end_retired, None);
-}
-
-/// Ends the workers [`retire`] kept.
-fn end_retired() {
-    for worker in RETIRING.with(|r| std::mem::take(&mut *r.borrow_mut())) {
-        worker.terminate();
-    }
 }
 
 fn spawn_worker() -> Option<Worker> {
@@ -256,13 +238,18 @@ pub(super) async fn decode_sliced(
 fn encoded_input(buffer: &js_sys::ArrayBuffer) -> (std::io::BufReader<JsBytes>, usize) {
     let array = Uint8Array::new(buffer);
     let total = array.length() as usize;
-    // The snapshot takes about 1.5 times the encoding's size and the first device's model about as much
-    // again; staying under what is needed, this does not raise the page's memory.
-    grow_heap(total.saturating_mul(3));
+    grow_heap(decoded_size(buffer));
     (
         std::io::BufReader::with_capacity(1 << 20, JsBytes { array, at: 0 }),
         total,
     )
+}
+
+/// The heap that decoding `buffer` (the worker's encoding) and building the first model take, about:
+/// the snapshot takes about 1.5 times the encoding's size and the first device's model about as much
+/// again; staying under what is needed, growing the heap by it does not raise the page's memory.
+fn decoded_size(buffer: &js_sys::ArrayBuffer) -> usize {
+    (buffer.byte_length() as usize).saturating_mul(3)
 }
 
 /// How long a slice of work on the page's thread may run before it gives the thread back.
@@ -444,17 +431,12 @@ struct Load {
 impl Load {
     /// Ends the load (once; false if it had ended): the worker goes, the reading task stops.
     fn end(&self) -> bool {
-        self.end_then(Worker::terminate)
-    }
-
-    /// [`Self::end`], handing the worker to `ended` instead of ending it here.
-    fn end_then(&self, ended: impl FnOnce(&Worker)) -> bool {
         if self.over.replace(true) {
             return false;
         }
         self.worker.set_onmessage(None);
         self.worker.set_onerror(None);
-        ended(&self.worker);
+        self.worker.terminate();
         self.wake_reader();
         // The reply handlers keep this struct alive: the piece buffers it holds go now.
         self.spare.borrow_mut().clear();
@@ -580,6 +562,11 @@ impl Load {
     /// device's lifetimes, its timeline, opening and the first frame), so the page answers between them.
     fn done(self: &Rc<Self>, model: &js_sys::ArrayBuffer, worker: super::protocol::WorkerTimings) {
         let received = clock();
+        // The worker is done: it goes now, and the gigabytes of a big file's parse are freed while the
+        // model is decoded. For the ~150 ms that takes, growing the page's memory waits on it (a task
+        // that long, seen in traces at 1 GB), so the heap the decoding needs is grown first.
+        grow_heap(decoded_size(model));
+        self.worker.terminate();
         let this = self.clone();
         let model = model.clone();
         leptos::task::spawn_local(async move {
@@ -591,8 +578,7 @@ impl Load {
                 Ok(s) => s,
                 Err(e) => return this.fail(&e.to_string()),
             };
-            // The worker is ended once the page is idle after opening the file (see `retire`).
-            if !this.end_then(|_| {}) {
+            if !this.end() {
                 return;
             }
             next_task().await;
@@ -624,8 +610,6 @@ impl Load {
                 digests: Default::default(),
             });
             this.sink.opened(index, device, this.started);
-            // Asked after whatever opening the file asked of the page's idle time.
-            retire(this.worker.clone());
             this.next_file();
             let origin = clock() - now();
             record_timings(&LoadTimings {
@@ -851,8 +835,6 @@ fn next(sink: Sink) {
 
 /// Starts reading `blob` into `worker`, wiring its replies.
 fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose) {
-    // A file's memory comes before the page's smoothness.
-    end_retired();
     let start = match &purpose {
         Purpose::Open => ToWorker::Start {
             size: Some(blob.size()),
