@@ -233,12 +233,10 @@ pub(super) async fn decode_sliced(
     memograph_snapshot::codec::decode_sliced(input, total, &mut pauser).await
 }
 
-/// The worker's encoding as a reader (a piece at a time from the JS buffer) and its length, with the
-/// heap grown for what decoding it makes.
+/// The worker's encoding as a reader (a piece at a time from the JS buffer) and its length.
 fn encoded_input(buffer: &js_sys::ArrayBuffer) -> (std::io::BufReader<JsBytes>, usize) {
     let array = Uint8Array::new(buffer);
     let total = array.length() as usize;
-    grow_heap(decoded_size(buffer));
     (
         std::io::BufReader::with_capacity(1 << 20, JsBytes { array, at: 0 }),
         total,

@@ -59,9 +59,7 @@ pub fn worker_main() {
             Some(ToWorker::Piece { bytes, give_back }) => piece(&bytes, give_back),
             Some(ToWorker::End) => end(),
             Some(ToWorker::Rehearse) => rehearse(),
-            Some(ToWorker::WarmHeap { bytes }) => {
-                warm_heap(bytes.clamp(0.0, (1u64 << 30) as f64) as usize)
-            }
+            Some(ToWorker::WarmHeap { bytes }) => warm_heap(heap_bytes(bytes)),
             None => {}
         }
     });
@@ -73,7 +71,7 @@ fn start(size: Option<f64>, digest: bool, at: Option<(i64, i64)>) {
     // What was written ahead goes back to the allocator, where the parse finds it.
     WARMING.with(|w| w.borrow_mut().take());
     // Parsing needs about the file's size (see "Heap growth" in the module's header).
-    grow_heap(size.unwrap_or(0.0).clamp(0.0, (1u64 << 30) as f64) as usize);
+    grow_heap(heap_bytes(size.unwrap_or(0.0)));
     JOB.with(|job| {
         *job.borrow_mut() = Some(Job {
             reader: PushReader::new(size.map(|s| s as u64)),
@@ -84,6 +82,11 @@ fn start(size: Option<f64>, digest: bool, at: Option<(i64, i64)>) {
             at,
         })
     });
+}
+
+/// A heap size the page asked for, as bytes: at most 1 GiB at once (more grows as it is used).
+fn heap_bytes(asked: f64) -> usize {
+    asked.clamp(0.0, (1u64 << 30) as f64) as usize
 }
 
 /// Writes about `bytes` of the heap while the worker waits for a file, [`WARM_STEP`] a task, until a
