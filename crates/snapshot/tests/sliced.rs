@@ -38,6 +38,15 @@ fn layouts_segments_categories_and_reports_built_in_slices_equal_those_built_at_
     let mut pause = common::Yield(0);
     let (of, _) = common::poll_to_end(categorize_sliced(&s, &blocks, &rules, &mut pause));
     assert_eq!(of, categorize(&s, &blocks, &rules));
+    // Classifying a stack runs every rule's pattern over its frames (a millisecond or more on a page):
+    // the page may take its thread back after each new one.
+    let stacks: std::collections::HashSet<_> = blocks.allocations.iter().map(|a| a.stack).collect();
+    assert!(
+        pause.0 >= stacks.len() - 1,
+        "{} pauses for {} stacks",
+        pause.0,
+        stacks.len()
+    );
 
     let names = rules.names();
     for event in [None, Some(blocks.changes.len() as i64 / 3)] {

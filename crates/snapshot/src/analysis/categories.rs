@@ -201,23 +201,24 @@ pub async fn categorize_sliced<P: crate::batch::Pause>(
     let mut cache = HashMap::new();
     let mut matches = HashMap::new();
     let mut of = Vec::with_capacity(lifetimes.allocations.len());
-    // A stack not seen before runs the rules' patterns over its frames (up to a few ms each): a slice
-    // ends after a batch of allocations or after 16 new stacks, whichever comes first (a file whose
-    // frame lists are rebuilt every round has many).
-    let (mut seen, mut classified) = (0, 0);
-    for part in lifetimes.allocations.chunks(1024) {
-        of.extend(part.iter().map(|a| {
-            if a.is_initial() && snapshot.stack(a.stack).is_empty() {
-                return before as u16;
-            }
-            *cache.entry(a.stack).or_insert_with(|| {
-                classified += 1;
-                rules.classify_cached(snapshot, a.stack, &mut matches) as u16
-            })
-        }));
-        seen += part.len();
-        if seen >= crate::batch::BATCH || classified >= 16 {
-            (seen, classified) = (0, 0);
+    // A stack not seen before runs the rules' patterns over its frames (a millisecond or more each on
+    // a page, and the first thousand allocations of a real file can have 60 stacks): the slice may end
+    // after each new stack, else after a batch of allocations.
+    let mut seen = 0;
+    for a in &lifetimes.allocations {
+        let (category, new) = if a.is_initial() && snapshot.stack(a.stack).is_empty() {
+            (before as u16, false)
+        } else if let Some(&known) = cache.get(&a.stack) {
+            (known, false)
+        } else {
+            let c = rules.classify_cached(snapshot, a.stack, &mut matches) as u16;
+            cache.insert(a.stack, c);
+            (c, true)
+        };
+        of.push(category);
+        seen += 1;
+        if new || seen >= crate::batch::BATCH {
+            seen = 0;
             pause.pause().await;
         }
     }
