@@ -548,7 +548,8 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
     let Some((first, _)) = files.first() else {
         return;
     };
-    // Loading from now on (telling step records from snapshots takes a read of each file's start).
+    // Loading from now on (telling step records from snapshots takes a read of a file's start, unless
+    // its name says it is a pickle).
     ui.error.set(None);
     ui.progress.set(LoadProgress {
         name: first.clone(),
@@ -559,8 +560,11 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
         let mut snapshots = Vec::new();
         let mut steps = 0;
         for (name, file) in files {
-            let head = load::head_of(&file).await;
-            if memograph_snapshot::steps::looks_like_steps(&head) {
+            // A pickle's name says what it is: its start is not read first (on a page that has just
+            // opened, that read holds the load up by tens of milliseconds).
+            let step_records = !pickle_named(&name)
+                && memograph_snapshot::steps::looks_like_steps(&load::head_of(&file).await);
+            if step_records {
                 match load::read_steps(&name, &file).await {
                     Ok(f) => {
                         store::add_steps(f);
@@ -625,6 +629,15 @@ fn text_like(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     let name = name.strip_suffix(".gz").unwrap_or(&name);
     [".jsonl", ".json", ".csv", ".log", ".txt"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+}
+
+/// Names only pickles go by (step records are text: JSON lines, CSV, logs).
+fn pickle_named(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    [".pickle", ".pkl", ".pk"]
         .iter()
         .any(|ext| name.ends_with(ext))
 }
