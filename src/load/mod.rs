@@ -26,7 +26,8 @@
 //!   compiled module is shared by the page and every worker, so one rehearsal serves them all. The
 //!   page's part calls the very functions a load calls (sliced, with the same pauser): the browser
 //!   optimises functions, and a generic one instantiated otherwise is another function. It runs in
-//!   tasks of its own too, since a file chosen as the page opens loads beside it.
+//!   tasks of its own, and stops once a file loads (one chosen as the page opens): on two cores it
+//!   slowed that file's parse by more than it saved later.
 //! - **Spare worker.** A worker is started ahead of time with the module loaded, so a file never waits
 //!   for one to load.
 //! - **Heap growth.** Before building something of known size (the worker's snapshot, the page's

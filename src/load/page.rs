@@ -278,6 +278,14 @@ impl memograph_snapshot::batch::Pause for Pauser {
     }
 }
 
+/// Whether a file is being read (opened or digested). The page's part of the rehearsal stops then: the
+/// worker's parse is what the user waits for, and on two cores the rehearsal and the compiles it sets
+/// off slowed it by more than the rehearsal saves later (the load's own stages get optimised as they
+/// run, in batches).
+pub(super) fn loading() -> bool {
+    BUSY.with(Cell::get) || DIGESTING.with(Cell::get) > 0
+}
+
 /// The spare worker if it is alive, else a new one.
 fn take_worker() -> Option<Worker> {
     let spare = SPARE.with(|s| s.borrow_mut().take());
@@ -552,6 +560,8 @@ impl Load {
             Some(FromWorker::Done { model, timings }) => self.done(&model, timings),
             Some(FromWorker::Error { message }) => self.fail(&message),
             Some(FromWorker::Digests { json }) => self.digested(&json),
+            // A file chosen as the page opened came to the worker while it rehearsed: the page's part
+            // is left out (see `loading`).
             Some(FromWorker::Rehearsed { .. }) | None => {}
         }
     }

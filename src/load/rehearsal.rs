@@ -7,14 +7,14 @@ use wasm_bindgen::JsCast;
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
 
 use super::js::now;
-use super::page::{decode_sliced, next_task, Pauser};
+use super::page::{decode_sliced, loading, next_task, Pauser};
 use crate::render::{colors, minimap, timeline, Surface};
 use crate::scale::{Plot, Scale};
 use crate::view_model::{allocator_state_at, event_rows, DeviceModel};
 
 /// Runs the page's rehearsal on the model the worker sent, each stage in tasks of its own (sliced as a
-/// load's are): on code not yet optimised it takes the page's thread 50–100 ms, and during a cold load
-/// (a file chosen as the page opens) it runs beside that load.
+/// load's are): on code not yet optimised it takes the page's thread 50–150 ms. A file chosen as the
+/// page opens may start meanwhile: the rehearsal then stops at its next stage ([`loading`]).
 pub fn rehearse(model: &js_sys::ArrayBuffer) {
     let model = model.clone();
     leptos::task::spawn_local(async move {
@@ -26,12 +26,21 @@ pub fn rehearse(model: &js_sys::ArrayBuffer) {
         };
         drop(model);
         next_task().await;
+        if loading() {
+            return;
+        }
         let device = snapshot.default_device().unwrap_or(0);
         let lifetimes = Lifetimes::of_sliced(&snapshot, device, &mut pause).await;
         next_task().await;
+        if loading() {
+            return;
+        }
         let model =
             DeviceModel::of_lifetimes_sliced(&snapshot, device, lifetimes, &mut pause).await;
         next_task().await;
+        if loading() {
+            return;
+        }
         let end = model.blocks.layout.x_len as i64 - 1;
         let _ = allocator_state_at(&model, &snapshot, end);
         let _ = event_rows(&model, &snapshot, 0..64);
