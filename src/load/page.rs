@@ -14,7 +14,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, MessageEvent, ReadableStreamByobReader, Worker, WorkerOptions, WorkerType};
 
 use super::js::{clock, grow_heap, now};
-use super::protocol::{FromWorker, LoadTimings, ToWorker};
+use super::protocol::{Encoded, FromWorker, LoadTimings, ToWorker};
 use super::store::{self, OpenFile};
 use crate::view_model::DeviceModel;
 use memograph_snapshot::analysis::compare::Digest;
@@ -226,28 +226,18 @@ pub fn expect_file() {
 /// Decodes a snapshot the worker encoded, in slices of about [`SLICE_MS`], the page's event loop
 /// running between them.
 pub(super) async fn decode_sliced(
-    buffer: &js_sys::ArrayBuffer,
+    model: &Encoded,
 ) -> Result<memograph_snapshot::Snapshot, memograph_snapshot::codec::DecodeError> {
-    let (input, total) = encoded_input(buffer);
+    let input = std::io::BufReader::with_capacity(1 << 20, model.reader());
     let mut pauser = Pauser::new();
-    memograph_snapshot::codec::decode_sliced(input, total, &mut pauser).await
+    memograph_snapshot::codec::decode_sliced(input, model.len(), &mut pauser).await
 }
 
-/// The worker's encoding as a reader (a piece at a time from the JS buffer) and its length.
-fn encoded_input(buffer: &js_sys::ArrayBuffer) -> (std::io::BufReader<JsBytes>, usize) {
-    let array = Uint8Array::new(buffer);
-    let total = array.length() as usize;
-    (
-        std::io::BufReader::with_capacity(1 << 20, JsBytes { array, at: 0 }),
-        total,
-    )
-}
-
-/// The heap that decoding `buffer` (the worker's encoding) and building the first model take, about:
+/// The heap that decoding `model` (the worker's encoding) and building the first model take, about:
 /// the snapshot takes about 1.5 times the encoding's size and the first device's model about as much
 /// again; staying under what is needed, growing the heap by it does not raise the page's memory.
-fn decoded_size(buffer: &js_sys::ArrayBuffer) -> usize {
-    (buffer.byte_length() as usize).saturating_mul(3)
+fn decoded_size(model: &Encoded) -> usize {
+    model.len().saturating_mul(3)
 }
 
 /// How long a slice of work on the page's thread may run before it gives the thread back.
@@ -568,7 +558,7 @@ impl Load {
 
     /// Decodes the worker's model and opens it, each stage in a task of its own (decoding, the first
     /// device's lifetimes, its timeline, opening and the first frame), so the page answers between them.
-    fn done(self: &Rc<Self>, model: &js_sys::ArrayBuffer, worker: super::protocol::WorkerTimings) {
+    fn done(self: &Rc<Self>, model: &Encoded, worker: super::protocol::WorkerTimings) {
         let received = clock();
         // The worker is done: it goes now, and the gigabytes of a big file's parse are freed while the
         // model is decoded. For the ~150 ms that takes, growing the page's memory waits on it (a task
@@ -949,22 +939,6 @@ pub async fn next_task() {
 }
 
 /// Reads a JS byte array into wasm memory a piece at a time (never a copy of the whole buffer).
-struct JsBytes {
-    array: Uint8Array,
-    at: u32,
-}
-
-impl std::io::Read for JsBytes {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        let n = (out.len() as u32).min(self.array.length() - self.at);
-        self.array
-            .subarray(self.at, self.at + n)
-            .copy_to(&mut out[..n as usize]);
-        self.at += n;
-        Ok(n as usize)
-    }
-}
-
 /// Puts where a load's time went on `#app` as `data-load-timings`, and in the console.
 fn record_timings(timings: &LoadTimings) {
     let json = timings.to_json();

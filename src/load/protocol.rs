@@ -37,9 +37,9 @@ pub enum FromWorker {
         complete: bool,
         buffer: Option<ArrayBuffer>,
     },
-    /// The snapshot, encoded by the engine's codec (the buffer is transferred).
+    /// The snapshot, encoded by the engine's codec (its buffers are transferred).
     Done {
-        model: ArrayBuffer,
+        model: Encoded,
         timings: WorkerTimings,
     },
     /// The engine's one-line error.
@@ -47,7 +47,104 @@ pub enum FromWorker {
     /// What a comparison keeps of the file: one `compare::Digest` per device, as JSON.
     Digests { json: String },
     /// The rehearsal's snapshot, encoded.
-    Rehearsed { model: ArrayBuffer },
+    Rehearsed { model: Encoded },
+}
+
+/// A snapshot encoded by the engine's codec, as it travels from a worker: pieces of at most
+/// [`Encoded::PIECE`] bytes, each a view on a buffer of its own. Written as the codec hands its chunks
+/// on, it needs no pass to learn its length first, nor one buffer as large as the encoding (650 MB for
+/// a 2 GB file).
+#[derive(Clone)]
+pub struct Encoded(js_sys::Array);
+
+impl Encoded {
+    /// The most bytes in one piece.
+    pub const PIECE: usize = 8 << 20;
+
+    /// Gathers what `write` hands on (in chunks of any size) into pieces.
+    pub fn gather(write: impl FnOnce(&mut dyn FnMut(&[u8]))) -> Encoded {
+        let pieces = js_sys::Array::new();
+        let mut open: Option<(Uint8Array, usize)> = None;
+        write(&mut |mut chunk: &[u8]| {
+            while !chunk.is_empty() {
+                let (piece, at) = open
+                    .get_or_insert_with(|| (Uint8Array::new_with_length(Self::PIECE as u32), 0));
+                let n = chunk.len().min(Self::PIECE - *at);
+                piece
+                    .subarray(*at as u32, (*at + n) as u32)
+                    .copy_from(&chunk[..n]);
+                *at += n;
+                chunk = &chunk[n..];
+                if *at == Self::PIECE {
+                    pieces.push(piece);
+                    open = None;
+                }
+            }
+        });
+        if let Some((piece, at)) = open {
+            pieces.push(&piece.subarray(0, at as u32));
+        }
+        Encoded(pieces)
+    }
+
+    fn pieces(&self) -> impl Iterator<Item = Uint8Array> + '_ {
+        self.0.iter().map(|p| p.unchecked_into())
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.pieces().map(|p| p.length() as usize).sum()
+    }
+
+    /// Reads it from the start, a piece at a time.
+    pub fn reader(&self) -> EncodedReader {
+        EncodedReader {
+            pieces: self.pieces().collect(),
+            piece: 0,
+            at: 0,
+        }
+    }
+
+    fn put(&self, m: &Object, transfer: &js_sys::Array) {
+        set(m, "model", &self.0);
+        for p in self.pieces() {
+            transfer.push(&p.buffer());
+        }
+    }
+
+    fn from_js(data: &JsValue) -> Option<Encoded> {
+        let pieces: js_sys::Array = get(data, "model").dyn_into().ok()?;
+        pieces
+            .iter()
+            .all(|p| p.is_instance_of::<Uint8Array>())
+            .then_some(Encoded(pieces))
+    }
+}
+
+/// Reads an [`Encoded`] (`std::io::Read`), copying out of its pieces.
+pub struct EncodedReader {
+    pieces: Vec<Uint8Array>,
+    piece: usize,
+    at: u32,
+}
+
+impl std::io::Read for EncodedReader {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while let Some(piece) = self.pieces.get(self.piece) {
+            let n = (out.len() as u32).min(piece.length() - self.at);
+            if n == 0 && !out.is_empty() {
+                self.piece += 1;
+                self.at = 0;
+                continue;
+            }
+            piece
+                .subarray(self.at, self.at + n)
+                .copy_to(&mut out[..n as usize]);
+            self.at += n;
+            return Ok(n as usize);
+        }
+        Ok(0)
+    }
 }
 
 /// Where a worker's time went, in milliseconds; `received` and `posted` are on the shared clock
@@ -162,9 +259,8 @@ impl FromWorker {
             }
             FromWorker::Done { model, timings } => {
                 let m = message("done");
-                set(&m, "model", model);
+                model.put(&m, &transfer);
                 set(&m, "timings", &timings.to_js());
-                transfer.push(model);
                 m
             }
             FromWorker::Error { message: text } => {
@@ -179,8 +275,7 @@ impl FromWorker {
             }
             FromWorker::Rehearsed { model } => {
                 let m = message("rehearsed");
-                set(&m, "model", model);
-                transfer.push(model);
+                model.put(&m, &transfer);
                 m
             }
         };
@@ -195,7 +290,7 @@ impl FromWorker {
                 buffer: get(data, "buffer").dyn_into().ok(),
             },
             "done" => FromWorker::Done {
-                model: get(data, "model").dyn_into().ok()?,
+                model: Encoded::from_js(data)?,
                 timings: WorkerTimings::from_js(&get(data, "timings")),
             },
             "error" => FromWorker::Error {
@@ -205,7 +300,7 @@ impl FromWorker {
                 json: get(data, "json").as_string()?,
             },
             "rehearsed" => FromWorker::Rehearsed {
-                model: get(data, "model").dyn_into().ok()?,
+                model: Encoded::from_js(data)?,
             },
             _ => return None,
         })
@@ -296,7 +391,7 @@ impl LoadTimings {
 mod tests {
     use wasm_bindgen_test::*;
 
-    use super::ToWorker;
+    use super::{Encoded, FromWorker, ToWorker, WorkerTimings};
 
     wasm_bindgen_test_configure!(run_in_browser);
 
@@ -322,5 +417,42 @@ mod tests {
         }
         assert!(matches!(round_trip(ToWorker::Rehearse), ToWorker::Rehearse));
         assert!(matches!(round_trip(ToWorker::End), ToWorker::End));
+    }
+
+    #[wasm_bindgen_test]
+    fn an_encoding_travels_in_pieces_and_reads_back_whole() {
+        let bytes: Vec<u8> = (0..2 * Encoded::PIECE + 12345)
+            .map(|k| (k * 31 % 251) as u8)
+            .collect();
+        // Chunks that do not divide a piece: some are split between two.
+        let encoded = Encoded::gather(|sink| bytes.chunks(1_000_003).for_each(sink));
+        assert_eq!(encoded.len(), bytes.len());
+        let done = FromWorker::Done {
+            model: encoded,
+            timings: WorkerTimings::default(),
+        };
+        let (m, transfer) = done.to_js();
+        assert_eq!(transfer.length(), 3);
+        let Some(FromWorker::Done { model, .. }) = FromWorker::from_js(&m) else {
+            panic!("not a Done");
+        };
+        let mut whole = Vec::new();
+        std::io::Read::read_to_end(&mut model.reader(), &mut whole).unwrap();
+        assert!(whole == bytes);
+        // Read in small steps, across the pieces' ends.
+        let (mut reader, mut step, mut again) = (model.reader(), [0u8; 7], Vec::new());
+        loop {
+            match std::io::Read::read(&mut reader, &mut step).unwrap() {
+                0 => break,
+                n => again.extend_from_slice(&step[..n]),
+            }
+        }
+        assert!(again == bytes);
+        let empty = Encoded::gather(|_| {});
+        assert_eq!(empty.len(), 0);
+        assert_eq!(
+            std::io::Read::read(&mut empty.reader(), &mut step).unwrap(),
+            0
+        );
     }
 }

@@ -8,6 +8,7 @@ use memograph_snapshot::analysis::lifetimes::Lifetimes;
 
 use super::js::now;
 use super::page::{decode_sliced, loading, next_task, Pauser};
+use super::protocol::Encoded;
 use crate::render::{colors, minimap, timeline, Surface};
 use crate::scale::{Plot, Scale};
 use crate::view_model::{allocator_state_at, event_rows, DeviceModel};
@@ -15,7 +16,7 @@ use crate::view_model::{allocator_state_at, event_rows, DeviceModel};
 /// Runs the page's rehearsal on the model the worker sent, each stage in tasks of its own (sliced as a
 /// load's are): on code not yet optimised it takes the page's thread 50–150 ms. A file chosen as the
 /// page opens may start meanwhile: the rehearsal then stops at its next stage ([`loading`]).
-pub fn rehearse(model: &js_sys::ArrayBuffer) {
+pub fn rehearse(model: &Encoded) {
     let model = model.clone();
     leptos::task::spawn_local(async move {
         let started = now();

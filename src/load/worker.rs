@@ -12,7 +12,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use super::js::{clock, grow_heap};
-use super::protocol::{FromWorker, ToWorker, WorkerTimings};
+use super::protocol::{Encoded, FromWorker, ToWorker, WorkerTimings};
 
 /// One file being read.
 struct Job {
@@ -210,19 +210,12 @@ fn end() {
     });
 }
 
-/// `snapshot` encoded by the engine's codec into a new `ArrayBuffer`, a chunk at a time: the encoding is
-/// never whole in wasm memory (a 2 GB file's is 650 MB, and fresh memory is time: see the module's
-/// header).
-fn encoded(snapshot: &memograph_snapshot::Snapshot) -> js_sys::ArrayBuffer {
-    use memograph_snapshot::codec::{encode_into, encoded_len};
-    let array = Uint8Array::new_with_length(encoded_len(snapshot) as u32);
-    let mut at = 0u32;
-    encode_into(snapshot, &mut |chunk| {
-        let end = at + chunk.len() as u32;
-        array.subarray(at, end).copy_from(chunk);
-        at = end;
-    });
-    array.buffer()
+/// `snapshot` encoded by the engine's codec into pieces (see [`Encoded`]): the encoding is never whole
+/// in wasm memory (a 2 GB file's is 650 MB, and fresh memory is time: see the module's header).
+fn encoded(snapshot: &memograph_snapshot::Snapshot) -> Encoded {
+    Encoded::gather(|sink| {
+        memograph_snapshot::codec::encode_into(snapshot, sink);
+    })
 }
 
 /// Steps of [`memograph_snapshot::synth::pickle`] a rehearsal loads: 2.7 MB, 25 000 entries, about as

@@ -245,8 +245,8 @@ pub fn encode(s: &Snapshot) -> Vec<u8> {
 }
 
 /// [`encode`], handed to `sink` a chunk at a time (about a MiB each) instead of gathered in one buffer:
-/// a page's worker copies them into the buffer it posts, and never holds the encoding twice. Returns the
-/// length of the encoding ([`encoded_len`] tells it beforehand).
+/// a page's worker copies them into the pieces it posts, and never holds the encoding whole. Returns
+/// the length of the encoding.
 pub fn encode_into(s: &Snapshot, sink: &mut dyn FnMut(&[u8])) -> usize {
     let mut w = Writer {
         out: Vec::with_capacity(2 * CHUNK),
@@ -256,11 +256,6 @@ pub fn encode_into(s: &Snapshot, sink: &mut dyn FnMut(&[u8])) -> usize {
     write(s, &mut w);
     w.flush();
     w.flushed
-}
-
-/// The length of [`encode`]'s buffer (an encoding written and thrown away a chunk at a time).
-pub fn encoded_len(s: &Snapshot) -> usize {
-    encode_into(s, &mut |_| {})
 }
 
 fn write(s: &Snapshot, w: &mut Writer) {
