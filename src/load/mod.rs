@@ -7,7 +7,7 @@
 //!      ▲  at most IN_FLIGHT ahead             │
 //!      └──────────────────────── Progress ────┤  (complete: the pickle reached STOP)
 //!   End ──────────────────────────────────────►  finish → codec::encode_into (a MiB at a time)
-//!   codec::decode ◄──────────────── Done ─────┘  into a transferred buffer, or Error
+//!   codec::decode ◄──────────────── Done ─────┘  into transferred pieces (8 MiB), or Error
 //!   lifetimes, first layout (sliced) → store → Listener::opened; later parts: build.rs
 //! ```
 //!
