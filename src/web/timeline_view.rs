@@ -292,6 +292,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
     let brush = RwSignal::new(None::<(f64, f64)>);
     // The file (its open count, index and device) whose first frame was recorded last.
     let first_drawn = StoredValue::new(None::<(u32, usize, i64)>);
+    // The file whose first frame was put off to the next animation frame.
+    let deferred = StoredValue::new(None::<(u32, usize, i64)>);
     let drawn = StoredValue::new(None::<Drawn>);
 
     let has_times = move || with_timeline(ui, segments, |_, c| c.times.is_some()).unwrap_or(false);
@@ -308,6 +310,19 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         let Some(surface) = Surface::of(&el) else {
             return;
         };
+        let shown = (
+            ui.files.get_untracked(),
+            ui.file.get_untracked(),
+            ui.device.get_untracked(),
+        );
+        if first_drawn.get_value() != Some(shown) && deferred.get_value() != Some(shown) {
+            // A file's first frame is drawn in a task of its own (the next animation frame): its
+            // views were built in this one, and on a page whose code is not optimised yet (a file
+            // chosen as it opens) the two made one task of over 100 ms.
+            deferred.set_value(Some(shown));
+            leptos::prelude::request_animation_frame(move || resized.update(|r| *r += 1));
+            return;
+        }
         let start = now();
         let done = paint(ui, segments, &surface, &look).map(|d| {
             drawn.set_value(Some(d));
@@ -321,11 +336,6 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             let ms = now() - start;
             record_frame(ms);
             // A new file or device draws its first frame again.
-            let shown = (
-                ui.files.get_untracked(),
-                ui.file.get_untracked(),
-                ui.device.get_untracked(),
-            );
             if first_drawn.get_value() != Some(shown) {
                 first_drawn.set_value(Some(shown));
                 let total = now() - ui.load_started.get_untracked();
