@@ -938,7 +938,6 @@ pub async fn next_task() {
     let _ = JsFuture::from(later).await;
 }
 
-/// Reads a JS byte array into wasm memory a piece at a time (never a copy of the whole buffer).
 /// Puts where a load's time went on `#app` as `data-load-timings`, and in the console.
 fn record_timings(timings: &LoadTimings) {
     let json = timings.to_json();
