@@ -624,31 +624,37 @@ fn open_snapshots(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
     }
 }
 
+/// `name` in lower case without a `.gz` ending: what the name tests below look at.
+fn plain_name(name: &str) -> String {
+    let name = name.to_ascii_lowercase();
+    name.strip_suffix(".gz").unwrap_or(&name).to_string()
+}
+
+fn ends_with_any(name: &str, endings: &[&str]) -> bool {
+    endings.iter().any(|e| name.ends_with(e))
+}
+
+/// Pickles' endings: step records never have them.
+const PICKLE_ENDINGS: [&str; 3] = [".pickle", ".pkl", ".pk"];
+
 /// Names step records go by in a folder (their content decides).
 fn text_like(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    let name = name.strip_suffix(".gz").unwrap_or(&name);
-    [".jsonl", ".json", ".csv", ".log", ".txt"]
-        .iter()
-        .any(|ext| name.ends_with(ext))
+    ends_with_any(
+        &plain_name(name),
+        &[".jsonl", ".json", ".csv", ".log", ".txt"],
+    )
 }
 
 /// Names only pickles go by (step records are text: JSON lines, CSV, logs).
 fn pickle_named(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    let name = name.strip_suffix(".gz").unwrap_or(&name);
-    [".pickle", ".pkl", ".pk"]
-        .iter()
-        .any(|ext| name.ends_with(ext))
+    ends_with_any(&plain_name(name), &PICKLE_ENDINGS)
 }
 
 /// Names a folder's snapshots go by (other files in a run's folder are left alone).
 fn snapshot_like(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    let name = name.strip_suffix(".gz").unwrap_or(&name);
-    [".pickle", ".pkl", ".pk", ".pt.trace"]
-        .iter()
-        .any(|ext| name.ends_with(ext))
+    let name = plain_name(name);
+    ends_with_any(&name, &PICKLE_ENDINGS)
+        || name.ends_with(".pt.trace")
         || name.contains("snapshot")
 }
 
