@@ -11,12 +11,12 @@ use crate::pickle::{as_stack, as_str, as_u64, check_bytes, Machine, Slot, Value}
 const MAX_VALUE_DEPTH: usize = 64;
 
 pub(crate) fn build(mut m: Machine, root: Value) -> Result<Snapshot, ReadError> {
-    let w = Walker { m: &m };
+    let w = Walker::new(&m);
     let (segments_value, traces_value, settings_value, annotations_value, format) =
         match w.resolve(root) {
             Value::Dict(_) => {
                 let top = w.dict(root).expect("checked above");
-                let segments = w.get(top, "segments").ok_or_else(|| {
+                let segments = w.get(top, w.keys.segments).ok_or_else(|| {
                     let keys: Vec<String> = top
                         .iter()
                         .take(6)
@@ -33,9 +33,9 @@ pub(crate) fn build(mut m: Machine, root: Value) -> Result<Snapshot, ReadError> 
                 })?;
                 (
                     segments,
-                    w.get(top, "device_traces"),
-                    w.get(top, "allocator_settings"),
-                    w.get(top, "external_annotations"),
+                    w.get(top, w.keys.device_traces),
+                    w.get(top, w.keys.allocator_settings),
+                    w.get(top, w.keys.external_annotations),
                     Format::Current,
                 )
             }
@@ -62,11 +62,10 @@ pub(crate) fn build(mut m: Machine, root: Value) -> Result<Snapshot, ReadError> 
             w.type_name(segments_value)
         ))
     })?;
-    let mut interner = m.interner.clone();
     let mut legacy = false;
     let mut segments = Vec::with_capacity(segment_items.len());
     for (i, &s) in segment_items.iter().enumerate() {
-        segments.push(w.segment(s, i, &mut interner, &mut legacy)?);
+        segments.push(w.segment(s, i, &mut legacy)?);
     }
 
     let mut trace_rows = Vec::new();
@@ -110,6 +109,7 @@ pub(crate) fn build(mut m: Machine, root: Value) -> Result<Snapshot, ReadError> 
         format
     };
     let protocol = m.protocol;
+    let mut interner = std::mem::take(&mut m.interner);
     drop(m);
     interner.shrink();
     Ok(Snapshot {
@@ -124,7 +124,7 @@ pub(crate) fn build(mut m: Machine, root: Value) -> Result<Snapshot, ReadError> 
 }
 
 /// `[address, address + size)` must lie in the 64-bit address space.
-fn check_range(what: &str, address: u64, size: u64) -> Result<(), ReadError> {
+fn check_range(what: Place, address: u64, size: u64) -> Result<(), ReadError> {
     match address.checked_add(size) {
         Some(_) => Ok(()),
         None => Err(ReadError::not_snapshot(format!(
@@ -162,11 +162,95 @@ fn split_traces(mut all: DeviceTrace, rows: &[Vec<u32>]) -> Vec<DeviceTrace> {
     }
 }
 
+/// A key the schema reads: its name, and its id among the file's strings (`None` when the file never
+/// wrote it, so it is in no dict).
+#[derive(Clone, Copy)]
+struct Key {
+    name: &'static str,
+    id: Option<StrId>,
+}
+
+/// Declares [`Keys`]: every key (and block state) the schema reads, each looked up once per file
+/// rather than once per segment or block.
+macro_rules! keys {
+    ($($key:ident),* $(,)?) => {
+        #[derive(Clone, Copy)]
+        struct Keys {
+            $($key: Key,)*
+        }
+
+        impl Keys {
+            fn of(interner: &Interner) -> Keys {
+                Keys {
+                    $($key: Key {
+                        name: stringify!($key),
+                        id: interner.lookup_str(stringify!($key)),
+                    },)*
+                }
+            }
+        }
+    };
+}
+
+keys!(
+    segments,
+    device_traces,
+    allocator_settings,
+    external_annotations,
+    device,
+    address,
+    total_size,
+    allocated_size,
+    active_size,
+    requested_size,
+    stream,
+    segment_type,
+    segment_pool_id,
+    is_expandable,
+    frames,
+    blocks,
+    size,
+    state,
+    history,
+    addr,
+    real_size,
+    stage,
+    name,
+    time_us,
+    active_allocated,
+    active_pending_free,
+    inactive,
+);
+
+/// Where a field sits, for error messages; written out only when there is an error.
+#[derive(Clone, Copy)]
+enum Place {
+    Segment(usize),
+    Block(usize, usize),
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::Segment(i) => write!(f, "segment {i}"),
+            Place::Block(i, j) => write!(f, "segment {i} block {j}"),
+        }
+    }
+}
+
 struct Walker<'a> {
     m: &'a Machine,
+    keys: Keys,
 }
 
 impl<'a> Walker<'a> {
+    fn new(m: &'a Machine) -> Self {
+        Walker {
+            m,
+            keys: Keys::of(&m.interner),
+        }
+    }
+
     fn resolve(&self, v: Value) -> Value {
         match v {
             Value::List(s) | Value::Dict(s) | Value::Tuple(s) | Value::Set(s) => {
@@ -199,8 +283,8 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn get(&self, pairs: &[[Value; 2]], key: &str) -> Option<Value> {
-        let id = self.m.interner.lookup_str(key)?;
+    fn get(&self, pairs: &[[Value; 2]], key: Key) -> Option<Value> {
+        let id = key.id?;
         pairs
             .iter()
             .find(|[k, _]| *k == Value::Str(id))
@@ -257,8 +341,8 @@ impl<'a> Walker<'a> {
     fn int_field(
         &self,
         pairs: &[[Value; 2]],
-        key: &str,
-        what: &str,
+        key: Key,
+        what: Place,
     ) -> Result<Option<u64>, ReadError> {
         self.field(pairs, key, what, |v| {
             as_u64(v).ok_or_else(|| format!("{}, not an int", self.type_name(v)))
@@ -269,8 +353,8 @@ impl<'a> Walker<'a> {
     fn bytes_field(
         &self,
         pairs: &[[Value; 2]],
-        key: &str,
-        what: &str,
+        key: Key,
+        what: Place,
     ) -> Result<Option<u64>, ReadError> {
         self.field(pairs, key, what, check_bytes)
     }
@@ -279,39 +363,35 @@ impl<'a> Walker<'a> {
     fn field(
         &self,
         pairs: &[[Value; 2]],
-        key: &str,
-        what: &str,
+        key: Key,
+        what: Place,
         read: impl FnOnce(Value) -> Result<u64, String>,
     ) -> Result<Option<u64>, ReadError> {
         match self.get(pairs, key) {
             None | Some(Value::None) => Ok(None),
-            Some(v) => read(v)
-                .map(Some)
-                .map_err(|why| ReadError::not_snapshot(format!("{what} has '{key}' = {why}"))),
+            Some(v) => read(v).map(Some).map_err(|why| {
+                ReadError::not_snapshot(format!("{what} has '{}' = {why}", key.name))
+            }),
         }
     }
 
-    fn segment(
-        &self,
-        v: Value,
-        i: usize,
-        interner: &mut Interner,
-        legacy: &mut bool,
-    ) -> Result<Segment, ReadError> {
-        let what = format!("segment {i}");
+    /// Segment `i`. Never inlined: called once per segment, so a browser runs it optimised after the
+    /// first few hundred (see [`crate::batch`]), where inlined into [`build`] it would stay baseline.
+    #[inline(never)]
+    fn segment(&self, v: Value, i: usize, legacy: &mut bool) -> Result<Segment, ReadError> {
+        let k = self.keys;
+        let what = Place::Segment(i);
         let pairs = self.dict(v).ok_or_else(|| {
             ReadError::not_snapshot(format!("{what} is {}, not a dict", self.type_name(v)))
         })?;
-        let need = |key: &str| -> Result<u64, ReadError> {
-            self.int_field(pairs, key, &what)?
-                .ok_or_else(|| ReadError::not_snapshot(format!("{what} has no '{key}'")))
-        };
-        let address = need("address")?;
+        let address = self
+            .int_field(pairs, k.address, what)?
+            .ok_or_else(|| ReadError::not_snapshot(format!("{what} has no 'address'")))?;
         let total_size = self
-            .bytes_field(pairs, "total_size", &what)?
+            .bytes_field(pairs, k.total_size, what)?
             .ok_or_else(|| ReadError::not_snapshot(format!("{what} has no 'total_size'")))?;
-        check_range(&what, address, total_size)?;
-        let block_values = match self.get(pairs, "blocks") {
+        check_range(what, address, total_size)?;
+        let block_values = match self.get(pairs, k.blocks) {
             Some(b) => self.seq(b).ok_or_else(|| {
                 ReadError::not_snapshot(format!("{what} has 'blocks' = {}", self.type_name(b)))
             })?,
@@ -320,13 +400,7 @@ impl<'a> Walker<'a> {
         let mut blocks = Vec::with_capacity(block_values.len());
         let mut next_address = address;
         for (j, &b) in block_values.iter().enumerate() {
-            let block = self.block(
-                b,
-                &format!("{what} block {j}"),
-                next_address,
-                interner,
-                legacy,
-            )?;
+            let block = self.block(b, Place::Block(i, j), next_address, legacy)?;
             next_address = block.address.wrapping_add(block.size);
             blocks.push(block);
         }
@@ -334,36 +408,36 @@ impl<'a> Walker<'a> {
             blocks.iter().filter(|b| pred(b)).map(f).sum::<u64>()
         };
         Ok(Segment {
-            device: self.int_field(pairs, "device", &what)?.unwrap_or(0) as i64,
+            device: self.int_field(pairs, k.device, what)?.unwrap_or(0) as i64,
             address,
             total_size,
-            allocated_size: match self.int_field(pairs, "allocated_size", &what)? {
+            allocated_size: match self.int_field(pairs, k.allocated_size, what)? {
                 Some(x) => x,
                 None => sum(|b| b.size, |b| b.state == BlockState::ActiveAllocated),
             },
-            active_size: match self.int_field(pairs, "active_size", &what)? {
+            active_size: match self.int_field(pairs, k.active_size, what)? {
                 Some(x) => x,
                 None => sum(|b| b.size, |b| b.state.is_active()),
             },
-            requested_size: match self.int_field(pairs, "requested_size", &what)? {
+            requested_size: match self.int_field(pairs, k.requested_size, what)? {
                 Some(x) => x,
                 None => sum(
                     |b| b.requested_size,
                     |b| b.state == BlockState::ActiveAllocated,
                 ),
             },
-            stream: self.int_field(pairs, "stream", &what)?.unwrap_or(0),
-            segment_type: self.get(pairs, "segment_type").and_then(as_str),
-            segment_pool_id: self.get(pairs, "segment_pool_id").and_then(|p| {
+            stream: self.int_field(pairs, k.stream, what)?.unwrap_or(0),
+            segment_type: self.get(pairs, k.segment_type).and_then(as_str),
+            segment_pool_id: self.get(pairs, k.segment_pool_id).and_then(|p| {
                 let items = self.seq(p)?;
                 match items {
                     [a, b] => Some((as_u64(*a)? as i64, as_u64(*b)? as i64)),
                     _ => None,
                 }
             }),
-            is_expandable: matches!(self.get(pairs, "is_expandable"), Some(Value::Bool(true))),
+            is_expandable: matches!(self.get(pairs, k.is_expandable), Some(Value::Bool(true))),
             stack: self
-                .get(pairs, "frames")
+                .get(pairs, k.frames)
                 .and_then(as_stack)
                 .unwrap_or(StackId::EMPTY),
             blocks,
@@ -373,64 +447,62 @@ impl<'a> Walker<'a> {
     fn block(
         &self,
         v: Value,
-        what: &str,
+        what: Place,
         implied_address: u64,
-        interner: &mut Interner,
         legacy: &mut bool,
     ) -> Result<Block, ReadError> {
+        let k = self.keys;
         let pairs = self.dict(v).ok_or_else(|| {
             ReadError::not_snapshot(format!("{what} is {}, not a dict", self.type_name(v)))
         })?;
         let size = self
-            .bytes_field(pairs, "size", what)?
+            .bytes_field(pairs, k.size, what)?
             .ok_or_else(|| ReadError::not_snapshot(format!("{what} has no 'size'")))?;
         // PyTorch 2.0 wrote `history: [{addr, real_size, frames}, ...]` instead of `address`/`frames`.
         let records = self
-            .get(pairs, "history")
+            .get(pairs, k.history)
             .and_then(|h| self.seq(h))
             .unwrap_or(&[]);
         let history = records.first().and_then(|h| self.dict(*h));
         if history.is_some() {
             *legacy = true;
         }
-        let from_history = |key: &str| history.and_then(|h| self.get(h, key));
-        let state = match self.get(pairs, "state").and_then(as_str) {
-            Some(s) => match interner.str(s) {
-                "active_allocated" => BlockState::ActiveAllocated,
-                "active_pending_free" => BlockState::ActivePendingFree,
-                "inactive" => BlockState::Inactive,
-                _ => BlockState::Other(s),
-            },
+        let from_history = |key: Key| history.and_then(|h| self.get(h, key));
+        let state = match self.get(pairs, k.state).and_then(as_str) {
+            Some(s) if Some(s) == k.active_allocated.id => BlockState::ActiveAllocated,
+            Some(s) if Some(s) == k.active_pending_free.id => BlockState::ActivePendingFree,
+            Some(s) if Some(s) == k.inactive.id => BlockState::Inactive,
+            Some(s) => BlockState::Other(s),
             None => BlockState::Inactive,
         };
-        let address = match self.int_field(pairs, "address", what)? {
+        let address = match self.int_field(pairs, k.address, what)? {
             Some(a) => a,
-            None => from_history("addr")
+            None => from_history(k.addr)
                 .and_then(as_u64)
                 .unwrap_or(implied_address),
         };
         check_range(what, address, size)?;
-        let requested_size = match self.bytes_field(pairs, "requested_size", what)? {
+        let requested_size = match self.bytes_field(pairs, k.requested_size, what)? {
             Some(r) => r,
-            None => from_history("real_size").and_then(as_u64).unwrap_or(size),
+            None => from_history(k.real_size).and_then(as_u64).unwrap_or(size),
         };
         let stack = self
-            .get(pairs, "frames")
-            .or_else(|| from_history("frames"))
+            .get(pairs, k.frames)
+            .or_else(|| from_history(k.frames))
             .and_then(as_stack)
             .unwrap_or(StackId::EMPTY);
         let history = records
             .iter()
             .filter_map(|&r| self.dict(r))
             .map(|r| HistoryRecord {
-                address: self.get(r, "addr").and_then(as_u64).unwrap_or(address),
+                address: self.get(r, k.addr).and_then(as_u64).unwrap_or(address),
                 real_size: self
-                    .get(r, "real_size")
+                    .get(r, k.real_size)
                     .and_then(as_u64)
                     .unwrap_or(size)
                     .min(size),
                 stack: self
-                    .get(r, "frames")
+                    .get(r, k.frames)
                     .and_then(as_stack)
                     .unwrap_or(StackId::EMPTY),
             })
@@ -474,12 +546,13 @@ impl<'a> Walker<'a> {
             .iter()
             .filter_map(|&a| {
                 let pairs = self.dict(a)?;
+                let k = self.keys;
                 Some(Annotation {
-                    stage: self.get(pairs, "stage").and_then(as_str)?,
-                    name: self.get(pairs, "name").and_then(as_str)?,
-                    device: self.get(pairs, "device").and_then(as_u64).unwrap_or(0) as i64,
+                    stage: self.get(pairs, k.stage).and_then(as_str)?,
+                    name: self.get(pairs, k.name).and_then(as_str)?,
+                    device: self.get(pairs, k.device).and_then(as_u64).unwrap_or(0) as i64,
                     time_us: self
-                        .get(pairs, "time_us")
+                        .get(pairs, k.time_us)
                         .and_then(as_u64)
                         .map(|t| t as i64),
                 })
