@@ -359,335 +359,359 @@ impl Machine {
         Ok(Step::Batch)
     }
 
-    /// Runs the opcode at `at`; `Some(root)` at `STOP`.
+    /// Runs the opcode at `at`; `Some(root)` at `STOP`. Only the opcodes real snapshots are made of
+    /// run here; the rest run in [`Self::rare_op`], which keeps [`Self::steps`] (this, inlined) small: a
+    /// browser compiles it to optimised code while the file loads, and the smaller it is, the sooner.
     #[inline(always)]
     fn op<R: Read>(&mut self, src: &mut Source<R>, at: u64) -> Result<Option<Value>, ReadError> {
-        {
-            let op = src.byte()?;
-            match op {
-                // ---- memo: the hot path of real snapshots ----
-                BINGET => {
-                    let i = src.byte()? as usize;
-                    self.get(i, at)?
-                }
-                LONG_BINGET => {
-                    let i = u32::from_le_bytes(src.array()?) as usize;
-                    self.get(i, at)?
-                }
-                MEMOIZE => {
-                    let v = *self
-                        .stack
-                        .last()
-                        .ok_or_else(|| ReadError::malformed("MEMOIZE on an empty stack", at))?;
-                    let i = self.memo.len();
-                    self.put(i, v, at)?;
-                }
-                BINPUT => {
-                    let i = src.byte()? as usize;
-                    self.put_top(i, at)?
-                }
-                LONG_BINPUT => {
-                    let i = u32::from_le_bytes(src.array()?) as usize;
-                    self.put_top(i, at)?
-                }
-                GET => {
-                    let i = parse_text_usize(&src.line(32)?, at)?;
-                    self.get(i, at)?
-                }
-                PUT => {
-                    let i = parse_text_usize(&src.line(32)?, at)?;
-                    self.put_top(i, at)?
-                }
+        let op = src.byte()?;
+        match op {
+            // ---- memo: the hottest opcodes of real snapshots ----
+            BINGET => {
+                let i = src.byte()? as usize;
+                self.get(i, at)?
+            }
+            LONG_BINGET => {
+                let i = u32::from_le_bytes(src.array()?) as usize;
+                self.get(i, at)?
+            }
+            MEMOIZE => {
+                let v = *self
+                    .stack
+                    .last()
+                    .ok_or_else(|| ReadError::malformed("MEMOIZE on an empty stack", at))?;
+                let i = self.memo.len();
+                self.put(i, v, at)?;
+            }
+            BINPUT => {
+                let i = src.byte()? as usize;
+                self.put_top(i, at)?
+            }
+            LONG_BINPUT => {
+                let i = u32::from_le_bytes(src.array()?) as usize;
+                self.put_top(i, at)?
+            }
 
-                // ---- scalars ----
-                BININT1 => {
-                    let v = src.byte()? as i64;
-                    self.push(Value::Int(v), at)?
-                }
-                BININT2 => {
-                    let v = u16::from_le_bytes(src.array()?) as i64;
-                    self.push(Value::Int(v), at)?
-                }
-                BININT => {
-                    let v = i32::from_le_bytes(src.array()?) as i64;
-                    self.push(Value::Int(v), at)?
-                }
-                LONG1 => {
-                    let n = src.byte()? as usize;
-                    let v = le_int(src.take(n)?);
-                    let v = self.int_value(v);
-                    self.push(v, at)?
-                }
-                LONG4 => {
-                    let n = i32::from_le_bytes(src.array()?);
-                    if n < 0 {
-                        return Err(ReadError::malformed("negative LONG4 length", at));
-                    }
-                    let n = self.check_len(src, n as u64, at)?;
-                    let v = le_int(src.take(n)?);
-                    let v = self.int_value(v);
-                    self.push(v, at)?
-                }
-                NONE => self.push(Value::None, at)?,
-                NEWTRUE => self.push(Value::Bool(true), at)?,
-                NEWFALSE => self.push(Value::Bool(false), at)?,
-                BINFLOAT => {
-                    let v = f64::from_be_bytes(src.array()?);
-                    self.push(Value::Float(v), at)?
-                }
-                INT => {
-                    let line = src.line(64)?;
-                    let v = match line.as_slice() {
-                        b"01" => LeInt::Small(Value::Bool(true)),
-                        b"00" => LeInt::Small(Value::Bool(false)),
-                        text => parse_text_int(text, at)?,
-                    };
-                    let v = self.int_value(v);
-                    self.push(v, at)?
-                }
-                LONG => {
-                    let mut line = src.line(4096)?;
-                    if line.last() == Some(&b'L') {
-                        line.pop();
-                    }
-                    let v = parse_text_int(&line, at)?;
-                    let v = self.int_value(v);
-                    self.push(v, at)?
-                }
-                FLOAT => {
-                    let line = src.line(64)?;
-                    let v = std::str::from_utf8(&line)
-                        .ok()
-                        .and_then(|s| s.trim().parse::<f64>().ok())
-                        .ok_or_else(|| ReadError::malformed("bad FLOAT text", at))?;
-                    self.push(Value::Float(v), at)?
-                }
+            // ---- scalars ----
+            BININT1 => {
+                let v = src.byte()? as i64;
+                self.push(Value::Int(v), at)?
+            }
+            BININT2 => {
+                let v = u16::from_le_bytes(src.array()?) as i64;
+                self.push(Value::Int(v), at)?
+            }
+            BININT => {
+                let v = i32::from_le_bytes(src.array()?) as i64;
+                self.push(Value::Int(v), at)?
+            }
+            LONG1 => {
+                let n = src.byte()? as usize;
+                let v = le_int(src.take(n)?);
+                let v = self.int_value(v);
+                self.push(v, at)?
+            }
+            NONE => self.push(Value::None, at)?,
+            NEWTRUE => self.push(Value::Bool(true), at)?,
+            NEWFALSE => self.push(Value::Bool(false), at)?,
+            BINFLOAT => {
+                let v = f64::from_be_bytes(src.array()?);
+                self.push(Value::Float(v), at)?
+            }
 
-                // ---- strings and bytes ----
-                SHORT_BINUNICODE => {
-                    let n = src.byte()? as usize;
-                    let v = self.unicode(src.take(n)?);
-                    self.push(v, at)?
-                }
-                BINUNICODE => {
-                    let n = u32::from_le_bytes(src.array()?) as u64;
-                    let n = self.check_len(src, n, at)?;
-                    let v = self.unicode(src.take(n)?);
-                    self.push(v, at)?
-                }
-                BINUNICODE8 => {
-                    let n = u64::from_le_bytes(src.array()?);
-                    let n = self.check_len(src, n, at)?;
-                    let v = self.unicode(src.take(n)?);
-                    self.push(v, at)?
-                }
-                UNICODE => {
-                    let line = src.line(MAX_STR as usize)?;
-                    let s = raw_unicode_unescape(&line);
-                    let v = Value::Str(self.interner.intern_str(&s));
-                    self.push(v, at)?
-                }
-                STRING => {
-                    let line = src.line(MAX_STR as usize)?;
-                    let s = python_string_literal(&line)
-                        .ok_or_else(|| ReadError::malformed("bad STRING literal", at))?;
-                    let v = self.unicode(&s);
-                    self.push(v, at)?
-                }
-                SHORT_BINSTRING => {
-                    let n = src.byte()? as usize;
-                    let v = self.unicode(src.take(n)?);
-                    self.push(v, at)?
-                }
-                BINSTRING => {
-                    let n = i32::from_le_bytes(src.array()?);
-                    if n < 0 {
-                        return Err(ReadError::malformed("negative BINSTRING length", at));
-                    }
-                    let n = self.check_len(src, n as u64, at)?;
-                    let v = self.unicode(src.take(n)?);
-                    self.push(v, at)?
-                }
-                SHORT_BINBYTES => {
-                    let n = src.byte()? as usize;
-                    let v = self.bytes(src.take(n)?);
-                    self.push(v, at)?
-                }
-                BINBYTES => {
-                    let n = u32::from_le_bytes(src.array()?) as u64;
-                    let n = self.check_len(src, n, at)?;
-                    let v = self.bytes(src.take(n)?);
-                    self.push(v, at)?
-                }
-                BINBYTES8 | BYTEARRAY8 => {
-                    let n = u64::from_le_bytes(src.array()?);
-                    let n = self.check_len(src, n, at)?;
-                    let v = self.bytes(src.take(n)?);
-                    self.push(v, at)?
-                }
+            // ---- strings and bytes ----
+            SHORT_BINUNICODE => {
+                let n = src.byte()? as usize;
+                let v = self.unicode(src.take(n)?);
+                self.push(v, at)?
+            }
+            BINUNICODE => {
+                let n = u32::from_le_bytes(src.array()?) as u64;
+                let n = self.check_len(src, n, at)?;
+                let v = self.unicode(src.take(n)?);
+                self.push(v, at)?
+            }
 
-                // ---- containers ----
-                EMPTY_DICT => {
-                    let v = self.new_slot(Slot::Dict(Vec::new()), Value::Dict);
+            // ---- containers ----
+            EMPTY_DICT => {
+                let v = self.new_slot(Slot::Dict(Vec::new()), Value::Dict);
+                self.push(v, at)?
+            }
+            EMPTY_LIST => {
+                if !self.whole_frame_list(src, at)? {
+                    let v = self.new_slot(Slot::Seq(Vec::new()), Value::List);
                     self.push(v, at)?
                 }
-                EMPTY_LIST => {
-                    if !self.whole_frame_list(src, at)? {
-                        let v = self.new_slot(Slot::Seq(Vec::new()), Value::List);
-                        self.push(v, at)?
-                    }
+            }
+            EMPTY_TUPLE => {
+                let v = self.new_slot(Slot::Seq(Vec::new()), Value::Tuple);
+                self.push(v, at)?
+            }
+            TUPLE1..=TUPLE3 => {
+                let n = (op - TUPLE1 + 1) as usize;
+                if self.stack.len() < n + self.floor() {
+                    return Err(ReadError::malformed(
+                        "TUPLE with too few items on the stack",
+                        at,
+                    ));
                 }
-                EMPTY_TUPLE => {
-                    let v = self.new_slot(Slot::Seq(Vec::new()), Value::Tuple);
-                    self.push(v, at)?
+                let items = self.stack.split_off(self.stack.len() - n);
+                let v = self.seq_of(items, Value::Tuple);
+                self.push(v, at)?
+            }
+            MARK => {
+                if self.marks.len() >= MAX_MARKS {
+                    return Err(ReadError::limit(
+                        format!("nesting deeper than {MAX_MARKS} levels"),
+                        at,
+                    ));
                 }
-                EMPTY_SET => {
-                    let v = self.new_slot(Slot::Seq(Vec::new()), Value::Set);
-                    self.push(v, at)?
-                }
-                TUPLE1..=TUPLE3 => {
-                    let n = (op - TUPLE1 + 1) as usize;
-                    if self.stack.len() < n + self.floor() {
-                        return Err(ReadError::malformed(
-                            "TUPLE with too few items on the stack",
-                            at,
-                        ));
-                    }
-                    let items = self.stack.split_off(self.stack.len() - n);
-                    let v = self.seq_of(items, Value::Tuple);
-                    self.push(v, at)?
-                }
-                MARK => {
-                    if self.marks.len() >= MAX_MARKS {
-                        return Err(ReadError::limit(
-                            format!("nesting deeper than {MAX_MARKS} levels"),
-                            at,
-                        ));
-                    }
-                    self.marks.push(self.stack.len());
-                    self.frames_fast_path(src, at)?
-                }
-                TUPLE => {
+                self.marks.push(self.stack.len());
+                self.frames_fast_path(src, at)?
+            }
+            APPEND => {
+                let item = self.pop(at)?;
+                let target = *self
+                    .stack
+                    .last()
+                    .ok_or_else(|| ReadError::malformed("APPEND with no list", at))?;
+                self.append(target, item, at)?
+            }
+            APPENDS | ADDITEMS => {
+                if !self.append_whole_stack() {
                     let items = self.pop_mark(at)?;
-                    let v = self.seq_of(items, Value::Tuple);
-                    self.push(v, at)?
-                }
-                LIST => {
-                    let items = self.pop_mark(at)?;
-                    let v = self.seq_of(items, Value::List);
-                    self.push(v, at)?
-                }
-                FROZENSET => {
-                    let items = self.pop_mark(at)?;
-                    let v = self.seq_of(items, Value::Set);
-                    self.push(v, at)?
-                }
-                DICT => {
-                    // `MARK k v ... d` is an empty dict below the mark, then SETITEMS.
-                    let m = *self
-                        .marks
-                        .last()
-                        .ok_or_else(|| ReadError::malformed("no MARK to pop to", at))?;
-                    let v = self.new_slot(Slot::Dict(Vec::new()), Value::Dict);
-                    self.stack.insert(m, v);
-                    *self.marks.last_mut().expect("checked above") = m + 1;
-                    self.set_items_from_mark(at)?
-                }
-                APPEND => {
-                    let item = self.pop(at)?;
                     let target = *self
                         .stack
                         .last()
-                        .ok_or_else(|| ReadError::malformed("APPEND with no list", at))?;
-                    self.append(target, item, at)?
+                        .ok_or_else(|| ReadError::malformed("APPENDS with no list", at))?;
+                    self.extend(target, items, at)?
                 }
-                APPENDS | ADDITEMS => {
-                    if !self.append_whole_stack() {
-                        let items = self.pop_mark(at)?;
-                        let target = *self
-                            .stack
-                            .last()
-                            .ok_or_else(|| ReadError::malformed("APPENDS with no list", at))?;
-                        self.extend(target, items, at)?
-                    }
+            }
+            SETITEM => {
+                if self.stack.len() < 3 + self.floor() {
+                    return Err(ReadError::malformed(
+                        "SETITEM with too few items on the stack",
+                        at,
+                    ));
                 }
-                SETITEM => {
-                    if self.stack.len() < 3 + self.floor() {
-                        return Err(ReadError::malformed(
-                            "SETITEM with too few items on the stack",
-                            at,
-                        ));
-                    }
-                    let from = self.stack.len() - 2;
-                    self.set_items_from(from, from - 1, false, at)?
-                }
-                SETITEMS => self.set_items_from_mark(at)?,
+                let from = self.stack.len() - 2;
+                self.set_items_from(from, from - 1, false, at)?
+            }
+            SETITEMS => self.set_items_from_mark(at)?,
 
-                // ---- stack ----
-                POP => {
-                    self.pop(at)?;
-                }
-                POP_MARK => {
-                    self.pop_mark(at)?;
-                }
-                DUP => {
-                    let v = *self
-                        .stack
-                        .last()
-                        .ok_or_else(|| ReadError::malformed("DUP on an empty stack", at))?;
-                    self.push(v, at)?
-                }
+            // ---- framing ----
+            FRAME => {
+                src.array::<8>()?;
+            }
+            _ => return self.rare_op(src, op, at),
+        }
+        Ok(None)
+    }
 
-                // ---- framing ----
-                PROTO => {
-                    let p = src.byte()?;
-                    if p > 5 {
-                        return Err(ReadError::malformed(
-                            format!("unsupported pickle protocol {p}"),
-                            at,
-                        ));
-                    }
-                    self.protocol = p;
-                }
-                FRAME => {
-                    src.array::<8>()?;
-                }
-                STOP => {
-                    if !self.marks.is_empty() {
-                        return Err(ReadError::malformed("STOP inside an open MARK", at));
-                    }
-                    let v = self.pop(at)?;
-                    if !self.stack.is_empty() {
-                        return Err(ReadError::malformed(
-                            "STOP with values left on the stack",
-                            at,
-                        ));
-                    }
-                    return Ok(Some(v));
-                }
+    /// The opcodes of [`Self::op`] that snapshots hardly use, and those that are refused.
+    #[cold]
+    #[inline(never)]
+    fn rare_op<R: Read>(
+        &mut self,
+        src: &mut Source<R>,
+        op: u8,
+        at: u64,
+    ) -> Result<Option<Value>, ReadError> {
+        match op {
+            // ---- memo, by text index ----
+            GET => {
+                let i = parse_text_usize(&src.line(32)?, at)?;
+                self.get(i, at)?
+            }
+            PUT => {
+                let i = parse_text_usize(&src.line(32)?, at)?;
+                self.put_top(i, at)?
+            }
 
-                // ---- code: never ----
-                GLOBAL => return Err(forbidden("GLOBAL", at)),
-                STACK_GLOBAL => return Err(forbidden("STACK_GLOBAL", at)),
-                REDUCE => return Err(forbidden("REDUCE", at)),
-                BUILD => return Err(forbidden("BUILD", at)),
-                INST => return Err(forbidden("INST", at)),
-                OBJ => return Err(forbidden("OBJ", at)),
-                NEWOBJ => return Err(forbidden("NEWOBJ", at)),
-                NEWOBJ_EX => return Err(forbidden("NEWOBJ_EX", at)),
-                PERSID => return Err(forbidden("PERSID", at)),
-                BINPERSID => return Err(forbidden("BINPERSID", at)),
-                EXT1 => return Err(forbidden("EXT1", at)),
-                EXT2 => return Err(forbidden("EXT2", at)),
-                EXT4 => return Err(forbidden("EXT4", at)),
-                NEXT_BUFFER => return Err(forbidden("NEXT_BUFFER", at)),
-                READONLY_BUFFER => return Err(forbidden("READONLY_BUFFER", at)),
-                other => {
-                    return Err(ReadError::UnknownOpcode {
-                        byte: other,
-                        offset: at,
-                    })
+            // ---- scalars ----
+            LONG4 => {
+                let n = i32::from_le_bytes(src.array()?);
+                if n < 0 {
+                    return Err(ReadError::malformed("negative LONG4 length", at));
                 }
+                let n = self.check_len(src, n as u64, at)?;
+                let v = le_int(src.take(n)?);
+                let v = self.int_value(v);
+                self.push(v, at)?
+            }
+            INT => {
+                let line = src.line(64)?;
+                let v = match line.as_slice() {
+                    b"01" => LeInt::Small(Value::Bool(true)),
+                    b"00" => LeInt::Small(Value::Bool(false)),
+                    text => parse_text_int(text, at)?,
+                };
+                let v = self.int_value(v);
+                self.push(v, at)?
+            }
+            LONG => {
+                let mut line = src.line(4096)?;
+                if line.last() == Some(&b'L') {
+                    line.pop();
+                }
+                let v = parse_text_int(&line, at)?;
+                let v = self.int_value(v);
+                self.push(v, at)?
+            }
+            FLOAT => {
+                let line = src.line(64)?;
+                let v = std::str::from_utf8(&line)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<f64>().ok())
+                    .ok_or_else(|| ReadError::malformed("bad FLOAT text", at))?;
+                self.push(Value::Float(v), at)?
+            }
+
+            // ---- strings and bytes ----
+            BINUNICODE8 => {
+                let n = u64::from_le_bytes(src.array()?);
+                let n = self.check_len(src, n, at)?;
+                let v = self.unicode(src.take(n)?);
+                self.push(v, at)?
+            }
+            UNICODE => {
+                let line = src.line(MAX_STR as usize)?;
+                let s = raw_unicode_unescape(&line);
+                let v = Value::Str(self.interner.intern_str(&s));
+                self.push(v, at)?
+            }
+            STRING => {
+                let line = src.line(MAX_STR as usize)?;
+                let s = python_string_literal(&line)
+                    .ok_or_else(|| ReadError::malformed("bad STRING literal", at))?;
+                let v = self.unicode(&s);
+                self.push(v, at)?
+            }
+            SHORT_BINSTRING => {
+                let n = src.byte()? as usize;
+                let v = self.unicode(src.take(n)?);
+                self.push(v, at)?
+            }
+            BINSTRING => {
+                let n = i32::from_le_bytes(src.array()?);
+                if n < 0 {
+                    return Err(ReadError::malformed("negative BINSTRING length", at));
+                }
+                let n = self.check_len(src, n as u64, at)?;
+                let v = self.unicode(src.take(n)?);
+                self.push(v, at)?
+            }
+            SHORT_BINBYTES => {
+                let n = src.byte()? as usize;
+                let v = self.bytes(src.take(n)?);
+                self.push(v, at)?
+            }
+            BINBYTES => {
+                let n = u32::from_le_bytes(src.array()?) as u64;
+                let n = self.check_len(src, n, at)?;
+                let v = self.bytes(src.take(n)?);
+                self.push(v, at)?
+            }
+            BINBYTES8 | BYTEARRAY8 => {
+                let n = u64::from_le_bytes(src.array()?);
+                let n = self.check_len(src, n, at)?;
+                let v = self.bytes(src.take(n)?);
+                self.push(v, at)?
+            }
+
+            // ---- containers ----
+            EMPTY_SET => {
+                let v = self.new_slot(Slot::Seq(Vec::new()), Value::Set);
+                self.push(v, at)?
+            }
+            TUPLE => {
+                let items = self.pop_mark(at)?;
+                let v = self.seq_of(items, Value::Tuple);
+                self.push(v, at)?
+            }
+            LIST => {
+                let items = self.pop_mark(at)?;
+                let v = self.seq_of(items, Value::List);
+                self.push(v, at)?
+            }
+            FROZENSET => {
+                let items = self.pop_mark(at)?;
+                let v = self.seq_of(items, Value::Set);
+                self.push(v, at)?
+            }
+            DICT => {
+                // `MARK k v ... d` is an empty dict below the mark, then SETITEMS.
+                let m = *self
+                    .marks
+                    .last()
+                    .ok_or_else(|| ReadError::malformed("no MARK to pop to", at))?;
+                let v = self.new_slot(Slot::Dict(Vec::new()), Value::Dict);
+                self.stack.insert(m, v);
+                *self.marks.last_mut().expect("checked above") = m + 1;
+                self.set_items_from_mark(at)?
+            }
+
+            // ---- stack ----
+            POP => {
+                self.pop(at)?;
+            }
+            POP_MARK => {
+                self.pop_mark(at)?;
+            }
+            DUP => {
+                let v = *self
+                    .stack
+                    .last()
+                    .ok_or_else(|| ReadError::malformed("DUP on an empty stack", at))?;
+                self.push(v, at)?
+            }
+
+            // ---- framing ----
+            PROTO => {
+                let p = src.byte()?;
+                if p > 5 {
+                    return Err(ReadError::malformed(
+                        format!("unsupported pickle protocol {p}"),
+                        at,
+                    ));
+                }
+                self.protocol = p;
+            }
+            STOP => {
+                if !self.marks.is_empty() {
+                    return Err(ReadError::malformed("STOP inside an open MARK", at));
+                }
+                let v = self.pop(at)?;
+                if !self.stack.is_empty() {
+                    return Err(ReadError::malformed(
+                        "STOP with values left on the stack",
+                        at,
+                    ));
+                }
+                return Ok(Some(v));
+            }
+
+            // ---- code: never ----
+            GLOBAL => return Err(forbidden("GLOBAL", at)),
+            STACK_GLOBAL => return Err(forbidden("STACK_GLOBAL", at)),
+            REDUCE => return Err(forbidden("REDUCE", at)),
+            BUILD => return Err(forbidden("BUILD", at)),
+            INST => return Err(forbidden("INST", at)),
+            OBJ => return Err(forbidden("OBJ", at)),
+            NEWOBJ => return Err(forbidden("NEWOBJ", at)),
+            NEWOBJ_EX => return Err(forbidden("NEWOBJ_EX", at)),
+            PERSID => return Err(forbidden("PERSID", at)),
+            BINPERSID => return Err(forbidden("BINPERSID", at)),
+            EXT1 => return Err(forbidden("EXT1", at)),
+            EXT2 => return Err(forbidden("EXT2", at)),
+            EXT4 => return Err(forbidden("EXT4", at)),
+            NEXT_BUFFER => return Err(forbidden("NEXT_BUFFER", at)),
+            READONLY_BUFFER => return Err(forbidden("READONLY_BUFFER", at)),
+            other => {
+                return Err(ReadError::UnknownOpcode {
+                    byte: other,
+                    offset: at,
+                })
             }
         }
         Ok(None)
