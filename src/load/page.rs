@@ -614,6 +614,7 @@ impl Load {
                 worker_start: worker.received - (origin + this.started),
                 read: this.read_ms.get(),
                 parse: worker.parse,
+                finish: worker.finish,
                 worker_waited: worker.waited,
                 encode: worker.encode,
                 transfer: received - worker.posted,

@@ -155,6 +155,8 @@ pub struct WorkerTimings {
     pub received: f64,
     /// Pushing pieces and finishing the snapshot.
     pub parse: f64,
+    /// Of `parse`: finishing (the snapshot's skeleton checked and built into the model).
+    pub finish: f64,
     /// Waiting for pieces.
     pub waited: f64,
     pub encode: f64,
@@ -308,12 +310,13 @@ impl FromWorker {
 }
 
 impl WorkerTimings {
-    const FIELDS: [&'static str; 5] = ["received", "parse", "waited", "encode", "posted"];
+    const FIELDS: [&'static str; 6] = ["received", "parse", "finish", "waited", "encode", "posted"];
 
-    fn values(&self) -> [f64; 5] {
+    fn values(&self) -> [f64; 6] {
         [
             self.received,
             self.parse,
+            self.finish,
             self.waited,
             self.encode,
             self.posted,
@@ -333,6 +336,7 @@ impl WorkerTimings {
         WorkerTimings {
             received: at("received"),
             parse: at("parse"),
+            finish: at("finish"),
             waited: at("waited"),
             encode: at("encode"),
             posted: at("posted"),
@@ -349,6 +353,8 @@ pub struct LoadTimings {
     /// Until the last piece was handed over.
     pub read: f64,
     pub parse: f64,
+    /// Of `parse`: the worker's finishing the snapshot.
+    pub finish: f64,
     pub worker_waited: f64,
     pub encode: f64,
     pub transfer: f64,
@@ -369,6 +375,7 @@ impl LoadTimings {
             ("worker_start", self.worker_start),
             ("read", self.read),
             ("parse", self.parse),
+            ("finish", self.finish),
             ("worker_waited", self.worker_waited),
             ("encode", self.encode),
             ("transfer", self.transfer),

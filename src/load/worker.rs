@@ -203,6 +203,7 @@ fn end() {
         timings: WorkerTimings {
             received: job.received,
             parse: job.busy + encode_started - started,
+            finish: encode_started - started,
             waited: started - job.received - job.busy,
             encode: clock() - encode_started,
             posted: clock(),
