@@ -25,9 +25,10 @@
 //!   runs on optimised code (a cold load is markedly slower: `scripts/bench_web.mjs` measures both). The
 //!   compiled module is shared by the page and every worker, so one rehearsal serves them all. The
 //!   page's part calls the very functions a load calls (sliced, with the same pauser): the browser
-//!   optimises functions, and a generic one instantiated otherwise is another function. It runs in
-//!   tasks of its own, and stops once a file loads (one chosen as the page opens): on two cores it
-//!   slowed that file's parse by more than it saved later.
+//!   optimises functions, and a generic one instantiated otherwise is another function. Both parts run
+//!   in tasks of their own (the worker's pushes a piece per task) and stop once a file loads (one
+//!   chosen as the page opens): on two cores they slowed that file's parse by more than they saved
+//!   later, and a file's `Start` waited for the worker's rehearsal to finish.
 //! - **Spare worker.** A worker is started ahead of time with the module loaded, so a file never waits
 //!   for one to load.
 //! - **Heap growth.** Before building something of known size (the worker's snapshot, the page's

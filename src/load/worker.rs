@@ -32,6 +32,8 @@ thread_local! {
     static JOB: RefCell<Option<Job>> = const { RefCell::new(None) };
     /// Heap being written ahead of a file ([`warm_heap`]): reserved whole, written up to its length.
     static WARMING: RefCell<Option<Vec<u8>>> = const { RefCell::new(None) };
+    /// The rehearsal under way ([`rehearse`]), until it is posted or a file starts.
+    static REHEARSAL: RefCell<Option<Rehearsal>> = const { RefCell::new(None) };
 }
 
 /// How much heap one task of [`warm_heap`] writes: a few milliseconds, so a `Start` waits no longer.
@@ -68,6 +70,9 @@ pub fn worker_main() {
 }
 
 fn start(size: Option<f64>, digest: bool, at: Option<(i64, i64)>) {
+    // A file chosen as the page opens comes before the rehearsal is done: the file's own load
+    // optimises the code from here on, and its parse does not wait for the rehearsal's.
+    REHEARSAL.with(|r| r.borrow_mut().take());
     // What was written ahead goes back to the allocator, where the parse finds it.
     WARMING.with(|w| w.borrow_mut().take());
     // Parsing needs about the file's size (see "Heap growth" in the module's header).
@@ -115,11 +120,16 @@ fn warm_step() {
         false
     });
     if more {
-        // A task of its own (not a microtask), so that a `Start` message can come first.
-        let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-        let next = Closure::once_into_js(warm_step);
-        let _ = scope.set_timeout_with_callback(next.unchecked_ref());
+        later(warm_step);
     }
+}
+
+/// Runs `step` in a task of its own (not a microtask), so that a `Start` message can come first.
+fn later(step: fn()) {
+    wasm_bindgen_futures::spawn_local(async move {
+        super::page::next_task().await;
+        step();
+    });
 }
 
 /// Pushes one piece and acknowledges it, with its buffer when the page reuses it (else the buffer is
@@ -223,19 +233,60 @@ fn encoded(snapshot: &memograph_snapshot::Snapshot) -> Encoded {
 /// much as it takes the browser to optimise the hot functions (a real 3 MB snapshot does it).
 const REHEARSAL_STEPS: usize = 400;
 
-/// Loads a synthetic snapshot as a file is loaded (pushed in pieces, finished, encoded) and posts it.
+/// How much of the rehearsal's pickle one task pushes: a few milliseconds on code not yet optimised,
+/// the longest a file chosen as the page opens waits for its `Start`.
+const REHEARSAL_PIECE: usize = 256 << 10;
+
+/// A rehearsal's load: its reader and the pickle it is pushed, up to `pushed`.
+struct Rehearsal {
+    reader: PushReader,
+    bytes: Vec<u8>,
+    pushed: usize,
+}
+
+/// Loads a synthetic snapshot as a file is loaded (pushed in pieces, finished, encoded) and posts it,
+/// a piece per task: a file that starts meanwhile ends it ([`start`]).
 fn rehearse() {
-    let written = memograph_snapshot::synth::pickle(REHEARSAL_STEPS);
-    let mut reader = PushReader::new(Some(written.bytes.len() as u64));
-    for piece in written.bytes.chunks(1 << 20) {
-        if reader.push(piece).is_err() {
-            return;
-        }
-    }
-    let Ok(snapshot) = reader.finish() else {
-        return;
-    };
-    post(FromWorker::Rehearsed {
-        model: encoded(&snapshot),
+    let bytes = memograph_snapshot::synth::pickle(REHEARSAL_STEPS).bytes;
+    REHEARSAL.with(|r| {
+        *r.borrow_mut() = Some(Rehearsal {
+            reader: PushReader::new(Some(bytes.len() as u64)),
+            bytes,
+            pushed: 0,
+        })
     });
+    later(rehearse_step);
+}
+
+/// Pushes the rehearsal's next piece; after the last, finishes, encodes and posts it.
+fn rehearse_step() {
+    let pushed_all = REHEARSAL.with(|r| {
+        let mut r = r.borrow_mut();
+        let rehearsal = r.as_mut()?;
+        let end = (rehearsal.pushed + REHEARSAL_PIECE).min(rehearsal.bytes.len());
+        if rehearsal
+            .reader
+            .push(&rehearsal.bytes[rehearsal.pushed..end])
+            .is_err()
+        {
+            *r = None;
+            return None;
+        }
+        rehearsal.pushed = end;
+        Some(end == rehearsal.bytes.len())
+    });
+    match pushed_all {
+        Some(false) => later(rehearse_step),
+        Some(true) => {
+            let Some(rehearsal) = REHEARSAL.with(|r| r.borrow_mut().take()) else {
+                return;
+            };
+            if let Ok(snapshot) = rehearsal.reader.finish() {
+                post(FromWorker::Rehearsed {
+                    model: encoded(&snapshot),
+                });
+            }
+        }
+        None => {}
+    }
 }
