@@ -49,7 +49,7 @@ use std::rc::Rc;
 pub use error::ReadError;
 pub use input::{is_gzip, MAX_GZIP_RATIO};
 pub use model::*;
-pub use push::PushReader;
+pub use push::{Leftovers, PushReader};
 
 /// Reads a snapshot from a byte slice (plain or gzip).
 pub fn read_bytes(bytes: &[u8]) -> Result<Snapshot, ReadError> {
@@ -147,6 +147,6 @@ fn read_pickle<R: Read>(
             (Err(_), Err(_)) => {}
         }
     }
-    let (machine, root) = ran?;
-    schema::build(machine, root)
+    let (mut machine, root) = ran?;
+    schema::build(&mut machine, root)
 }

@@ -10,8 +10,10 @@ use crate::pickle::{as_stack, as_str, as_u64, check_bytes, Machine, Slot, Value}
 /// Deepest generic value kept (allocator settings nest two levels in practice).
 const MAX_VALUE_DEPTH: usize = 64;
 
-pub(crate) fn build(mut m: Machine, root: Value) -> Result<Snapshot, ReadError> {
-    let w = Walker::new(&m);
+/// The snapshot `root` stands for. Its trace and tables are taken out of `m`; what is left (the memo and
+/// the containers, about the file's size) is the caller's to drop when it has the time.
+pub(crate) fn build(m: &mut Machine, root: Value) -> Result<Snapshot, ReadError> {
+    let w = Walker::new(m);
     let (segments_value, traces_value, settings_value, annotations_value, format) =
         match w.resolve(root) {
             Value::Dict(_) => {
@@ -110,7 +112,6 @@ pub(crate) fn build(mut m: Machine, root: Value) -> Result<Snapshot, ReadError> 
     };
     let protocol = m.protocol;
     let mut interner = std::mem::take(&mut m.interner);
-    drop(m);
     interner.shrink();
     Ok(Snapshot {
         interner,

@@ -56,6 +56,24 @@ fn byte_by_byte_is_the_same() {
 }
 
 #[test]
+fn finishing_with_the_leftovers_gives_the_same_snapshot() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = std::fs::read(dir.join("../../assets/example.pickle.gz")).unwrap();
+    let plain = std::fs::read(dir.join("tests/data/synthetic.proto4.pickle")).unwrap();
+    let json = br#"{"segments": [], "device_traces": [[]]}"#.to_vec();
+    for (what, bytes) in [("gzip", example), ("pickle", plain), ("json", json)] {
+        let mut reader = PushReader::new(Some(bytes.len() as u64));
+        reader.push(&bytes).unwrap();
+        let (snapshot, leftovers) = reader.finish_leaving().unwrap();
+        drop(leftovers);
+        assert!(
+            codec::encode(&snapshot) == pulled(&bytes).unwrap(),
+            "{what}: snapshots differ"
+        );
+    }
+}
+
+#[test]
 fn every_protocol_reads_the_same() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     for p in 0..=5 {
