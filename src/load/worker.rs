@@ -51,7 +51,10 @@ fn post_error(reason: &str) {
     });
 }
 
-/// Entry point of the worker (called by assets/worker.js).
+/// Entry point of the worker (called by assets/worker.js). Its message handler only dispatches: the
+/// handlers are never inlined into it, since a browser compiles it to optimised code during a load (it
+/// runs once per piece), and with every handler inlined that compile took 45–70 ms of a cold load's
+/// two cores (see "Tier-up" in the module's header).
 #[wasm_bindgen]
 pub fn worker_main() {
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
@@ -69,6 +72,7 @@ pub fn worker_main() {
     handler.forget();
 }
 
+#[inline(never)]
 fn start(size: Option<f64>, digest: bool, at: Option<(i64, i64)>) {
     // A file chosen as the page opens comes before the rehearsal is done: the file's own load
     // optimises the code from here on, and its parse does not wait for the rehearsal's.
@@ -97,6 +101,7 @@ fn heap_bytes(asked: f64) -> usize {
 /// Writes about `bytes` of the heap while the worker waits for a file, [`WARM_STEP`] a task, until a
 /// file starts (see "Fresh memory is time" in the module's header: the first write to a page of memory
 /// is a page fault, and a parse writes about its file's size of fresh memory).
+#[inline(never)]
 fn warm_heap(bytes: usize) {
     let mut heap = Vec::new();
     if heap.try_reserve_exact(bytes).is_ok() {
@@ -134,6 +139,7 @@ fn later(step: fn()) {
 
 /// Pushes one piece and acknowledges it, with its buffer when the page reuses it (else the buffer is
 /// freed).
+#[inline(never)]
 fn piece(bytes: &Uint8Array, give_back: bool) {
     let outcome = JOB.with(|job| {
         let mut job = job.borrow_mut();
@@ -176,6 +182,7 @@ fn free(bytes: &Uint8Array) {
 }
 
 /// Finishes the snapshot and posts the encoded model with where the time went.
+#[inline(never)]
 fn end() {
     let Some(job) = JOB.with(|job| job.borrow_mut().take()) else {
         return;
@@ -249,6 +256,7 @@ struct Rehearsal {
 
 /// Loads a synthetic snapshot as a file is loaded (pushed in pieces, finished, encoded) and posts it,
 /// a piece per task: a file that starts meanwhile ends it ([`start`]).
+#[inline(never)]
 fn rehearse() {
     let bytes = memograph_snapshot::synth::pickle(REHEARSAL_STEPS).bytes;
     REHEARSAL.with(|r| {

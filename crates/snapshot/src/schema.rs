@@ -137,6 +137,7 @@ fn check_range(what: Place, address: u64, size: u64) -> Result<(), ReadError> {
 /// Each device's trace from the machine's entry rows. Real pickles write the traces one after another, so
 /// the rows are consecutive ranges and the columns are split, not copied (the first trace keeps the
 /// machine's columns, their spare room given back).
+#[inline(never)]
 fn split_traces(mut all: DeviceTrace, rows: &[Vec<u32>]) -> Vec<DeviceTrace> {
     let mut next = 0u32;
     let consecutive = rows.iter().all(|r| {
@@ -518,7 +519,10 @@ impl<'a> Walker<'a> {
         })
     }
 
-    /// The rows of `self.m.entries` that make up `device_traces[device]`, in order.
+    /// The rows of `self.m.entries` that make up `device_traces[device]`, in order. Never inlined: its
+    /// loop over every entry would make [`build`] (run once) busy enough for a browser to compile all of
+    /// it to optimised code that never runs (see [`crate::batch`]).
+    #[inline(never)]
     fn trace_rows(&self, v: Value, device: usize) -> Result<Vec<u32>, ReadError> {
         let items = self.seq(v).ok_or_else(|| {
             ReadError::not_snapshot(format!(
