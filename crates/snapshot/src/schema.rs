@@ -224,6 +224,11 @@ keys!(
     inactive,
 );
 
+/// The error for a required field `key` that `what` lacks.
+fn missing(what: Place, key: Key) -> ReadError {
+    ReadError::not_snapshot(format!("{what} has no '{}'", key.name))
+}
+
 /// Where a field sits, for error messages; written out only when there is an error.
 #[derive(Clone, Copy)]
 enum Place {
@@ -388,10 +393,10 @@ impl<'a> Walker<'a> {
         })?;
         let address = self
             .int_field(pairs, k.address, what)?
-            .ok_or_else(|| ReadError::not_snapshot(format!("{what} has no 'address'")))?;
+            .ok_or_else(|| missing(what, k.address))?;
         let total_size = self
             .bytes_field(pairs, k.total_size, what)?
-            .ok_or_else(|| ReadError::not_snapshot(format!("{what} has no 'total_size'")))?;
+            .ok_or_else(|| missing(what, k.total_size))?;
         check_range(what, address, total_size)?;
         let block_values = match self.get(pairs, k.blocks) {
             Some(b) => self.seq(b).ok_or_else(|| {
@@ -459,7 +464,7 @@ impl<'a> Walker<'a> {
         })?;
         let size = self
             .bytes_field(pairs, k.size, what)?
-            .ok_or_else(|| ReadError::not_snapshot(format!("{what} has no 'size'")))?;
+            .ok_or_else(|| missing(what, k.size))?;
         // PyTorch 2.0 wrote `history: [{addr, real_size, frames}, ...]` instead of `address`/`frames`.
         let records = self
             .get(pairs, k.history)
