@@ -17,8 +17,6 @@ use super::protocol::{Encoded, FromWorker, ToWorker, WorkerTimings};
 /// One file being read.
 struct Job {
     reader: PushReader,
-    /// Where each piece is copied into wasm memory before it is pushed (reused).
-    scratch: Vec<u8>,
     /// When the first message came, and the milliseconds spent reading pieces (not waiting for them).
     received: f64,
     busy: f64,
@@ -84,7 +82,6 @@ fn start(size: Option<f64>, digest: bool, at: Option<(i64, i64)>) {
     JOB.with(|job| {
         *job.borrow_mut() = Some(Job {
             reader: PushReader::new(size.map(|s| s as u64)),
-            scratch: Vec::new(),
             received: clock(),
             busy: 0.0,
             digest,
@@ -145,12 +142,12 @@ fn piece(bytes: &Uint8Array, give_back: bool) {
         let mut job = job.borrow_mut();
         let j = job.as_mut()?;
         let started = clock();
-        j.scratch.resize(bytes.length() as usize, 0);
-        bytes.copy_to(&mut j.scratch);
+        let result = j
+            .reader
+            .push_from(bytes.length() as usize, &mut |room| bytes.copy_to(room));
         if !give_back {
             free(bytes);
         }
-        let result = j.reader.push(&j.scratch);
         j.busy += clock() - started;
         let done = j.reader.pushed();
         let complete = !j.reader.wants_more();

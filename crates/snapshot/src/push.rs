@@ -155,6 +155,31 @@ impl PushReader {
         }
         self.pushed += bytes.len() as u64;
         let result = self.step(bytes);
+        self.kept(result)
+    }
+
+    /// [`Self::push`] of the next `len` bytes, which `fill` writes into the slice it is given (exactly
+    /// `len` long). A plain pickle's bytes are written straight into the reader's buffer: a caller whose
+    /// piece is outside Rust's memory (a browser's buffer, in the page's worker) copies it once.
+    pub fn push_from(
+        &mut self,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<(), ReadError> {
+        if let (None, Stage::Plain(body)) = (&self.failed, &mut self.stage) {
+            if let Body::Pickle(pickle) = &mut **body {
+                self.pushed += len as u64;
+                let result = pickle.push_from(len, fill);
+                return self.kept(result);
+            }
+        }
+        let mut bytes = vec![0; len];
+        fill(&mut bytes);
+        self.push(&bytes)
+    }
+
+    /// `result`, its error kept for every later call.
+    fn kept(&mut self, result: Result<(), ReadError>) -> Result<(), ReadError> {
         if let Err(e) = &result {
             self.failed = Some(e.clone());
         }

@@ -23,7 +23,14 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let mut pushed = Ok(());
     while at < input.len() && pushed.is_ok() {
         let n = sizes[k % sizes.len()].min(input.len() - at);
-        pushed = reader.push(&input[at..at + n]);
+        let piece = &input[at..at + n];
+        // As slices, and (the seed's top bit) every other piece written in place, as the page's worker
+        // hands them over.
+        pushed = if seed & 0x80 != 0 && k % 2 == 1 {
+            reader.push_from(n, &mut |room| room.copy_from_slice(piece))
+        } else {
+            reader.push(piece)
+        };
         at += n;
         k += 1;
     }

@@ -152,13 +152,22 @@ impl Resumable {
 
     /// Runs the opcodes `bytes` completes. Bytes after `STOP` are ignored, as `pickle.load` does.
     pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<(), ReadError> {
+        self.push_from(bytes.len(), &mut |room| room.copy_from_slice(bytes))
+    }
+
+    /// [`Self::push`] of `len` bytes that `fill` writes in place (see [`Source::push_from`]).
+    pub(crate) fn push_from(
+        &mut self,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<(), ReadError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        if self.root.is_some() || bytes.is_empty() {
+        if self.root.is_some() || len == 0 {
             return Ok(());
         }
-        self.src.push(bytes);
+        self.src.push_from(len, fill);
         // The first bytes of what may be no pickle (no PROTO) wait for more: what such a file is comes
         // from its first bytes, as in the pull reader.
         let head = self.src.buffered();

@@ -52,21 +52,28 @@ impl Source<Pushed> {
         s
     }
 
-    /// Appends `bytes`; bytes before the read position are dropped.
-    pub(crate) fn push(&mut self, bytes: &[u8]) {
+    /// Appends `len` bytes that `fill` writes in place (its argument is exactly `len` long): a caller
+    /// whose bytes are elsewhere (a browser's buffer) copies them once, not through a buffer of its own.
+    /// Bytes before the read position are dropped; the buffer keeps its length from piece to piece, so a
+    /// piece costs no zeroing.
+    pub(crate) fn push_from(&mut self, len: usize, fill: &mut dyn FnMut(&mut [u8])) {
         if self.pos > 0 {
             self.buf.copy_within(self.pos..self.end, 0);
             self.base += self.pos as u64;
             self.end -= self.pos;
             self.pos = 0;
         }
-        self.buf.truncate(self.end);
-        self.buf.extend_from_slice(bytes);
-        self.end = self.buf.len();
-        if self.first.len() < FIRST {
-            let take = bytes.len().min(FIRST - self.first.len());
-            self.first.extend_from_slice(&bytes[..take]);
+        let end = self.end + len;
+        if self.buf.len() < end {
+            self.buf.resize(end, 0);
         }
+        fill(&mut self.buf[self.end..end]);
+        if self.first.len() < FIRST {
+            let take = len.min(FIRST - self.first.len());
+            self.first
+                .extend_from_slice(&self.buf[self.end..self.end + take]);
+        }
+        self.end = end;
     }
 
     /// No more bytes will come: reads past the end are now the input's end.
