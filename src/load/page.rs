@@ -422,7 +422,14 @@ struct Load {
     /// piece: asking the browser for the first bytes again (`Blob.slice`) once took 140 ms of the
     /// page's thread at the end of a 1 GB load.
     head: RefCell<Option<String>>,
+    /// The heap being written ahead of the model, freed for it when it comes.
+    ahead: RefCell<Option<Vec<u8>>>,
 }
+
+/// The most heap a load writes ahead, and how much per task.
+const AHEAD_SHARE: f64 = 0.4;
+const AHEAD_MAX: f64 = 512.0 * 1024.0 * 1024.0;
+const AHEAD_STEP: usize = 4 << 20;
 
 impl Load {
     /// Ends the load (once; false if it had ended): the worker goes, the reading task stops.
@@ -436,6 +443,7 @@ impl Load {
         self.wake_reader();
         // The reply handlers keep this struct alive: the piece buffers it holds go now.
         self.spare.borrow_mut().clear();
+        drop(self.ahead.borrow_mut().take());
         true
     }
 
@@ -560,6 +568,7 @@ impl Load {
     /// device's lifetimes, its timeline, opening and the first frame), so the page answers between them.
     fn done(self: &Rc<Self>, model: &Encoded, worker: super::protocol::WorkerTimings) {
         let received = clock();
+        drop(self.ahead.borrow_mut().take());
         // The worker is done: it goes now, and the gigabytes of a big file's parse are freed while the
         // model is decoded. For the ~150 ms that takes, growing the page's memory waits on it (a task
         // that long, seen in traces at 1 GB), so the heap the decoding needs is grown first.
@@ -625,6 +634,32 @@ impl Load {
                 buffers: this.buffers.get() as f64,
             });
         });
+    }
+
+    /// Writes the page's heap ahead of the model while the worker parses (see "Heap written ahead" in
+    /// the module's header): a step per task, until the model comes or the load ends.
+    async fn write_ahead(self: Rc<Self>) {
+        let bytes = (self.size * AHEAD_SHARE).min(AHEAD_MAX) as usize;
+        let mut heap = Vec::<u8>::new();
+        if heap.try_reserve_exact(bytes).is_err() {
+            return;
+        }
+        *self.ahead.borrow_mut() = Some(heap);
+        loop {
+            next_task().await;
+            if self.over.get() {
+                return;
+            }
+            let mut ahead = self.ahead.borrow_mut();
+            let Some(heap) = ahead.as_mut() else {
+                return;
+            };
+            let step = AHEAD_STEP.min(heap.capacity() - heap.len());
+            if step == 0 {
+                return;
+            }
+            heap.resize(heap.len() + step, 0);
+        }
     }
 
     /// Reads the blob and hands it to the worker a [`PIECE`] at a time, never more than [`IN_FLIGHT`]
@@ -868,6 +903,7 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
         spare: RefCell::new(Vec::new()),
         buffers: Cell::new(0),
         head: RefCell::new(None),
+        ahead: RefCell::new(None),
     });
     let replies = load.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
@@ -890,6 +926,9 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     on_error.forget();
     post(&worker, start);
+    if matches!(load.purpose, Purpose::Open) {
+        leptos::task::spawn_local(load.clone().write_ahead());
+    }
     leptos::task::spawn_local(load.stream(blob));
 }
 
