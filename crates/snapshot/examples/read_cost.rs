@@ -1,21 +1,41 @@
+//! Prints what reading a snapshot costs, pulled from memory (as `memograph` reads a file) and pushed in
+//! the page's 4 MiB pieces (as its worker does, with `push_from`): the median of 5 reads each.
+//! `cargo run --release --example read_cost -- FILE`.
+
+use std::time::Instant;
+
+use memograph_snapshot::PushReader;
+
+/// The page's piece size (`PIECE` in the web app's `load::page`).
+const PIECE: usize = 4 << 20;
+
+fn median_ms(mut read: impl FnMut()) -> f64 {
+    let mut ms: Vec<f64> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            read();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    ms.sort_by(f64::total_cmp);
+    ms[ms.len() / 2]
+}
+
 fn main() {
-    let path = std::env::args().nth(1).unwrap();
-    let bytes = std::fs::read(&path).unwrap();
-    for _ in 0..5 {
-        let t = std::time::Instant::now();
-        let mut r = memograph_snapshot::PushReader::new(Some(bytes.len() as u64));
-        let mut scratch = vec![0u8; 4 << 20];
-        for piece in bytes.chunks(4 << 20) {
-            if std::env::var("OLD").is_ok() {
-                scratch[..piece.len()].copy_from_slice(piece);
-                r.push(&scratch[..piece.len()]).unwrap();
-            } else {
-                r.push_from(piece.len(), &mut |room| room.copy_from_slice(piece))
-                    .unwrap();
-            }
+    let path = std::env::args().nth(1).expect("usage: read_cost FILE");
+    let bytes = std::fs::read(&path).expect("readable file");
+    let pulled = median_ms(|| {
+        memograph_snapshot::read_bytes(&bytes).expect("a snapshot");
+    });
+    println!("pull read {pulled:>8.0} ms");
+    let pushed = median_ms(|| {
+        let mut reader = PushReader::new(Some(bytes.len() as u64));
+        for piece in bytes.chunks(PIECE) {
+            reader
+                .push_from(piece.len(), &mut |room| room.copy_from_slice(piece))
+                .expect("pushed");
         }
-        let s = r.finish().unwrap();
-        eprintln!("push read {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
-        drop(s);
-    }
+        reader.finish().expect("a snapshot");
+    });
+    println!("push read {pushed:>8.0} ms  (pieces of {} MiB)", PIECE >> 20);
 }
