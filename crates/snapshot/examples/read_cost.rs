@@ -37,5 +37,8 @@ fn main() {
         }
         reader.finish().expect("a snapshot");
     });
-    println!("push read {pushed:>8.0} ms  (pieces of {} MiB)", PIECE >> 20);
+    println!(
+        "push read {pushed:>8.0} ms  (pieces of {} MiB)",
+        PIECE >> 20
+    );
 }
