@@ -34,6 +34,9 @@ const IN_FLIGHT_STREAMED: f64 = 4.0 * PIECE;
 /// arrives (each is a round trip to the browser's file reader; 1 MiB at a time held a 177 MB load to
 /// 250 MB/s).
 const PIECE: f64 = 4.0 * 1024.0 * 1024.0;
+/// The first piece from a byte stream goes as soon as it holds this much: the browser's first reads
+/// are small and slow (filling a whole piece took 12–20 ms at 185 MB, the worker idle meanwhile).
+const FIRST_PIECE: u32 = 256 * 1024;
 
 /// How far a load is: reading (the page's thread) runs ahead of parsing (the worker).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -721,8 +724,8 @@ impl Load {
 
 /// Where a load's pieces come from (see [`PIECE`]).
 enum Pieces {
-    /// The blob's byte stream, read into reused buffers.
-    Stream(ReadableStreamByobReader),
+    /// The blob's byte stream, read into reused buffers; whether a piece was read yet.
+    Stream(ReadableStreamByobReader, bool),
     /// Slices of the blob, read whole: where the next starts, and the one asked for ahead.
     Slices {
         blob: Blob,
@@ -734,7 +737,7 @@ enum Pieces {
 impl Pieces {
     fn of(blob: &Blob) -> Pieces {
         match ReadableStreamByobReader::new(&blob.stream()) {
-            Ok(reader) => Pieces::Stream(reader),
+            Ok(reader) => Pieces::Stream(reader, false),
             Err(_) => Pieces::Slices {
                 blob: blob.clone(),
                 next: 0.0,
@@ -745,7 +748,7 @@ impl Pieces {
 
     /// Whether the worker should hand the pieces' buffers back.
     fn reuses(&self) -> bool {
-        matches!(self, Pieces::Stream(_))
+        matches!(self, Pieces::Stream(..))
     }
 
     /// The next piece (`None` at the end), filled into a buffer of `spare` when there is one; `made`
@@ -756,13 +759,18 @@ impl Pieces {
         made: &Cell<u32>,
     ) -> Result<Option<Uint8Array>, ()> {
         match self {
-            Pieces::Stream(reader) => {
+            Pieces::Stream(reader, started) => {
                 let buffer = spare.borrow_mut().pop();
                 let buffer = buffer.unwrap_or_else(|| {
                     made.set(made.get() + 1);
                     ArrayBuffer::new(PIECE as u32)
                 });
-                fill(reader, buffer, spare).await
+                let least = if std::mem::replace(started, true) {
+                    PIECE as u32
+                } else {
+                    FIRST_PIECE
+                };
+                fill(reader, buffer, least, spare).await
             }
             Pieces::Slices { blob, next, ahead } => {
                 let size = blob.size();
@@ -789,22 +797,24 @@ impl Pieces {
 
     /// No more pieces are wanted: the browser may stop reading the file.
     fn stop(&self) {
-        if let Pieces::Stream(reader) = self {
+        if let Pieces::Stream(reader, _) = self {
             let _ = reader.cancel();
         }
     }
 }
 
-/// Fills `buffer` from the byte stream (each read brings what the browser has ready, often 64 KiB);
-/// returns a view of the bytes read, `None` at the stream's end (the buffer goes back to `spare`).
+/// Fills `buffer` from the byte stream, at least `least` bytes of it (each read brings what the browser
+/// has ready, often 64 KiB); returns a view of the bytes read, `None` at the stream's end (the buffer
+/// goes back to `spare`).
 async fn fill(
     reader: &ReadableStreamByobReader,
     mut buffer: ArrayBuffer,
+    least: u32,
     spare: &RefCell<Vec<ArrayBuffer>>,
 ) -> Result<Option<Uint8Array>, ()> {
     let capacity = buffer.byte_length();
     let mut filled = 0;
-    while filled < capacity {
+    while filled < least.min(capacity) {
         let view = Uint8Array::new_with_byte_offset_and_length(&buffer, filled, capacity - filled);
         let result = JsFuture::from(reader.read_with_array_buffer_view(&view))
             .await
