@@ -16,6 +16,7 @@ use web_sys::{Blob, MessageEvent, ReadableStreamByobReader, Worker, WorkerOption
 use super::js::{clock, grow_heap, now};
 use super::protocol::{Encoded, FromWorker, LoadTimings, ToWorker};
 use super::store::{self, OpenFile};
+use crate::view_model::share::HeadHash;
 use crate::view_model::DeviceModel;
 use memograph_snapshot::analysis::compare::Digest;
 
@@ -421,10 +422,10 @@ struct Load {
     /// Piece buffers the worker handed back, to be filled again, and how many were made in all.
     spare: RefCell<Vec<ArrayBuffer>>,
     buffers: Cell<u32>,
-    /// The file's identity beside its name and size (`view_model::share::head_hash`), from its first
-    /// piece: asking the browser for the first bytes again (`Blob.slice`) once took 140 ms of the
-    /// page's thread at the end of a 1 GB load.
-    head: RefCell<Option<String>>,
+    /// The file's identity beside its name and size (`view_model::share::HeadHash`), from its first
+    /// pieces as they are read: asking the browser for the first bytes again (`Blob.slice`) once took
+    /// 140 ms of the page's thread at the end of a 1 GB load.
+    head: RefCell<HeadHash>,
     /// The heap being written ahead of the model, freed for it when it comes.
     ahead: RefCell<Option<Vec<u8>>>,
 }
@@ -617,7 +618,7 @@ impl Load {
                 id: store::next_id(),
                 name: this.name.clone(),
                 bytes: this.size as u64,
-                head: this.head.borrow_mut().take(),
+                head: matches!(this.purpose, Purpose::Open).then(|| this.head.borrow().finish()),
                 devices: snapshot.devices(),
                 snapshot: std::rc::Rc::new(snapshot),
                 models: [(device, model)].into(),
@@ -705,8 +706,10 @@ impl Load {
                 Err(()) => return self.fail("the browser could not read the file"),
             };
             let before = self.read.get();
-            if before == 0.0 && matches!(self.purpose, Purpose::Open) {
-                self.head.replace(Some(head_hash_of(&bytes)));
+            let wants = self.head.borrow().wants() as u32;
+            if wants > 0 && matches!(self.purpose, Purpose::Open) {
+                let head = bytes.subarray(0, wants.min(bytes.length())).to_vec();
+                self.head.borrow_mut().add(&head);
             }
             self.read.set(before + bytes.length() as f64);
             if self.percent(self.read.get()) != self.percent(before) {
@@ -916,7 +919,7 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
         read_ms: Cell::new(0.0),
         spare: RefCell::new(Vec::new()),
         buffers: Cell::new(0),
-        head: RefCell::new(None),
+        head: RefCell::default(),
         ahead: RefCell::new(None),
     });
     let replies = load.clone();
@@ -1007,14 +1010,6 @@ fn record_timings(timings: &LoadTimings) {
 /// The first 64 KiB of `blob` (empty when it cannot be read), to tell step records from snapshots.
 pub async fn head_of(blob: &Blob) -> Vec<u8> {
     first_bytes(blob, 65536.0).await
-}
-
-/// The hash of the file's first piece (which holds its first MiB, or all of it).
-fn head_hash_of(first: &Uint8Array) -> String {
-    let n = first
-        .length()
-        .min(crate::view_model::share::HEAD_BYTES as u32);
-    crate::view_model::share::head_hash(&first.subarray(0, n).to_vec())
 }
 
 async fn first_bytes(blob: &Blob, n: f64) -> Vec<u8> {

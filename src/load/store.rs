@@ -18,7 +18,7 @@ pub struct OpenFile {
     pub id: u64,
     pub name: String,
     pub bytes: u64,
-    /// A hash of its first MiB (`view_model::share::head_hash`), when it could be read.
+    /// A hash of its first MiB (`view_model::share::HeadHash`), when it could be read.
     pub head: Option<String>,
     /// Shared with parts being built in the background (see `load::build`).
     pub snapshot: Rc<Snapshot>,

@@ -22,7 +22,7 @@ pub struct ViewState {
     pub entry: Option<i64>,
     /// The Compare view's baseline (file name and device).
     pub baseline: Option<(String, i64)>,
-    /// A hash of the file's first MiB ([`head_hash`]): the same file under another name still matches.
+    /// A hash of the file's first MiB ([`HeadHash`]): the same file under another name still matches.
     pub head: Option<String>,
     /// The search in force (its text).
     pub search: Option<String>,
@@ -35,17 +35,44 @@ pub struct ViewState {
 }
 
 /// A file's identity beside its name and size: FNV-1a (64 bits) of its first MiB (of all of it when
-/// shorter), as 16 hex digits.
-pub fn head_hash(first_mib: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in first_mib.iter().take(HEAD_BYTES) {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:016x}")
+/// shorter), as 16 hex digits. Fed the file's pieces as a load reads them ([`Self::add`] each in turn);
+/// what follows the first MiB is ignored.
+#[derive(Clone, Debug)]
+pub struct HeadHash {
+    h: u64,
+    seen: usize,
 }
 
-/// How much of a file [`head_hash`] reads.
+impl Default for HeadHash {
+    fn default() -> Self {
+        HeadHash {
+            h: 0xcbf2_9ce4_8422_2325,
+            seen: 0,
+        }
+    }
+}
+
+impl HeadHash {
+    /// How many more bytes it reads.
+    pub fn wants(&self) -> usize {
+        HEAD_BYTES - self.seen
+    }
+
+    pub fn add(&mut self, bytes: &[u8]) {
+        let bytes = &bytes[..bytes.len().min(self.wants())];
+        for &b in bytes {
+            self.h ^= u64::from(b);
+            self.h = self.h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.seen += bytes.len();
+    }
+
+    pub fn finish(&self) -> String {
+        format!("{:016x}", self.h)
+    }
+}
+
+/// How much of a file [`HeadHash`] reads.
 pub const HEAD_BYTES: usize = 1 << 20;
 
 impl ViewState {
@@ -218,6 +245,12 @@ impl ViewState {
 mod tests {
     use super::*;
 
+    fn head_hash(bytes: &[u8]) -> String {
+        let mut h = HeadHash::default();
+        h.add(bytes);
+        h.finish()
+    }
+
     #[test]
     fn a_file_matches_by_size_and_first_mib_or_else_by_name() {
         let link = ViewState {
@@ -267,6 +300,17 @@ mod tests {
         assert_eq!(ViewState::default().to_hash(), "");
         // FNV-1a's published value for "a".
         assert_eq!(head_hash(b"a"), "af63dc4c8601ec8c");
+        // In pieces, as a load reads them: the same, and only the first MiB counts.
+        let bytes: Vec<u8> = (0..(HEAD_BYTES + 5000))
+            .map(|k| (k * 7 % 251) as u8)
+            .collect();
+        let mut pieced = HeadHash::default();
+        for piece in bytes.chunks(300_007) {
+            pieced.add(piece);
+        }
+        assert_eq!(pieced.finish(), head_hash(&bytes));
+        assert_eq!(pieced.wants(), 0);
+        assert_ne!(head_hash(&bytes[..HEAD_BYTES - 1]), head_hash(&bytes));
         // Unknown keys and broken values are left alone.
         let v = ViewState::from_hash("#view=state&detail=oops&zz=1&range=1_2");
         assert_eq!(
