@@ -11,7 +11,9 @@
 //     until built), and from 100 % detail through pan/zoom, a search (`>1MB`) and pan/zoom again with
 //     its allocations highlighted;
 //   - wasm memory after load, and after 100 % detail with pan/zoom; frame times while panning, plain
-//     and highlighted.
+//     and highlighted;
+//   - Chromium's CPU time during each load, by process (Linux): on two cores a cold load shares them
+//     with the browser's own start (a spare renderer, the browser process).
 // Files: the arguments, or the default set (generated into bench-out/ when missing): the kk fixture,
 // a 185 MB long-run shape (`tile_snapshot.py --rounds`), a 193 MB tiled one (`tile_snapshot.py`), and
 // with BIG=1 a 1 GB synthetic one, a 1 GB long-run shape and a 2 GB synthetic one.
@@ -53,6 +55,42 @@ function nativeSeconds(file) {
   if (r.status !== 0) throw new Error(`memograph failed on ${file}`);
   return Number(process.hrtime.bigint() - t) / 1e9;
 }
+/** CPU milliseconds each Chromium process has used so far, by pid and process type (Linux's /proc;
+ *  empty elsewhere). */
+function chromiumCpu() {
+  const used = {};
+  let pids = [];
+  try { pids = fs.readdirSync('/proc').filter(d => /^\d+$/.test(d)); } catch { return used; }
+  for (const pid of pids) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!/chrom/i.test(cmd)) continue;
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      const type = (cmd.match(/--type=([a-z-]+)/) || [, 'browser'])[1];
+      // utime + stime, in clock ticks of 10 ms.
+      used[`${pid}:${type}`] = (Number(stat[11]) + Number(stat[12])) * 10;
+    } catch { /* the process ended */ }
+  }
+  return used;
+}
+
+/** What each kind of Chromium process used between two `chromiumCpu` readings: on a machine of few
+ *  cores, a cold load shares them with the browser's own start (a spare renderer, the browser
+ *  process), which the page cannot change. */
+function cpuBetween(before, after) {
+  const by = { renderers: [], browser: 0, other: 0 };
+  for (const [key, ms] of Object.entries(after)) {
+    const spent = ms - (before[key] || 0);
+    if (spent <= 0) continue;
+    const type = key.split(':')[1];
+    if (type === 'renderer') by.renderers.push(spent);
+    else if (type === 'browser') by.browser += spent;
+    else by.other += spent;
+  }
+  by.renderers.sort((a, b) => b - a);
+  return by;
+}
+
 const pct = (v, p) => { const s = [...v].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
 const median = v => pct(v, 0.5);
 
@@ -79,10 +117,12 @@ async function loadOnce(file, warm) {
   await page.goto(server.url);
   await page.waitForSelector('#app[data-state=empty]');
   if (warm) await new Promise(r => setTimeout(r, 1500));
+  const cpuBefore = chromiumCpu();
   const chosen = await page.evaluate(() => performance.now());
   await page.setInputFiles('input[type=file]', file);
   await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawMs
     || document.querySelector('#app').dataset.state === 'error', null, { timeout: 900000 });
+  const cpu = cpuBetween(cpuBefore, chromiumCpu());
   if (await page.$eval('#app', e => e.dataset.state) === 'error') {
     throw new Error(`${file}: ${await page.$eval('body', e => e.textContent.slice(0, 400))}`);
   }
@@ -96,7 +136,7 @@ async function loadOnce(file, warm) {
     .filter(([s, d]) => s + d >= a && s <= z).map(([, d]) => d)), [from, to]);
   const loadLongest = await longest(chosen, ready);
   const timings = { ...JSON.parse(await page.$eval('#app', e => e.dataset.loadTimings || '{}')), first_from_load_start: fromLoadStart };
-  return { page, first, ready: ready - chosen, loadLongest, longest, timings };
+  return { page, first, ready: ready - chosen, loadLongest, longest, timings, cpu };
 }
 
 /** Zooms into the timeline in `box`, drags it and zooms back out: 120 input events, a frame each. */
@@ -178,6 +218,8 @@ for (const file of files) {
       ratio_to_native: { median: +(median(first) / 1000 / native).toFixed(2), worst: +(Math.max(...first) / 1000 / native).toFixed(2) },
       longest_task_ms: Math.round(Math.max(...r.map(x => x.loadLongest))),
       parts_ms: r.map(x => x.timings),
+      // Chromium's CPU time from the choice to the first timeline, by process (renderers busiest first).
+      cpu_ms: r.map(x => x.cpu),
     };
   };
   const r = {
@@ -203,4 +245,10 @@ for (const r of results) {
     `(native ${r.native_summary_ms.median} ms) | ${Math.max(r.cold.longest_task_ms, r.warm.longest_task_ms)} / ${r.views_longest_task_ms} / ${r.detail_pan_search_longest_task_ms} ms | ` +
     `${r.wasm_to_file_after_load} / ${r.wasm_to_file_after_detail}`);
 }
+console.log('\nChromium CPU from the choice to the first timeline, medians (ms): busiest renderer / other renderers / browser process / other processes');
+const cpuLine = runs => {
+  const m = f => median(runs.map(f));
+  return `${m(c => c.renderers[0] || 0)} / ${m(c => c.renderers.slice(1).reduce((a, b) => a + b, 0))} / ${m(c => c.browser)} / ${m(c => c.other)}`;
+};
+for (const r of results) console.log(`${r.file}: cold ${cpuLine(r.cold.cpu_ms)}; warm ${cpuLine(r.warm.cpu_ms)}`);
 fs.writeFileSync(path.join(OUT, 'web.json'), JSON.stringify(results, null, 1));
