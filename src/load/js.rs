@@ -28,3 +28,11 @@ pub fn grow_heap(bytes: usize) {
     let mut room: Vec<u8> = Vec::new();
     let _ = room.try_reserve_exact(bytes);
 }
+
+/// Writes `step` more bytes of `heap`'s reserved room (fewer at its end), so that its pages are faulted
+/// in now rather than when what is built next lands there; whether room is left.
+pub fn write_step(heap: &mut Vec<u8>, step: usize) -> bool {
+    let step = step.min(heap.capacity() - heap.len());
+    heap.resize(heap.len() + step, 0);
+    heap.len() < heap.capacity()
+}

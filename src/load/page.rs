@@ -13,7 +13,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, MessageEvent, ReadableStreamByobReader, Worker, WorkerOptions, WorkerType};
 
-use super::js::{clock, grow_heap, now};
+use super::js::{clock, grow_heap, now, write_step};
 use super::protocol::{Encoded, FromWorker, LoadTimings, ToWorker};
 use super::store::{self, OpenFile};
 use crate::view_model::share::HeadHash;
@@ -659,14 +659,13 @@ impl Load {
                 return;
             }
             let mut ahead = self.ahead.borrow_mut();
-            let Some(heap) = ahead.as_mut() else {
-                return;
-            };
-            let step = AHEAD_STEP.min(heap.capacity() - heap.len());
-            if step == 0 {
+            // Once written whole it stays held until the model comes (see `done`).
+            if !ahead
+                .as_mut()
+                .is_some_and(|heap| write_step(heap, AHEAD_STEP))
+            {
                 return;
             }
-            heap.resize(heap.len() + step, 0);
         }
     }
 

@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use super::js::{clock, grow_heap};
+use super::js::{clock, grow_heap, write_step};
 use super::protocol::{Encoded, FromWorker, ToWorker, WorkerTimings};
 
 /// One file being read.
@@ -113,9 +113,7 @@ fn warm_step() {
         let Some(heap) = w.as_mut() else {
             return false;
         };
-        let step = WARM_STEP.min(heap.capacity() - heap.len());
-        heap.resize(heap.len() + step, 0);
-        if heap.len() < heap.capacity() {
+        if write_step(heap, WARM_STEP) {
             return true;
         }
         *w = None;
