@@ -545,6 +545,14 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
         // A folder lists its files in no useful order: by name, numbers as numbers (rank2 < rank10).
         files.sort_by(|a, b| crate::view_model::compare::natural_order(&a.0, &b.0));
     }
+    // One file named as a snapshot opens at once: its parse starts before the page draws its loading
+    // state (on a page that has just opened, that takes tens of milliseconds), not after it.
+    if !folder && files.len() == 1 && pickle_named(&files[0].0) {
+        let (name, file) = files.pop().expect("one file");
+        ui.error.set(None);
+        load::load(ui.listener(), name, file.unchecked_into());
+        return;
+    }
     let Some((first, _)) = files.first() else {
         return;
     };
