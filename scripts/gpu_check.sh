@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# memograph-capture on a real GPU (issue #15), as one prepared run: a session lent a CUDA machine has
+# 15 minutes of it, so everything is built here and the device runs this script once.
+#
+#   scripts/gpu_check.sh prepare   # here: release binaries and the capture tests' binary into .gpu/
+#   scripts/gpu_check.sh run       # there, from the repo root, with $OUT set (by the device tool):
+#       carry: [".gpu", "target/release/memograph", "target/release/memograph-capture"]
+#       command: bash scripts/gpu_check.sh run        timeout_s: 540
+#
+# `run` never stops at a failed check: each ends in one PASS/FAIL line in $OUT/results.txt, the whole
+# log is $OUT/log.txt, and the demo's peak table, `memograph compare` of the demo files and the capture
+# overhead are files of their own there. Where torch or a GPU is missing, every check fails with the
+# launcher's one-line reason (try `bash scripts/gpu_check.sh run` here: OUT defaults to .gpu/out).
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+if [ "${1:-}" = prepare ]; then
+  set -e
+  export PATH="$HOME/.cargo/bin:$PATH"
+  cargo build --release -p memograph -p memograph-capture
+  # The tests' binary, built with this checkout's paths compiled in (`run` links them to the copy).
+  exe=$(cargo test --release -p memograph-capture --test launcher --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "launcher":
+        print(m["executable"])')
+  mkdir -p .gpu
+  cp "$exe" .gpu/capture_tests
+  echo "$ROOT" > .gpu/prefix
+  du -ch .gpu/capture_tests target/release/memograph target/release/memograph-capture | tail -1
+  echo 'ready: run `bash scripts/gpu_check.sh run` on the device, carrying .gpu and the two binaries'
+  exit 0
+fi
+[ "${1:-}" = run ] || { echo "usage: $0 prepare|run" >&2; exit 2; }
+
+OUT=${OUT:-$ROOT/.gpu/out}
+mkdir -p "$OUT"
+W=$(mktemp -d /tmp/memograph-gpu.XXXX)
+MG=$ROOT/target/release/memograph
+CAP=$ROOT/target/release/memograph-capture
+PY=${PYTHON:-python3}
+export PYTHONUNBUFFERED=1
+exec > >(tee "$OUT/log.txt") 2>&1
+: > "$OUT/results.txt"
+result() { echo "$1 $2${3:+: $3}" | tee -a "$OUT/results.txt"; }
+# check NAME SECONDS COMMAND...: runs it with a limit; PASS when it exits 0.
+check() {
+  local name=$1 limit=$2; shift 2
+  echo "=== $name"
+  local t0=$SECONDS
+  if timeout "$limit" bash -c '"$@"' check "$@"; then result PASS "$name" "$((SECONDS - t0)) s"
+  else result FAIL "$name" "exit $? after $((SECONDS - t0)) s"; fi
+}
+
+echo "=== machine"
+nvidia-smi -L || true
+$PY -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU")' || true
+command -v torchrun || true
+
+# The tests' binary finds the capture binary and its Python files by this checkout's paths.
+export W MG CAP PY OUT ROOT
+prefix=$(cat .gpu/prefix 2>/dev/null || echo "$ROOT")
+if [ ! -e "$prefix/crates/capture" ]; then mkdir -p "$(dirname "$prefix")" && ln -sfn "$ROOT" "$prefix"; fi
+check "capture tests (MEMOGRAPH_CUDA_TESTS=1)" 240 env MEMOGRAPH_CUDA_TESTS=1 .gpu/capture_tests --test-threads 1
+
+demo() {
+  "$CAP" --out "$W/demo" demo --context 128,256,512 --precision fp32,bf16 --mode forward,train | tee "$OUT/demo_table.txt"
+  ls "$W"/demo/*.pickle > /dev/null &&
+    "$MG" compare "$W"/demo/*.pickle > "$OUT/compare.txt" &&
+    "$MG" summary --json "$W"/demo/*.pickle > "$W/demo_summary.json" &&
+    $PY - "$W/demo_summary.json" <<'EOF'
+import json, re, sys
+peak = {}
+for line in open(sys.argv[1]):  # one JSON object per file
+    r = json.loads(line)
+    m = re.search(r"demo_tiny_(\w+?)_(fp32|bf16)_ctx(\d+)", r["file"])
+    if m:
+        peak[(m[1], m[2], int(m[3]))] = max(d["timeline_peak_bytes"] for d in r["devices"].values())
+print({"_".join(map(str, k)): v for k, v in sorted(peak.items())})
+ok = all(peak[(mode, "fp32", 128)] < peak[(mode, "fp32", 256)] < peak[(mode, "fp32", 512)] for mode in ("forward", "train"))
+ok = ok and peak[("train", "bf16", 512)] < peak[("train", "fp32", 512)]
+sys.exit(0 if ok else 1)
+EOF
+}
+export -f demo
+check "demo: 12 snapshots, peaks grow with context, bf16 training below fp32, compare reads them" 180 demo
+
+oom() {
+  "$CAP" --out "$W/oom" -- $PY -c '
+import sys, torch
+x = torch.empty(1 << 20, device="cuda")
+try:
+    torch.empty(1 << 50, device="cuda")
+except torch.OutOfMemoryError:
+    sys.exit(7)'
+  local code=$?
+  echo "exit status $code (7 expected)"
+  [ "$code" = 7 ] && ls "$W"/oom/rank0_oom_*.pickle && "$MG" summary "$W"/oom/rank0_oom_*.pickle &&
+    "$MG" trace "$W"/oom/rank0_oom_*.pickle | grep -w oom
+}
+export -f oom
+check "induced OOM: rank0_oom_*.pickle with the oom event, the child's exit status passed on" 90 oom
+
+# Six optimizer steps; step 3 holds a large temporary: --on-peak keeps the snapshot of step 3 alone.
+cat > "$W/steps.py" <<'EOF'
+import os, time, torch
+m = torch.nn.Linear(1024, 1024).cuda()
+o = torch.optim.AdamW(m.parameters())
+rank = int(os.environ.get("RANK", "0"))
+for step in range(1, int(os.environ.get("STEPS", "6")) + 1):
+    extra = torch.empty(256 << 20, dtype=torch.uint8, device="cuda") if step == 3 else None
+    m(torch.randn(64, 1024, device="cuda")).sum().backward()
+    o.step()
+    o.zero_grad()
+    del extra
+    if os.environ.get("STOP_FILE"):  # for SIGUSR1: keep going until told to stop
+        open(os.environ["READY_FILE"], "w").write(str(os.getpid()))
+        while not os.path.exists(os.environ["STOP_FILE"]):
+            time.sleep(0.05)
+        break
+EOF
+on_peak() {
+  "$CAP" --out "$W/peak" --on-peak -- $PY "$W/steps.py" && ls "$W/peak" &&
+    [ "$(ls "$W"/peak/rank0_peak_*.pickle | wc -l)" = 1 ] && [ -e "$W/peak/rank0_peak_3.pickle" ] &&
+    "$MG" summary "$W/peak/rank0_peak_3.pickle"
+}
+export -f on_peak
+check "--on-peak: one snapshot, of step 3 (the highest peak)" 90 on_peak
+
+usr1() {
+  rm -f "$W/ready" "$W/stop"
+  READY_FILE=$W/ready STOP_FILE=$W/stop STEPS=1 "$CAP" --out "$W/usr1" -- $PY "$W/steps.py" &
+  local launcher=$! i
+  # Waits while the job runs (a launcher that stopped, say without torch, ends the wait).
+  for i in $(seq 600); do [ -s "$W/ready" ] || ! kill -0 "$launcher" 2> /dev/null && break; sleep 0.1; done
+  [ -s "$W/ready" ] && kill -USR1 "$(cat "$W/ready")"
+  for i in $(seq 300); do ls "$W"/usr1/rank0_signal_*.pickle > /dev/null 2>&1 || ! kill -0 "$launcher" 2> /dev/null && break; sleep 0.1; done
+  sleep 1; touch "$W/stop"; wait "$launcher"
+  ls "$W"/usr1/rank0_signal_*.pickle && "$MG" summary "$W"/usr1/rank0_signal_*.pickle
+}
+export -f usr1
+check "SIGUSR1 to the training process writes rank0_signal_*.pickle" 120 usr1
+
+ranks() {
+  STEPS=4 "$CAP" --out "$W/ranks" --every-steps 2 -- torchrun --standalone --nproc_per_node 2 "$W/steps.py" &&
+    ls "$W/ranks" && for r in 0 1; do
+      [ -e "$W/ranks/rank${r}_step_2.pickle" ] && [ -e "$W/ranks/rank${r}_step_4.pickle" ] &&
+        [ "$(wc -l < "$W/ranks/rank${r}_steps.jsonl")" = 4 ] || return 1
+    done && "$MG" compare "$W"/ranks/rank*_step_4.pickle
+}
+export -f ranks
+check "torchrun, 2 processes on one GPU: rank0_ and rank1_ snapshots and step records" 180 ranks
+
+# Steps per second of one training loop, plain and under capture (default options).
+cat > "$W/speed.py" <<'EOF'
+import sys, time, torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(2048, 2048), torch.nn.GELU()) for _ in range(8)]).cuda()
+o = torch.optim.AdamW(m.parameters())
+def step():
+    m(torch.randn(256, 2048, device="cuda")).square().mean().backward()
+    o.step()
+    o.zero_grad()
+for _ in range(20):
+    step()
+torch.cuda.synchronize()
+t = time.perf_counter()
+for _ in range(200):
+    step()
+torch.cuda.synchronize()
+print(f"{sys.argv[1]}: {200 / (time.perf_counter() - t):.1f} steps/s")
+EOF
+speed() {
+  set -o pipefail
+  { $PY "$W/speed.py" plain && "$CAP" --out "$W/speed" --no-exit-snapshot -- $PY "$W/speed.py" captured &&
+      $PY "$W/speed.py" plain-again; } | tee "$OUT/overhead.txt" && [ "$(grep -c steps/s "$OUT/overhead.txt")" = 3 ]
+}
+export -f speed
+check "capture overhead (steps/s, plain vs captured)" 120 speed
+
+echo "=== results"
+cat "$OUT/results.txt"
+ls -la "$OUT"
