@@ -5,12 +5,14 @@
 #   scripts/gpu_check.sh prepare   # here: release binaries and the capture tests' binary into .gpu/
 #   scripts/gpu_check.sh run       # there, from the repo root, with $OUT set (by the device tool):
 #       carry: [".gpu", "target/release/memograph", "target/release/memograph-capture"]
-#       command: bash scripts/gpu_check.sh run        timeout_s: 540
+#       command: bash scripts/gpu_check.sh run        timeout_s: 580 (6–9 minutes expected)
 #
 # `run` never stops at a failed check: each ends in one PASS/FAIL line in $OUT/results.txt, the whole
-# log is $OUT/log.txt, and the demo's peak table, `memograph compare` of the demo files and the capture
-# overhead are files of their own there. Where torch or a GPU is missing, every check fails with the
-# launcher's one-line reason (try `bash scripts/gpu_check.sh run` here: OUT defaults to .gpu/out).
+# log is $OUT/log.txt, and the demo's peak table, `memograph compare` of the demo files, the capture
+# overhead, the large snapshot's figures and timings, and the fresh fixtures (fixtures.tar.gz: the
+# pickles, reference/*.json and recorded.json, from scripts/record_fixtures.py) are files of their own.
+# Where torch or a GPU is missing, every check fails with its one-line reason (try it here: OUT
+# defaults to .gpu/out).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -179,6 +181,65 @@ speed() {
 }
 export -f speed
 check "capture overhead (steps/s, plain vs captured)" 120 speed
+
+# Fresh fixtures: one small snapshot per feature, their reference figures (pickle.load), and whether
+# `memograph summary` agrees with them; the files come back packed, to be kept under tests/fixtures/.
+fixtures() {
+  $PY "$ROOT/scripts/record_fixtures.py" "$W/fixtures"
+  local recorded=$?
+  (cd "$W" && tar czf "$OUT/fixtures.tar.gz" fixtures)
+  ls "$W"/fixtures/*.pickle > /dev/null || return 1
+  "$MG" summary --json "$W"/fixtures/*.pickle > "$W/fixtures_summary.json"
+  $PY - "$W/fixtures_summary.json" "$W/fixtures/reference" <<'PY'
+import json, os, sys
+bad = 0
+for line in open(sys.argv[1]):
+    got = json.loads(line)
+    name = os.path.basename(got["file"])
+    ref = os.path.join(sys.argv[2], name + ".json")
+    want = json.load(open(ref))["devices"] if os.path.exists(ref) else None
+    same = want == got["devices"]
+    bad += not same
+    print("agrees" if same else "DIFFERS", name)
+    if not same:
+        print("  memograph", json.dumps(got["devices"], sort_keys=True))
+        print("  reference", json.dumps(want, sort_keys=True))
+sys.exit(1 if bad else 0)
+PY
+  [ $? = 0 ] && [ $recorded = 0 ]
+}
+export -f fixtures
+check "fresh fixtures recorded; memograph summary equals their pickle.load reference" 420 fixtures
+
+# One large snapshot (max_entries 1 000 000) of a real model's training steps: memograph summary and the
+# reference script on it, timed; only the figures come back.
+cat > "$W/large.py" <<'PY'
+import sys, time, torch
+import torch.nn.functional as F
+sys.path.insert(0, sys.argv[1])
+from demo import LM, MODELS
+cfg = dict(MODELS["small"]); batch = cfg.pop("batch")
+model = LM(context=256, **cfg).cuda()
+opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+idx = torch.randint(0, cfg["vocab"], (batch, 256), device="cuda")
+t = time.time()
+for step in range(400):
+    F.cross_entropy(model(idx).view(-1, cfg["vocab"]), idx.view(-1)).backward()
+    opt.step(); opt.zero_grad(set_to_none=True)
+    if time.time() - t > 60:
+        break
+print("steps", step + 1)
+PY
+large() {
+  set -o pipefail
+  "$CAP" --out "$W/large" --max-entries 1000000 -- $PY "$W/large.py" "$ROOT/crates/capture/python" &&
+    ls -la "$W"/large/ && f=$(ls "$W"/large/rank0_exit_*.pickle | head -1) &&
+    { /usr/bin/time -f "memograph summary: %e s, %M KB" "$MG" summary --json "$f" &&
+      /usr/bin/time -f "reference (pickle.load): %e s, %M KB" $PY "$ROOT/scripts/reference_figures.py" "$f"; } 2>&1 |
+    tee "$OUT/large.txt"
+}
+export -f large
+check "large snapshot (1 M entries): memograph summary and the reference, timed" 240 large
 
 echo "=== results"
 cat "$OUT/results.txt"

@@ -29,6 +29,10 @@ cargo clippy -p memograph-web --target wasm32-unknown-unknown --all-targets -- -
 
 step "native tests"
 cargo test --workspace
+if [ -n "${MEMOGRAPH_REQUIRE_FIXTURES:-}" ]; then
+  # The reference script that new fixtures get their figures from agrees with the fixtures' own.
+  python3 scripts/reference_figures.py --check "$FIXTURES"
+fi
 
 step "32-bit native tests (the engine and the page's view models on i686: wasm32's usize)"
 cargo test --target i686-unknown-linux-gnu -p memograph-snapshot -p memograph-web
