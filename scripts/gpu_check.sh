@@ -11,6 +11,8 @@
 # log is $OUT/log.txt, and the demo's peak table, `memograph compare` of the demo files, the capture
 # overhead, the large snapshot's figures and timings, and the fresh fixtures (fixtures.tar.gz: the
 # pickles, reference/*.json and recorded.json, from scripts/record_fixtures.py) are files of their own.
+# Kept with `tar xzf fixtures.tar.gz -C tests`, they are tested as tests/fixtures: their figures by the
+# engine's fixture tests, their peaks on the page by the end-to-end tests.
 # Where torch or a GPU is missing, every check fails with its one-line reason (try it here: OUT
 # defaults to .gpu/out).
 set -u

@@ -10,8 +10,14 @@ let server, b;
 before(async () => { server = await serve(); b = await browser(); });
 after(async () => { await b?.close(); await server?.close(); });
 
-const references = !HAVE_FIXTURES ? [] : fs.readdirSync(path.join(FIXTURES, 'reference')).filter(f => f.endsWith('.json')).sort()
-  .map(f => JSON.parse(fs.readFileSync(path.join(FIXTURES, 'reference', f), 'utf8')));
+/** The reference figures (`reference/*.json`) of the snapshots in `dir`. */
+const referencesIn = dir => fs.readdirSync(path.join(dir, 'reference')).filter(f => f.endsWith('.json')).sort()
+  .map(f => JSON.parse(fs.readFileSync(path.join(dir, 'reference', f), 'utf8')));
+const references = HAVE_FIXTURES ? referencesIn(FIXTURES) : [];
+// Real snapshots recorded for this repository (scripts/gpu_check.sh), with figures from
+// scripts/reference_figures.py: first tier, once there are any.
+const REPO_FIXTURES = process.env.MEMOGRAPH_REPO_FIXTURES || path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'fixtures');
+const repoReferences = fs.existsSync(path.join(REPO_FIXTURES, 'reference')) ? referencesIn(REPO_FIXTURES) : [];
 
 /** The device a viewer opens first: the longest trace (ties: the lowest). */
 function defaultDevice(ref) {
@@ -36,9 +42,19 @@ async function timelinePoint(page, x, bytes, xLen, yMax) {
 }
 
 test('every fixture loads and shows its reference peak for the default device', TIER2, async () => {
+  await showsReferencePeaks(FIXTURES, references, 'all-fixtures-last');
+});
+
+test('every repository fixture loads and shows its reference peak for the default device',
+  repoReferences.length ? {} : { skip: `no repository fixtures in ${REPO_FIXTURES} yet` },
+  async () => { await showsReferencePeaks(REPO_FIXTURES, repoReferences, 'repository-fixtures-last'); });
+
+/** Opens each of `refs`' files from `dir` in one page: each is ready on its default device, with its
+ *  reference peak; then every one is in the open-files list. */
+async function showsReferencePeaks(dir, refs, screenshot) {
   const { page, errors } = await open(b, server.url);
-  for (const ref of references) {
-    await loadFile(page, path.join(FIXTURES, ref.file));
+  for (const ref of refs) {
+    await loadFile(page, path.join(dir, ref.file));
     assert.equal(await page.$eval('#app', e => e.dataset.state), 'ready', ref.file);
     const device = defaultDevice(ref);
     assert.equal(await page.$eval('[data-testid=device-select]', e => e.value), device, ref.file);
@@ -46,11 +62,11 @@ test('every fixture loads and shows its reference peak for the default device', 
     assert.ok(text.includes(String(ref.devices[device].timeline_peak_bytes)), `${ref.file}: ${text}`);
   }
   const files = await page.$$eval('select[title="Open files"] option', o => o.length);
-  assert.equal(files, references.length);
-  await shot(page, 'all-fixtures-last');
+  assert.equal(files, refs.length);
+  await shot(page, screenshot);
   assert.deepEqual(errors, []);
   await page.close();
-});
+}
 
 test('the slider goes to 100 % and clicking inside the band at the peak shows its stack', TIER2, async () => {
   const { page, errors } = await open(b, server.url);

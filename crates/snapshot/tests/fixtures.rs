@@ -16,24 +16,51 @@ fn every_fixture_summary_equals_its_reference() {
         "expected the shared fixtures, found {names:?}"
     );
     for name in names {
-        let snapshot =
-            read_bytes(&common::fixture_bytes(&name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         let reference = common::reference(&name);
-        let expected = reference["devices"].as_object().unwrap();
-        let got = summarize(&snapshot);
-        let got_devices: Vec<String> = got.iter().map(|d| d.device.to_string()).collect();
-        let expected_devices: Vec<String> = expected.keys().cloned().collect();
-        assert_eq!(got_devices, expected_devices, "{name}: devices");
-        for d in got {
-            let mut json = serde_json::to_value(&d).unwrap();
-            json.as_object_mut().unwrap().remove("device");
-            assert_eq!(
-                json,
-                expected[&d.device.to_string()],
-                "{name}: device {}",
-                d.device
-            );
-        }
+        assert_summary_is_reference(&name, &common::fixture_bytes(&name), &reference);
+    }
+}
+
+/// The real snapshots recorded for this repository (`tests/fixtures`, by `scripts/gpu_check.sh` on a
+/// GPU machine) with `reference/FILE.json` from `scripts/reference_figures.py`: each reads, and its
+/// figures equal its reference. (`MEMOGRAPH_REPO_FIXTURES` points elsewhere.)
+#[test]
+fn every_repository_fixture_summary_equals_its_reference() {
+    let dir = std::env::var_os("MEMOGRAPH_REPO_FIXTURES")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
+        });
+    let Ok(references) = std::fs::read_dir(dir.join("reference")) else {
+        eprintln!("no repository fixtures in {}", dir.display());
+        return;
+    };
+    for entry in references {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        let reference: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let name = reference["file"].as_str().unwrap();
+        let bytes = std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_summary_is_reference(name, &bytes, &reference);
+    }
+}
+
+/// `bytes` read into the summary whose devices and figures are `reference`'s.
+fn assert_summary_is_reference(name: &str, bytes: &[u8], reference: &serde_json::Value) {
+    let snapshot = read_bytes(bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let expected = reference["devices"].as_object().unwrap();
+    let got = summarize(&snapshot);
+    let got_devices: Vec<String> = got.iter().map(|d| d.device.to_string()).collect();
+    let expected_devices: Vec<String> = expected.keys().cloned().collect();
+    assert_eq!(got_devices, expected_devices, "{name}: devices");
+    for d in got {
+        let mut json = serde_json::to_value(&d).unwrap();
+        json.as_object_mut().unwrap().remove("device");
+        assert_eq!(
+            json,
+            expected[&d.device.to_string()],
+            "{name}: device {}",
+            d.device
+        );
     }
 }
 
