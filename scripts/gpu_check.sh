@@ -246,3 +246,4 @@ check "large snapshot (1 M entries): memograph summary and the reference, timed"
 echo "=== results"
 cat "$OUT/results.txt"
 ls -la "$OUT"
+sleep 1 # the log's tee writes its last lines
