@@ -548,10 +548,8 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
     // One file named as a snapshot opens at once: its parse starts before the page draws its loading
     // state (on a page that has just opened, that takes tens of milliseconds), not after it.
     if !folder && files.len() == 1 && pickle_named(&files[0].0) {
-        let (name, file) = files.pop().expect("one file");
         ui.error.set(None);
-        load::load(ui.listener(), name, file.unchecked_into());
-        return;
+        return open_snapshots(ui, files, false);
     }
     let Some((first, _)) = files.first() else {
         return;

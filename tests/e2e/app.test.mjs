@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, open, loadFile, shot, FIXTURES, TIER2, HAVE_FIXTURES } from './harness.mjs';
+import { serve, browser, open, loadFile, shot, FIXTURES, ROOT, TIER2, HAVE_FIXTURES } from './harness.mjs';
 
 let server, b;
 before(async () => { server = await serve(); b = await browser(); });
@@ -16,7 +16,7 @@ const referencesIn = dir => fs.readdirSync(path.join(dir, 'reference')).filter(f
 const references = HAVE_FIXTURES ? referencesIn(FIXTURES) : [];
 // Real snapshots recorded for this repository (scripts/gpu_check.sh), with figures from
 // scripts/reference_figures.py: first tier, once there are any.
-const REPO_FIXTURES = process.env.MEMOGRAPH_REPO_FIXTURES || path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'fixtures');
+const REPO_FIXTURES = process.env.MEMOGRAPH_REPO_FIXTURES || path.join(ROOT, 'tests', 'fixtures');
 const repoReferences = fs.existsSync(path.join(REPO_FIXTURES, 'reference')) ? referencesIn(REPO_FIXTURES) : [];
 
 /** The device a viewer opens first: the longest trace (ties: the lowest). */
