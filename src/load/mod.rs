@@ -20,6 +20,13 @@
 //!   when it is next *called* after it has been busy a while: a loop that runs once over a whole file
 //!   stays on baseline code throughout. Long loops in the engine therefore run as batches of calls
 //!   (`memograph_snapshot::batch`: the pickle machine's opcodes, the codec's columns, lifetimes).
+//!   The optimising compile is itself work on a cold load's two cores, and it grows faster than the
+//!   function: `wasm-opt` would inline every function with one caller whatever its size (and whatever
+//!   Rust's `#[inline(never)]` said), so index.html bounds that to 1000 expressions. The pickle
+//!   machine's loop went from 23.6 to 11.9 KB of wasm (its rare opcodes stay apart), the worker's
+//!   message handler from 21.7 to 4.1 KB and the snapshot's builder from 20.1 to 9.9 KB; at 185 MB,
+//!   cold first timeline medians 842 → 794 ms (long run, 10 loads each) and 956 → 868 ms (tiled, 6
+//!   each), warm unchanged (568 / 574 ms).
 //! - **Rehearsal.** While the user picks a file, the spare worker loads `synth`'s snapshot and the page
 //!   decodes it, builds its model and draws it on a hidden canvas (`rehearsal.rs`), so the real load
 //!   runs on optimised code (a cold load is markedly slower: `scripts/bench_web.mjs` measures both). The
