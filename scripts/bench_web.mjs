@@ -5,7 +5,11 @@
 //     `memograph summary --json` wall time in the same run; RUNS loads of each kind, interleaved with
 //     native runs, medians and worst reported;
 //   - cold (the file chosen the moment the page opens, as `?url=` does: nothing rehearsed yet) and warm
-//     (chosen after a pause, as a user would);
+//     (chosen after a pause, as a user would). Each load is a new tab of one browser window, as a
+//     link opens in a running browser: a new renderer process that fetches (never from a cache, the
+//     server says `no-store`) and compiles the module afresh. NEW_WINDOW=1 opens each in a window of
+//     its own instead: on two cores that adds the window's own start (headless Chromium's UI renderer
+//     alone uses ~350 ms of CPU then) to every load;
 //   - the longest main-thread task (PerformanceObserver 'longtask') from the choice until ready, while
 //     every view opens afterwards (segments, state history, where the memory goes; each waited for
 //     until built), and from 100 % detail through pan/zoom, a search (`>1MB`) and pan/zoom again with
@@ -96,10 +100,17 @@ const median = v => pct(v, 0.5);
 
 const server = await serve();
 const b = await browser();
+// One window for every tab (see the header); its own start is over before the first load.
+const NEW_WINDOW = process.env.NEW_WINDOW === '1';
+const windowOf = NEW_WINDOW ? null : await b.newContext({ viewport: { width: 1400, height: 860 } });
+if (windowOf) {
+  await (await windowOf.newPage()).goto('about:blank');
+  await new Promise(r => setTimeout(r, 2000));
+}
 
 /** A fresh page; `file` chosen at once (cold) or after a pause (warm). Returns the figures of the load. */
 async function loadOnce(file, warm) {
-  const page = await b.newPage({ viewport: { width: 1400, height: 860 } });
+  const page = windowOf ? await windowOf.newPage() : await b.newPage({ viewport: { width: 1400, height: 860 } });
   await page.addInitScript(() => {
     addEventListener('TrunkApplicationStarted', e => { window.__wasm = e.detail.wasm; });
     window.__longtasks = [];
@@ -137,6 +148,9 @@ async function loadOnce(file, warm) {
   const longest = async (from, to) => page.evaluate(([a, z]) => Math.max(0, ...window.__longtasks
     .filter(([s, d]) => s + d >= a && s <= z).map(([, d]) => d)), [from, to]);
   const loadLongest = await longest(chosen, ready);
+  // Cold means a first visit: the module came over the network, not from a cache.
+  if (!await page.evaluate(() => performance.getEntriesByType('resource')
+    .some(e => e.name.endsWith('.wasm') && e.transferSize > 0))) throw new Error('the module came from a cache');
   const timings = { ...JSON.parse(await page.$eval('#app', e => e.dataset.loadTimings || '{}')), first_from_load_start: fromLoadStart,
     // From the automation's call to the `change` event: its own cost (~15 ms on an idle page) and
     // whatever held the page's thread as the file came (counted in the figures above).
@@ -229,7 +243,7 @@ for (const file of files) {
     };
   };
   const r = {
-    file: path.basename(file), mb: +(size / 1e6).toFixed(1), runs: RUNS,
+    file: path.basename(file), mb: +(size / 1e6).toFixed(1), runs: RUNS, loads_in: NEW_WINDOW ? 'new windows' : 'new tabs of one window',
     native_summary_ms: { median: Math.round(native * 1000), all: natives.map(n => Math.round(n * 1000)) },
     cold: summary('cold'), warm: summary('warm'),
     views_ms: views.viewsMs, views_longest_task_ms: Math.round(views.viewsLongest),
@@ -244,7 +258,8 @@ for (const file of files) {
 }
 await b.close();
 await server.close();
-console.log('\nfile | first timeline cold/warm (worst) | ready cold/warm (worst) | × native (worst) | longest task load / views / detail+pan+search | wasm ÷ file load / detail');
+console.log(`\nloads in ${NEW_WINDOW ? 'new windows' : 'new tabs of one window'}`);
+console.log('file | first timeline cold/warm (worst) | ready cold/warm (worst) | × native (worst) | longest task load / views / detail+pan+search | wasm ÷ file load / detail');
 for (const r of results) {
   console.log(`${r.file} (${r.mb} MB) | ${r.cold.first_timeline_ms.worst} / ${r.warm.first_timeline_ms.worst} ms | ` +
     `${r.cold.ready_ms.worst} / ${r.warm.ready_ms.worst} ms | ${Math.max(r.cold.ratio_to_native.worst, r.warm.ratio_to_native.worst)}× ` +

@@ -31,7 +31,8 @@ export async function serve(dir = DIST, prefix = '/memograph/') {
       if (fs.existsSync(path.join(FIXTURES, path.basename(file)))) file = path.join(FIXTURES, path.basename(file));
       else { res.writeHead(404); res.end(); return; }
     }
-    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream' });
+    // Never cached: every page a test or the benchmark opens fetches and compiles the module afresh.
+    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream', 'cache-control': 'no-store' });
     fs.createReadStream(file).pipe(res);
   });
   await new Promise(r => server.listen(0, '127.0.0.1', r));
