@@ -102,7 +102,9 @@ const server = await serve();
 const b = await browser();
 // One window for every tab (see the header); its own start is over before the first load.
 const NEW_WINDOW = process.env.NEW_WINDOW === '1';
-const windowOf = NEW_WINDOW ? null : await b.newContext({ viewport: { width: 1400, height: 860 } });
+const LOADS_IN = NEW_WINDOW ? 'new windows' : 'new tabs of one window';
+const VIEWPORT = { width: 1400, height: 860 };
+const windowOf = NEW_WINDOW ? null : await b.newContext({ viewport: VIEWPORT });
 if (windowOf) {
   await (await windowOf.newPage()).goto('about:blank');
   await new Promise(r => setTimeout(r, 2000));
@@ -110,7 +112,7 @@ if (windowOf) {
 
 /** A fresh page; `file` chosen at once (cold) or after a pause (warm). Returns the figures of the load. */
 async function loadOnce(file, warm) {
-  const page = windowOf ? await windowOf.newPage() : await b.newPage({ viewport: { width: 1400, height: 860 } });
+  const page = windowOf ? await windowOf.newPage() : await b.newPage({ viewport: VIEWPORT });
   await page.addInitScript(() => {
     addEventListener('TrunkApplicationStarted', e => { window.__wasm = e.detail.wasm; });
     window.__longtasks = [];
@@ -243,7 +245,7 @@ for (const file of files) {
     };
   };
   const r = {
-    file: path.basename(file), mb: +(size / 1e6).toFixed(1), runs: RUNS, loads_in: NEW_WINDOW ? 'new windows' : 'new tabs of one window',
+    file: path.basename(file), mb: +(size / 1e6).toFixed(1), runs: RUNS, loads_in: LOADS_IN,
     native_summary_ms: { median: Math.round(native * 1000), all: natives.map(n => Math.round(n * 1000)) },
     cold: summary('cold'), warm: summary('warm'),
     views_ms: views.viewsMs, views_longest_task_ms: Math.round(views.viewsLongest),
@@ -258,7 +260,7 @@ for (const file of files) {
 }
 await b.close();
 await server.close();
-console.log(`\nloads in ${NEW_WINDOW ? 'new windows' : 'new tabs of one window'}`);
+console.log(`\nloads in ${LOADS_IN}`);
 console.log('file | first timeline cold/warm (worst) | ready cold/warm (worst) | × native (worst) | longest task load / views / detail+pan+search | wasm ÷ file load / detail');
 for (const r of results) {
   console.log(`${r.file} (${r.mb} MB) | ${r.cold.first_timeline_ms.worst} / ${r.warm.first_timeline_ms.worst} ms | ` +
