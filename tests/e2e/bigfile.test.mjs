@@ -45,30 +45,38 @@ function nativePeak(file) {
 
 test('a file over the in-flight window streams to the worker while the page answers, with the CLI peak', async () => {
   const { page, errors } = await open(b, server.url);
-  await page.setInputFiles('input[type=file]', big);
   // While it loads: the bar moves through parsing, and the page's thread answers within a frame or two.
-  const labels = new Set();
-  let slowest = 0, shotTaken = false;
-  for (;;) {
-    const t = Date.now();
-    const state = await page.evaluate(() => new Promise(r => requestAnimationFrame(() =>
-      r([document.querySelector('#app').dataset.state, document.querySelector('.progress-label')?.textContent ?? '']))));
-    slowest = Math.max(slowest, Date.now() - t);
-    if (state[0] !== 'loading') break;
-    const percent = state[1].match(/parsing (\d+) %.* read (\d+) %/);
-    if (percent) {
-      labels.add(Number(percent[1]));
-      // Once two values are seen: a screenshot takes longer than an 80 MB parse now does, and taken at
-      // the first it could hide every later one.
-      if (labels.size === 2 && !shotTaken) {
-        shotTaken = true;
-        await shot(page, 'big-file-loading');
-      }
+  // Both are recorded in the page, at every change of the label and every frame, so that how often this
+  // test's round trips get through (fewer, the faster the load and the busier the machine) decides nothing.
+  await page.evaluate(() => {
+    const watch = globalThis.loadWatch = { percents: [], longestFrame: 0 };
+    new MutationObserver(() => {
+      const m = document.querySelector('.progress-label')?.textContent.match(/parsing (\d+) %/);
+      if (m && watch.percents.at(-1) !== Number(m[1])) watch.percents.push(Number(m[1]));
+    }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    let last = performance.now();
+    const frame = now => {
+      watch.longestFrame = Math.max(watch.longestFrame, now - last);
+      last = now;
+      if (!['ready', 'error'].includes(document.querySelector('#app').dataset.state)) requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+  });
+  await page.setInputFiles('input[type=file]', big);
+  // A screenshot once the bar has moved, if the load is still going by then (a screenshot takes longer
+  // than an 80 MB parse now does; taken at the first value it could hide every later one).
+  let shotTaken = false;
+  while (!['ready', 'error'].includes(await page.$eval('#app', e => e.dataset.state))) {
+    if (!shotTaken && await page.evaluate(() => globalThis.loadWatch.percents.length >= 2)) {
+      shotTaken = true;
+      await shot(page, 'big-file-loading');
     }
+    await new Promise(r => setTimeout(r, 10));
   }
+  const { percents, longestFrame } = await page.evaluate(() => globalThis.loadWatch);
   assert.equal(await page.$eval('#app', e => e.dataset.state), 'ready');
-  assert.ok(labels.size >= 2, `progress seen: ${[...labels]}`);
-  assert.ok(slowest < 1000, `the page took ${slowest} ms to answer during the load`);
+  assert.ok(percents.length >= 2, `progress seen: ${percents}`);
+  assert.ok(longestFrame < 1000, `the page went ${Math.round(longestFrame)} ms without a frame during the load`);
   const timings = JSON.parse(await page.$eval('#app', e => e.dataset.loadTimings));
   assert.ok(timings.read > 0 && timings.parse > 0, JSON.stringify(timings));
   // The pieces were read from the file's byte stream into a few buffers the worker handed back, not
