@@ -258,6 +258,25 @@ test('the state history at the end of a training step shows blocks with their ro
   await page.close();
 });
 
+test('a browser without WebAssembly SIMD is told what it needs, not shown a blank page', async () => {
+  // As such a browser would do: the check's one-instruction module does not validate, and compiling
+  // the app's module fails.
+  const page = await b.newPage();
+  await page.addInitScript(() => {
+    const refuse = () => Promise.reject(new WebAssembly.CompileError('WebAssembly.instantiate(): invalid opcode 0xfd'));
+    WebAssembly.validate = () => false;
+    WebAssembly.instantiate = refuse;
+    WebAssembly.instantiateStreaming = refuse;
+  });
+  await page.goto(server.url);
+  const text = await page.textContent('#fatal');
+  assert.match(text, /^Memograph stopped: this browser cannot run it \(no WebAssembly SIMD\)\. It needs WebAssembly with SIMD: Chrome or Edge 91, Firefox 89, Safari 16\.4 or later/);
+  await page.waitForTimeout(300);
+  assert.equal(await page.locator('#fatal').count(), 1);
+  await shot(page, 'no-simd');
+  await page.close();
+});
+
 test('a parsing worker that cannot start ends the load with an error, not a wait', TIER2, async () => {
   const page = await b.newPage();
   await page.route('**/worker.js*', route => route.fulfill({ status: 404, body: 'gone' }));
