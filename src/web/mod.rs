@@ -399,6 +399,24 @@ impl Listener for Ui {
     }
 }
 
+/// Where a tooltip goes for the pointer at (`x`, `y`) on a plot of `width` × `height` CSS pixels (the
+/// tooltip's container is the plot): beside the pointer, on the side with more room, so that near the
+/// plot's right edge it does not cover the stack panel beside it, nor run off the bottom.
+pub(crate) fn tooltip_style(x: f64, y: f64, width: f64, height: f64) -> String {
+    const GAP: f64 = 14.0;
+    let (left, shift_x) = if x > width / 2.0 {
+        (x - GAP, "-100%")
+    } else {
+        (x + GAP, "0")
+    };
+    let (top, shift_y) = if y > height / 2.0 {
+        (y - GAP, "-100%")
+    } else {
+        (y + GAP, "0")
+    };
+    format!("left:{left}px;top:{top}px;transform:translate({shift_x},{shift_y})")
+}
+
 /// Calls `f` once the page is idle (`requestIdleCallback`, at most a second on), or in 200 ms where the
 /// browser has no idle callbacks.
 fn when_idle(f: impl FnOnce() + 'static) {

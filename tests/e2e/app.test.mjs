@@ -89,6 +89,14 @@ test('the slider goes to 100 % and clicking inside the band at the peak shows it
   const xLen = Object.values(d.events).reduce((a, b) => a + b, 0);
   const at = await timelinePoint(page, d.peak_event_index, d.timeline_peak_bytes * 0.5, xLen, d.timeline_peak_bytes);
   await page.mouse.move(at.x, at.y);
+  // Near the plot's right edge the tooltip opens to the left of the pointer: inside the plot, not over
+  // the stack panel beside it.
+  await page.waitForSelector('.tooltip');
+  const tip = await page.locator('.tooltip').boundingBox();
+  const plot = await page.locator('[data-testid=timeline]').boundingBox();
+  assert.ok(at.x > plot.x + plot.width / 2, 'the peak is in the right half');
+  assert.ok(tip.x >= plot.x && tip.x + tip.width <= at.x && tip.y >= plot.y
+    && tip.y + tip.height <= plot.y + plot.height, JSON.stringify({ tip, plot, at }));
   await page.mouse.down();
   await page.mouse.up();
   const stack = await page.locator('[data-testid=stack-trace]').textContent({ timeout: 5000 });
