@@ -27,10 +27,9 @@
 //!   message handler from 21.7 to 4.1 KB and the snapshot's builder from 20.1 to 9.9 KB; at 185 MB,
 //!   cold first timeline medians 842 → 794 ms (long run, 10 loads each) and 956 → 868 ms (tiled, 6
 //!   each), warm unchanged (568 / 574 ms).
-//! - **SIMD.** The module is built with WebAssembly SIMD (`.cargo/config.toml`, where the figures
-//!   are): LLVM vectorises the engine's loops over columns with it (at 185 MB the codec's decode went
-//!   from about 46 to 28 ms, the first timeline from 608 to 559 ms warm, 714 to 644 cold). index.html
-//!   checks for it before the module loads and says what a browser without it needs.
+//! - **SIMD.** The module is built with WebAssembly SIMD: LLVM vectorises the engine's loops over
+//!   columns with it (the figures are in `.cargo/config.toml`). index.html checks for it before the
+//!   module loads and says what a browser without it needs.
 //! - **Rehearsal.** While the user picks a file, the spare worker loads `synth`'s snapshot and the page
 //!   decodes it, builds its model and draws it on a hidden canvas (`rehearsal.rs`), so the real load
 //!   runs on optimised code (a cold load is markedly slower: `scripts/bench_web.mjs` measures both). The

@@ -399,11 +399,14 @@ impl Listener for Ui {
     }
 }
 
-/// Where a tooltip goes for the pointer at (`x`, `y`) on a plot of `width` × `height` CSS pixels (the
-/// tooltip's container is the plot): beside the pointer, on the side with more room, so that near the
-/// plot's right edge it does not cover the stack panel beside it, nor run off the bottom.
-pub(crate) fn tooltip_style(x: f64, y: f64, width: f64, height: f64) -> String {
+/// Where a tooltip goes for the pointer at (`x`, `y`) on `plot`'s canvas (the tooltip's container is
+/// the plot): beside the pointer, on the side with more room, so that near the plot's right edge it does
+/// not cover the stack panel beside it, nor run off the bottom.
+pub(crate) fn tooltip_style(x: f64, y: f64, plot: NodeRef<leptos::html::Canvas>) -> String {
     const GAP: f64 = 14.0;
+    let (width, height) = plot.get_untracked().map_or((0.0, 0.0), |c| {
+        (c.client_width() as f64, c.client_height() as f64)
+    });
     let (left, shift_x) = if x > width / 2.0 {
         (x - GAP, "-100%")
     } else {

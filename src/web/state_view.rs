@@ -232,11 +232,8 @@ pub fn StateView(ui: Ui) -> impl IntoView {
                             ev.prevent_default();
                             map_scroll.update(|s| *s = (*s + ev.delta_y()).max(0.0));
                         }></canvas>
-                    {move || hover.get().map(|(x, y, t)| {
-                        let (w, h) = canvas.get_untracked().map_or((0.0, 0.0), |c| {
-                            (c.client_width() as f64, c.client_height() as f64)
-                        });
-                        view! { <div class="tooltip" style=super::tooltip_style(x, y, w, h)>{t}</div> }
+                    {move || hover.get().map(|(x, y, t)| view! {
+                        <div class="tooltip" style=super::tooltip_style(x, y, canvas)>{t}</div>
                     })}
                 </div>
             </div>

@@ -599,11 +599,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                     <canvas class="timeline-canvas" data-testid="timeline" tabindex="0" node_ref=canvas
                         on:wheel=on_wheel on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
                         on:mouseleave=on_leave on:keydown=on_key></canvas>
-                    {move || tooltip.get().map(|(x, y, text)| {
-                        let (w, h) = canvas.get_untracked().map_or((0.0, 0.0), |c| {
-                            (c.client_width() as f64, c.client_height() as f64)
-                        });
-                        view! { <div class="tooltip" style=super::tooltip_style(x, y, w, h)>{text}</div> }
+                    {move || tooltip.get().map(|(x, y, text)| view! {
+                        <div class="tooltip" style=super::tooltip_style(x, y, canvas)>{text}</div>
                     })}
                     <canvas class="minimap" node_ref=minimap title="Drag to zoom to a range"
                         on:mousedown=on_brush_down on:mousemove=on_brush_move on:mouseup=on_brush_up></canvas>
