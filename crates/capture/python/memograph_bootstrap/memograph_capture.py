@@ -69,6 +69,80 @@ def counters(stats):
     return {name: int(stats.get(key, 0)) for name, key in pick.items()}
 
 
+def flatten(nested, prefix=""):
+    """torch.cuda.memory_stats's flat keys ("allocated_bytes.all.peak") from the nested dict."""
+    flat = {}
+    for key, value in nested.items():
+        name = f"{prefix}.{key}" if prefix else key
+        if isinstance(value, dict):
+            flat.update(flatten(value, name))
+        else:
+            flat[name] = value
+    return flat
+
+
+class PeakShield:
+    """Step records need each step's own peak, so capture resets the allocator's peak counters after
+    every optimizer step; the program must not notice. Its torch.cuda peak readings (memory_stats,
+    max_memory_allocated, max_memory_reserved, memory_summary: all read memory_stats_as_nested_dict by
+    module global) report the highest value since its own last reset_peak_memory_stats, as without capture.
+    """
+
+    def __init__(self, torch):
+        memory = torch.cuda.memory
+        self.real_nested = memory.memory_stats_as_nested_dict
+        self.real_reset = memory.reset_peak_memory_stats
+        self.device_index = getattr(getattr(torch.cuda, "_utils", None), "_get_device_index", None)
+        self.current_device = torch.cuda.current_device
+        self.held = {}  # device -> {flat peak key: the program's peak before capture's resets}
+        shield = self
+
+        def memory_stats_as_nested_dict(device=None):
+            stats = shield.real_nested(device=device)
+            held = shield.held.get(shield.index(device))
+            if held:
+                shield.merge(stats, held, "")
+            return stats
+
+        def reset_peak_memory_stats(device=None):
+            shield.held.pop(shield.index(device), None)
+            return shield.real_reset(device=device)
+
+        for module in (memory, torch.cuda):
+            if hasattr(module, "memory_stats_as_nested_dict"):
+                module.memory_stats_as_nested_dict = memory_stats_as_nested_dict
+            if hasattr(module, "reset_peak_memory_stats"):
+                module.reset_peak_memory_stats = reset_peak_memory_stats
+
+    def index(self, device):
+        if device is None:
+            return self.current_device()
+        try:
+            return self.device_index(device, optional=True) if self.device_index else int(device)
+        except Exception:  # noqa: BLE001 - an odd device argument: torch itself will say what is wrong
+            return device
+
+    @staticmethod
+    def merge(stats, held, prefix):
+        for key, value in stats.items():
+            name = f"{prefix}.{key}" if prefix else key
+            if isinstance(value, dict):
+                PeakShield.merge(value, held, name)
+            elif key == "peak" and name in held:
+                stats[key] = max(value, held[name])
+
+    def step_stats(self, device=None):
+        """This step's counters (peaks since the last step), then the peaks reset for the next step,
+        the program's own peaks kept."""
+        stats = flatten(self.real_nested(device=device))
+        held = self.held.setdefault(self.index(device), {})
+        for name, value in stats.items():
+            if name.endswith(".peak"):
+                held[name] = max(held.get(name, value), value)
+        self.real_reset(device=device)
+        return stats
+
+
 class PeakTracker:
     """Decides when a step's peak is the highest so far (and so worth a snapshot)."""
 
@@ -171,12 +245,11 @@ class Capture:
             self._forward_hook = None
 
     def on_optimizer_step(self, optimizer, *_):
-        cuda = self.torch.cuda
         self.step += 1
         if self.step == 1:
             self.manifest["first_step"] = optimizer_bytes(optimizer)
             self.write_manifest()
-        stats = counters(cuda.memory_stats())
+        stats = counters(self.shield.step_stats())
         record = {"step": self.step, "time": time.time(), "rank": self.config.rank, **stats}
         with open(self.path(f"rank{self.config.rank}_steps.jsonl"), "a") as f:
             f.write(json.dumps(record) + "\n")
@@ -187,7 +260,6 @@ class Capture:
             if self.peak_file and new and self.peak_file != new and os.path.exists(self.peak_file):
                 os.remove(self.peak_file)
             self.peak_file = new or self.peak_file
-        cuda.reset_peak_memory_stats()
 
     def on_oom(self, device, alloc, device_allocated, device_free):
         self.manifest.setdefault("ooms", []).append(
@@ -204,8 +276,10 @@ class Capture:
 
     def install(self):
         torch = self.torch
+        self.shield = PeakShield(torch)
         torch.cuda._lazy_call(self.start_recording)
-        torch.optim.Optimizer.register_optimizer_step_post_hook(self.on_optimizer_step)
+        # A function of torch.optim.optimizer, whose name torch.optim deletes from itself: imported by path.
+        importlib.import_module("torch.optim.optimizer").register_optimizer_step_post_hook(self.on_optimizer_step)
         self._forward_hook = torch.nn.modules.module.register_module_forward_pre_hook(self.on_first_forward)
         torch._C._cuda_attach_out_of_memory_observer(self.on_oom)
         if hasattr(signal, "SIGUSR1"):

@@ -77,6 +77,8 @@ class WithFakeTorch(unittest.TestCase):
     def test_recording_starts_at_cuda_initialisation_with_the_options(self):
         self.capture.install()
         self.assertEqual(self.torch.cuda.lazy[-1], self.capture.start_recording)
+        # torch's global optimizer hooks are a function of torch.optim.optimizer (not Optimizer's method).
+        self.assertIn(self.capture.on_optimizer_step, sys.modules["torch.optim.optimizer"]._global_optimizer_post_hooks)
         self.torch.cuda.lazy[-1]()
         _, kwargs = [c for c in self.torch.cuda.calls if c[0] == "record"][-1]
         self.assertEqual(kwargs, {"enabled": "all", "context": "all", "stacks": "python", "max_entries": 100000})
@@ -85,6 +87,7 @@ class WithFakeTorch(unittest.TestCase):
         self.assertEqual(manifest["torch"], "0.0+fake")
 
     def test_six_steps_every_two_write_three_step_snapshots_and_six_records(self):
+        self.capture.install()
         opt = type("Opt", (), {"param_groups": [{"params": []}], "state": {}})()
         for _ in range(6):
             self.capture.on_optimizer_step(opt)
@@ -96,6 +99,29 @@ class WithFakeTorch(unittest.TestCase):
             self.assertEqual(f.read(2), b"\x80\x04")
         # The peak never rose after step 1: one peak snapshot, from step 1.
         self.assertEqual([n for n in names if "_peak_" in n], ["rank0_peak_1.pickle"])
+
+    def test_step_records_have_each_steps_peak_and_the_programs_peaks_stay_its_own(self):
+        # Seen on an H200: capture's per-step reset made the demo's max_memory_allocated() report the
+        # last step's peak (178 MiB at every context length instead of 231, 450, 871 MiB).
+        self.capture.install()
+        cuda, memory = self.torch.cuda, self.torch.cuda.memory
+        opt = type("Opt", (), {"param_groups": [{"params": []}], "state": {}})()
+        cuda.reset_peak_memory_stats()  # the program's own reset: its peak is now 10
+        memory.allocate(990)  # step 1 peaks at 1000
+        memory.allocate(-990)
+        self.capture.on_optimizer_step(opt)
+        memory.allocate(40)  # step 2 peaks at 50
+        memory.allocate(-40)
+        self.capture.on_optimizer_step(opt)
+        records = [json.loads(l) for l in read(os.path.join(self.out, "rank0_steps.jsonl")).splitlines()]
+        self.assertEqual([r["allocated_peak_bytes"] for r in records], [1000, 50])
+        self.assertEqual(cuda.max_memory_allocated(), 1000)
+        self.assertEqual(cuda.memory_stats()["allocated_bytes.all.peak"], 1000)
+        self.assertEqual(memory.max_memory_allocated(0), 1000)
+        cuda.reset_peak_memory_stats()  # the program's reset still resets what it sees
+        self.assertEqual(cuda.max_memory_allocated(), 10)
+        memory.allocate(20)
+        self.assertEqual(cuda.max_memory_allocated(), 30)
 
     def test_an_oom_writes_an_oom_snapshot_and_notes_it(self):
         self.capture.on_oom(0, 1 << 30, 2 << 30, 1 << 20)
