@@ -7,6 +7,7 @@
 mod common;
 
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
+use memograph_snapshot::analysis::summary::summarize;
 use memograph_snapshot::analysis::timeline::{timeline_layout, POINT_BUDGET};
 use memograph_snapshot::{codec, read_bytes, PushReader, ReadError};
 
@@ -51,13 +52,17 @@ impl Pickle {
 
 /// `{'segments': [], 'device_traces': [[{'action': 'alloc', 'addr': addr, 'size': size, ...}]]}`.
 fn one_alloc(addr: impl Fn(&mut Pickle), size: impl Fn(&mut Pickle)) -> Vec<u8> {
+    one_entry("alloc", addr, size)
+}
+
+fn one_entry(action: &str, addr: impl Fn(&mut Pickle), size: impl Fn(&mut Pickle)) -> Vec<u8> {
     let mut p = Pickle::new();
     p.op(b"}(")
         .str("segments")
         .op(b"]")
         .str("device_traces")
         .op(b"]]");
-    p.op(b"}(").str("action").str("alloc").str("addr");
+    p.op(b"}(").str("action").str(action).str("addr");
     addr(&mut p);
     p.str("size");
     size(&mut p);
@@ -146,6 +151,39 @@ fn an_allocation_past_the_end_of_the_address_space_is_an_error() {
         e.contains("has size 9223372036854775808 (over 1 PiB)"),
         "{e}"
     );
+}
+
+/// Seen on an H200 (PyTorch 2.11): `torch.empty(1 << 50, device="cuda")` (4 PiB of fp32) writes an `oom`
+/// entry of that size. An OOM's size is the program's request, not memory: any amount reads.
+#[test]
+fn an_oom_asking_for_petabytes_reads() {
+    for request in [1u64 << 52, 1 << 63, u64::MAX] {
+        let bytes = one_entry(
+            "oom",
+            |p| {
+                p.int(0);
+            },
+            |p| {
+                p.u64(request);
+            },
+        );
+        pull_and_push(&bytes).unwrap();
+        let s = read_bytes(&bytes).unwrap();
+        assert_eq!(s.trace(0).action[0], memograph_snapshot::Action::Oom);
+        assert_eq!(s.trace(0).size[0], request);
+        let summary = summarize(&s);
+        assert_eq!(summary[0].timeline_peak_bytes, 0);
+    }
+    let e = error_of(&one_entry(
+        "oom",
+        |p| {
+            p.int(0);
+        },
+        |p| {
+            p.int(-5);
+        },
+    ));
+    assert!(e.contains("-5 (negative)"), "{e}");
 }
 
 #[test]

@@ -93,6 +93,9 @@ impl Machine {
         };
         let mut action = None;
         let mut invalid = None;
+        // The size's check waits for the action: an `oom` entry's size is what the program asked for,
+        // which may be any amount (a wrong shape asks for petabytes); it occupies no address space.
+        let mut size = None;
         for &[key, value] in pairs {
             let Value::Str(key) = key else { continue };
             if key == k.action {
@@ -104,9 +107,7 @@ impl Machine {
                 }
             } else if key == k.size {
                 e.size = as_u64(value)?;
-                if let Err(why) = check_bytes(value) {
-                    invalid.get_or_insert_with(|| format!("size {why}"));
-                }
+                size = Some(value);
             } else if key == k.stream {
                 e.stream = as_u64(value)?;
             } else if key == k.time_us {
@@ -125,7 +126,18 @@ impl Machine {
             }
         }
         let action = action?;
-        if invalid.is_none() && e.addr.checked_add(e.size).is_none() {
+        e.action = self
+            .keys
+            .actions
+            .iter()
+            .find(|(id, _)| *id == action)
+            .map_or(Action::Other(action), |&(_, a)| a);
+        let request = e.action == Action::Oom;
+        let limit = if request { u64::MAX } else { MAX_BYTES };
+        if let Some(Err(why)) = size.map(|v| check_bytes_within(v, limit)) {
+            invalid.get_or_insert_with(|| format!("size {why}"));
+        }
+        if invalid.is_none() && !request && e.addr.checked_add(e.size).is_none() {
             invalid = Some(format!(
                 "address 0x{:x} and size {}, which run past the end of the 64-bit address space",
                 e.addr, e.size
@@ -137,12 +149,6 @@ impl Machine {
             }
             (e.addr, e.size) = (0, 0);
         }
-        e.action = self
-            .keys
-            .actions
-            .iter()
-            .find(|(id, _)| *id == action)
-            .map_or(Action::Other(action), |&(_, a)| a);
         self.entries.push(&e);
         Some(Value::Entry(self.entries.len() as u32 - 1))
     }
@@ -193,11 +199,16 @@ pub(crate) fn as_u64(v: Value) -> Option<u64> {
 /// A byte count as an allocator writes it: never negative, never beyond [`MAX_BYTES`]; the error says
 /// what the value is.
 pub(crate) fn check_bytes(v: Value) -> Result<u64, String> {
+    check_bytes_within(v, MAX_BYTES)
+}
+
+/// [`check_bytes`] with another limit (an `oom` entry's request has none but 64 bits).
+fn check_bytes_within(v: Value, limit: u64) -> Result<u64, String> {
     match v {
         Value::Int(i) if i < 0 => Err(format!("{i} (negative)")),
         Value::Wide(_) | Value::Big(_) => Err("beyond 64 bits".to_string()),
         v => match as_u64(v) {
-            Some(b) if b <= MAX_BYTES => Ok(b),
+            Some(b) if b <= limit => Ok(b),
             Some(b) => Err(format!("{b} (over 1 PiB)")),
             None => Err("not an int".to_string()),
         },
