@@ -144,13 +144,28 @@ pub fn describe_block(
     row: &SegmentRow,
     block: Option<&BlockBox>,
 ) -> String {
-    let seg = format!(
+    let mut seg = format!(
         "segment {:x}: {} ({} bytes), {} blocks",
         row.address,
         bytes(row.size),
         grouped(row.size),
         row.blocks.len()
     );
+    // What the snapshot says of the segment at this address (when it is still there at the end).
+    if let Some(s) = snapshot
+        .segments_of(model.device)
+        .find(|s| s.address == row.address)
+    {
+        seg.push_str(&format!(", stream {}", s.stream));
+        if s.is_expandable {
+            seg.push_str(", expandable");
+        }
+        if let Some((a, b)) = s.segment_pool_id.filter(|&p| p != (0, 0)) {
+            seg.push_str(&format!(
+                ", private pool ({a}, {b}): a CUDA graph's or a MemPool's"
+            ));
+        }
+    }
     let Some(block) = block else { return seg };
     let Some(a) = model
         .blocks
@@ -248,5 +263,22 @@ mod tests {
         let text = describe_block(&m, &s, row, row.blocks.first());
         assert!(text.contains("history: 2 records"), "{text}");
         assert!(text.contains("eval.py:99"), "{text}");
+    }
+
+    #[test]
+    fn a_segment_of_a_private_pool_says_so() {
+        // Recorded on an H200 (PyTorch 2.11): a CUDA graph's pool (1, 0) and a MemPool (0, 1).
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pools.pickle");
+        let s = memograph_snapshot::read_bytes(&std::fs::read(path).unwrap()).unwrap();
+        let m = DeviceModel::new(&s, 0);
+        let last = s.trace(0).len() as i64 - 1;
+        let texts: Vec<String> = allocator_state_at(&m, &s, last)
+            .iter()
+            .map(|row| describe_block(&m, &s, row, None))
+            .collect();
+        let private = |pool: &str| texts.iter().filter(|t| t.contains(pool)).count();
+        assert_eq!(private("private pool (1, 0)"), 2, "{texts:#?}");
+        assert_eq!(private("private pool (0, 1)"), 1, "{texts:#?}");
+        assert!(texts.iter().all(|t| t.contains(", stream ")), "{texts:#?}");
     }
 }

@@ -97,7 +97,14 @@ pub fn run_stats(o: &Options) -> Result<(), Failure> {
             bytes(r.free),
             bytes(r.largest_free),
             bytes(r.rounding_waste),
-            if r.is_expandable { "  expandable" } else { "" }
+            match (r.is_expandable, r.pool.filter(|_| r.is_private_pool())) {
+                (e, Some((a, b))) => format!(
+                    "{}  private pool ({a}, {b})",
+                    if e { "  expandable" } else { "" }
+                ),
+                (true, None) => "  expandable".to_string(),
+                (false, None) => String::new(),
+            }
         );
     }
     println!(

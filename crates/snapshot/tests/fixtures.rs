@@ -163,3 +163,138 @@ fn the_binary_model_codec_round_trips_every_fixture() {
         }
     }
 }
+
+/// The repository's own fixture `name` (recorded on an H200 with PyTorch 2.11 by
+/// `scripts/record_fixtures.py`), read.
+fn repository_fixture(name: &str) -> memograph_snapshot::Snapshot {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    read_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn strings_of(s: &memograph_snapshot::Snapshot, ids: &[u32]) -> Vec<String> {
+    ids.iter()
+        .filter(|&&i| i != memograph_snapshot::NONE_ID)
+        .map(|&i| s.str(memograph_snapshot::StrId(i)).to_string())
+        .collect()
+}
+
+#[test]
+fn pytorch_2_11_private_pools_keep_their_ids() {
+    use memograph_snapshot::analysis::stats::segment_stats;
+    let s = repository_fixture("pools.pickle");
+    let (rows, totals) = segment_stats(&s, 0);
+    let mut by_pool = std::collections::BTreeMap::<(i64, i64), u64>::new();
+    for r in &rows {
+        *by_pool.entry(r.pool.unwrap()).or_default() += r.total_size;
+    }
+    // A CUDA graph's private pool (1, 0) and a MemPool (0, 1) beside the allocator's own (0, 0).
+    assert_eq!(
+        by_pool.into_iter().collect::<Vec<_>>(),
+        [
+            ((0, 0), 60_817_408),
+            ((0, 1), 20_971_520),
+            ((1, 0), 35_651_584)
+        ]
+    );
+    assert_eq!(rows.iter().filter(|r| r.is_private_pool()).count(), 3);
+    assert_eq!(totals.reserved, 117_440_512);
+}
+
+#[test]
+fn pytorch_2_11_a_block_freed_while_its_stream_works_is_pending() {
+    use memograph_snapshot::analysis::stats::segment_stats;
+    use memograph_snapshot::BlockState;
+    let s = repository_fixture("pending_free.pickle");
+    let pending: Vec<(u64, u64)> = s
+        .segments_of(0)
+        .flat_map(|g| &g.blocks)
+        .filter(|b| b.state == BlockState::ActivePendingFree)
+        .map(|b| (b.address, b.size))
+        .collect();
+    assert_eq!(pending, [(0x7f9f_f660_0000, 4_194_304)]);
+    assert_eq!(segment_stats(&s, 0).1.pending_free, 4_194_304);
+}
+
+#[test]
+fn pytorch_2_11_expandable_segments_map_and_unmap() {
+    use memograph_snapshot::Action;
+    let s = repository_fixture("expandable.pickle");
+    let t = s.trace(0);
+    let count = |a: Action| t.action.iter().filter(|&&x| x == a).count();
+    assert_eq!(
+        (count(Action::SegmentMap), count(Action::SegmentUnmap)),
+        (9, 1)
+    );
+    assert!(s.segments_of(0).all(|g| g.is_expandable));
+    assert_eq!(s.segments_of(0).count(), 3);
+}
+
+#[test]
+fn pytorch_2_11_user_metadata_and_compile_context_are_kept() {
+    let s = repository_fixture("metadata.pickle");
+    assert_eq!(
+        strings_of(&s, &s.trace(0).user_metadata),
+        [
+            "phase=forward",
+            "phase=forward",
+            "phase=backward",
+            "phase=backward",
+            "phase=backward"
+        ]
+    );
+    let c = repository_fixture("compiled.pickle");
+    let compiled = strings_of(&c, &c.trace(0).compile_context);
+    assert_eq!(compiled.len(), 1565);
+    assert_eq!(
+        compiled
+            .iter()
+            .filter(|x| *x == "Torch-Compiled Region: 0/0")
+            .count(),
+        16
+    );
+    // record_function ranges, recorded with global_record_annotations=True.
+    let names: Vec<String> = c
+        .external_annotations
+        .iter()
+        .map(|a| format!("{} {}", c.str(a.stage), c.str(a.name)))
+        .collect();
+    assert_eq!(names.len(), 12);
+    assert_eq!(
+        names[..6],
+        [
+            "START step_0",
+            "START forward",
+            "END forward",
+            "START backward",
+            "END backward",
+            "END step_0"
+        ]
+    );
+}
+
+#[test]
+fn pytorch_2_11_cpp_frames_oom_and_protocol_5() {
+    let s = repository_fixture("all_stacks.pickle");
+    let names: Vec<&str> = s
+        .segments_of(0)
+        .flat_map(|g| &g.blocks)
+        .flat_map(|b| s.stack(b.stack))
+        .map(|&f| s.str(s.frame(f).name))
+        .collect();
+    assert!(names
+        .iter()
+        .any(|n| n.contains("c10::cuda::CUDACachingAllocator")));
+    let o = repository_fixture("oom.pickle");
+    let t = o.trace(0);
+    let i = t
+        .action
+        .iter()
+        .position(|a| *a == memograph_snapshot::Action::Oom)
+        .unwrap();
+    assert_eq!(t.size[i], 1 << 50);
+    assert_eq!(t.device_free, [(i as u32, 149_536_505_856)]);
+    assert_eq!(repository_fixture("training.pickle").protocol, 5);
+}
