@@ -298,3 +298,19 @@ fn pytorch_2_11_cpp_frames_oom_and_protocol_5() {
     assert_eq!(t.device_free, [(i as u32, 149_536_505_856)]);
     assert_eq!(repository_fixture("training.pickle").protocol, 5);
 }
+
+#[test]
+fn pytorch_2_11_context_state_gives_live_allocations_their_blocks_frames() {
+    use memograph_snapshot::analysis::lifetimes::Lifetimes;
+    // stacks="all", context="state": the trace has no frames, the snapshot's blocks do.
+    let s = repository_fixture("all_stacks.pickle");
+    assert!(s.trace(0).stack.iter().all(|&k| s.stack(k).is_empty()));
+    let lifetimes = Lifetimes::of(&s, 0);
+    let live: Vec<_> = lifetimes
+        .allocations
+        .iter()
+        .filter(|a| a.alloc_event().is_some() && a.free_event().is_none())
+        .collect();
+    assert_eq!(live.len(), 3);
+    assert!(live.iter().all(|a| !s.stack(a.stack).is_empty()));
+}

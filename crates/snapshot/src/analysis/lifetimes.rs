@@ -377,7 +377,17 @@ impl Lifetimes {
                 continue;
             }
             for b in &seg.blocks {
-                if b.state == BlockState::ActiveAllocated && !open.contains_key(&b.address) {
+                // Recorded with context="state", trace entries carry no frames but the snapshot's
+                // blocks do: an allocation still open at the end is the block at its address.
+                if let Some(&id) = open.get(&b.address) {
+                    let a = &mut allocations[id as usize];
+                    if a.stack == StackId::EMPTY && (a.size == b.size || a.size == b.requested_size)
+                    {
+                        a.stack = b.stack;
+                    }
+                    continue;
+                }
+                if b.state == BlockState::ActiveAllocated {
                     allocations.push(Allocation {
                         addr: b.address,
                         size: b.requested_size,
