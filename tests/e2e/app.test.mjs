@@ -266,6 +266,36 @@ test('the state history at the end of a training step shows blocks with their ro
   await page.close();
 });
 
+test('the state history names a segment of a private pool (a CUDA graph\'s and a MemPool\'s, PyTorch 2.11)', async () => {
+  const { page, errors } = await open(b, server.url);
+  await loadFile(page, path.join(ROOT, 'tests', 'fixtures', 'pools.pickle'));
+  await page.selectOption('[data-testid=view-select]', 'state');
+  await page.waitForSelector('.event-row');
+  await page.click('.event-row >> nth=0');
+  await page.keyboard.press('End');
+  await page.waitForFunction(() => /after entry 42:/.test(document.querySelector('.state-map .view-toolbar').textContent));
+  // Every row of the segment map, top to bottom: what its tooltip says of the segment.
+  const box = await page.locator('.state-canvas').boundingBox();
+  const seen = new Set();
+  let pinned = null;
+  for (let y = 2; y < box.height; y += 4) {
+    await page.mouse.move(box.x + 40, box.y + y);
+    const tip = await page.$('.state-map .tooltip');
+    const text = tip ? (await tip.textContent()).match(/segment [0-9a-f]+:.*? blocks(, stream \d+)?(, expandable)?(, private pool \(\d+, \d+\): a CUDA graph's or a MemPool's)?/)?.[0] : null;
+    if (text) seen.add(text);
+    if (!pinned && text?.includes('private pool (1, 0)')) pinned = y;
+  }
+  const segments = [...seen];
+  assert.equal(segments.length, 8, segments.join('\n'));
+  assert.equal(segments.filter(t => t.includes('private pool (1, 0): a CUDA graph\'s or a MemPool\'s')).length, 2, segments.join('\n'));
+  assert.equal(segments.filter(t => t.includes('private pool (0, 1)')).length, 1, segments.join('\n'));
+  await page.mouse.move(box.x + 40, box.y + pinned);
+  await page.waitForSelector('.state-map .tooltip');
+  await shot(page, 'state-private-pool');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('a browser without WebAssembly SIMD is told what it needs, not shown a blank page', async () => {
   // As such a browser would do: the check's one-instruction module does not validate, and compiling
   // the app's module fails.
