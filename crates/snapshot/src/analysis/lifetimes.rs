@@ -377,6 +377,9 @@ impl Lifetimes {
                 continue;
             }
             for b in &seg.blocks {
+                if b.state == BlockState::Inactive {
+                    continue;
+                }
                 // Recorded with context="state", trace entries carry no frames but the snapshot's
                 // blocks do: an allocation still open at the end is the block at its address.
                 if let Some(&id) = open.get(&b.address) {

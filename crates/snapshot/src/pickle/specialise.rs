@@ -93,9 +93,9 @@ impl Machine {
         };
         let mut action = None;
         let mut invalid = None;
-        // The size's check waits for the action: an `oom` entry's size is what the program asked for,
-        // which may be any amount (a wrong shape asks for petabytes); it occupies no address space.
-        let mut size = None;
+        // A size past the bound waits for the action: an `oom` entry's size is what the program asked
+        // for, which may be any amount (a wrong shape asks for petabytes); it occupies no address space.
+        let mut size_error = None;
         for &[key, value] in pairs {
             let Value::Str(key) = key else { continue };
             if key == k.action {
@@ -107,7 +107,9 @@ impl Machine {
                 }
             } else if key == k.size {
                 e.size = as_u64(value)?;
-                size = Some(value);
+                if let Err(why) = check_bytes(value) {
+                    size_error = Some((value, why));
+                }
             } else if key == k.stream {
                 e.stream = as_u64(value)?;
             } else if key == k.time_us {
@@ -133,9 +135,10 @@ impl Machine {
             .find(|(id, _)| *id == action)
             .map_or(Action::Other(action), |&(_, a)| a);
         let request = e.action == Action::Oom;
-        let limit = if request { u64::MAX } else { MAX_BYTES };
-        if let Some(Err(why)) = size.map(|v| check_bytes_within(v, limit)) {
-            invalid.get_or_insert_with(|| format!("size {why}"));
+        if let Some((value, why)) = size_error {
+            if !(request && check_bytes_within(value, u64::MAX).is_ok()) {
+                invalid.get_or_insert_with(|| format!("size {why}"));
+            }
         }
         if invalid.is_none() && !request && e.addr.checked_add(e.size).is_none() {
             invalid = Some(format!(
