@@ -148,6 +148,7 @@ fn running(id: u64, device: i64, part: Part) -> bool {
 /// Builds `part` and puts it in place; `None` when the file or its model is gone.
 async fn build(id: u64, device: i64, part: Part) -> Option<()> {
     let pause = &mut Pauser::new();
+    pause.start().await;
     let (snapshot, lifetimes) = model_of(id, device, part != Part::Model, pause).await?;
     match part {
         Part::Model => Some(()),

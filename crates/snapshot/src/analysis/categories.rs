@@ -116,6 +116,24 @@ impl Rules {
         names
     }
 
+    /// Runs every rule's pattern over frame `f` once (kept in `matches`); whether it was new.
+    fn match_frame(
+        &self,
+        snapshot: &Snapshot,
+        f: FrameId,
+        matches: &mut HashMap<FrameId, Vec<bool>>,
+    ) -> bool {
+        if matches.contains_key(&f) {
+            return false;
+        }
+        let text = frame_text(snapshot, snapshot.frame(f));
+        matches.insert(
+            f,
+            self.0.iter().map(|r| r.pattern.is_match(&text)).collect(),
+        );
+        true
+    }
+
     /// The category of a stack: the first role rule that matches any frame; else the first op rule that
     /// matches the innermost user frame, then any frame innermost first; else "Other".
     pub fn classify(&self, snapshot: &Snapshot, stack: StackId) -> usize {
@@ -139,10 +157,7 @@ impl Rules {
         };
         let frames = snapshot.stack(stack);
         for &f in frames {
-            matches.entry(f).or_insert_with(|| {
-                let text = frame_text(snapshot, snapshot.frame(f));
-                self.0.iter().map(|r| r.pattern.is_match(&text)).collect()
-            });
+            self.match_frame(snapshot, f, matches);
         }
         let hit = |f: FrameId, j: usize| matches[&f][j];
         if let Some((_, r)) = self
@@ -201,9 +216,10 @@ pub async fn categorize_sliced<P: crate::batch::Pause>(
     let mut cache = HashMap::new();
     let mut matches = HashMap::new();
     let mut of = Vec::with_capacity(lifetimes.allocations.len());
-    // A stack not seen before runs the rules' patterns over its frames (a millisecond or more each on
-    // a page, and the first thousand allocations of a real file can have 60 stacks): the slice may end
-    // after each new stack, else after a batch of allocations.
+    pause.pause().await; // after compiling the rules' patterns
+                         // A stack not seen before runs the rules' patterns over its frames (a millisecond or more each on
+                         // a page, and the first thousand allocations of a real file can have 60 stacks): the slice may end
+                         // after each new stack, else after a batch of allocations.
     let mut seen = 0;
     for a in &lifetimes.allocations {
         let (category, new) = if a.is_initial() && snapshot.stack(a.stack).is_empty() {
@@ -211,6 +227,13 @@ pub async fn categorize_sliced<P: crate::batch::Pause>(
         } else if let Some(&known) = cache.get(&a.stack) {
             (known, false)
         } else {
+            // A frame not seen before runs every pattern (on a page, a deep stack's frames took over
+            // 100 ms in one go): the slice may end after each.
+            for &f in snapshot.stack(a.stack) {
+                if rules.match_frame(snapshot, f, &mut matches) {
+                    pause.pause().await;
+                }
+            }
             let c = rules.classify_cached(snapshot, a.stack, &mut matches) as u16;
             cache.insert(a.stack, c);
             (c, true)

@@ -190,6 +190,63 @@ pub async fn timeline_layout_sliced<P: Pause>(
     layout_sliced(lifetimes, detail, POINT_BUDGET, pause).await
 }
 
+/// The `keep` largest of a stream of (size, index) offered in index order, ties to the earliest: what a
+/// selection over all would pick, with at most `cap` candidates held. Once `cap` collect, the `keep`
+/// first are kept and only larger ones enter after (a later one of equal size loses its tie). One
+/// selection over millions took 50 ms in one go on the page; here each is bounded by `cap`.
+struct Largest {
+    keep: usize,
+    cap: usize,
+    floor: Option<u64>,
+    items: Vec<(u64, u32)>,
+}
+
+impl Largest {
+    fn new(keep: usize, cap: usize) -> Largest {
+        Largest {
+            keep,
+            cap: cap.max(keep + 1),
+            floor: None,
+            items: Vec::new(),
+        }
+    }
+
+    fn first(x: &(u64, u32), y: &(u64, u32)) -> std::cmp::Ordering {
+        y.0.cmp(&x.0).then(x.1.cmp(&y.1))
+    }
+
+    fn offer(&mut self, size: u64, index: u32) {
+        if self.keep == 0 || self.floor.is_some_and(|f| size <= f) {
+            return;
+        }
+        if self.items.capacity() == 0 {
+            self.items.reserve_exact(self.cap);
+        }
+        self.items.push((size, index));
+        if self.items.len() >= self.cap {
+            self.cut();
+            self.floor = Some(self.items[self.keep - 1].0);
+        }
+    }
+
+    fn cut(&mut self) {
+        if self.items.len() > self.keep {
+            self.items
+                .select_nth_unstable_by(self.keep - 1, Largest::first);
+            self.items.truncate(self.keep);
+        }
+    }
+
+    /// The `keep` largest (or all offered, if fewer), in no order.
+    fn finish(mut self) -> Vec<(u64, u32)> {
+        if self.keep == 0 {
+            return Vec::new();
+        }
+        self.cut();
+        self.items
+    }
+}
+
 async fn layout_sliced<P: Pause>(
     lifetimes: &Lifetimes,
     detail: f64,
@@ -202,17 +259,16 @@ async fn layout_sliced<P: Pause>(
     // The `keep` largest (ties: the earliest) are drawn; which they are matters, not their order, so a
     // selection does (linear) what a sort would (n log n).
     let mut drawn = crate::batch::filled(keep == total, total, pause).await;
-    if keep < total {
-        let mut by_size: Vec<(u64, u32)> = Vec::with_capacity(total);
+    if keep < total && keep > 0 {
+        let mut largest = Largest::new(keep, keep.saturating_mul(2).max(1 << 20));
         let sized = |r: std::ops::Range<usize>| {
-            by_size.extend(r.clone().zip(&allocs[r]).map(|(i, a)| (a.size, i as u32)))
+            for (i, a) in r.clone().zip(&allocs[r]) {
+                largest.offer(a.size, i as u32);
+            }
         };
         ranges_paused(total, sized, pause).await;
-        if keep > 0 {
-            by_size.select_nth_unstable_by(keep - 1, |x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
-            pause.pause().await;
-        }
-        for &(_, a) in &by_size[..keep] {
+        pause.pause().await;
+        for (_, a) in largest.finish() {
             drawn[a as usize] = true;
         }
     }
@@ -892,6 +948,36 @@ mod tests {
                 (Some(i), f.filter(|&f| f > i), size)
             })
             .collect()
+    }
+
+    #[test]
+    fn the_largest_are_what_a_full_selection_picks_ties_to_the_earliest() {
+        let mut x = 17u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for (n, keep, cap, sizes) in [
+            (1000, 10, 30, 50),
+            (1000, 100, 150, 7),
+            (5000, 1, 2, 3),
+            (300, 299, 300, 2),
+            (300, 0, 10, 5),
+            (10, 20, 30, 4),
+        ] {
+            let items: Vec<(u64, u32)> = (0..n).map(|i| (next() % sizes, i)).collect();
+            let mut largest = Largest::new(keep, cap);
+            items.iter().for_each(|&(s, i)| largest.offer(s, i));
+            let mut got = largest.finish();
+            got.sort_unstable();
+            let mut want = items.clone();
+            want.sort_by(Largest::first);
+            want.truncate(keep);
+            want.sort_unstable();
+            assert_eq!(got, want, "n {n} keep {keep} cap {cap}");
+        }
     }
 
     #[test]
