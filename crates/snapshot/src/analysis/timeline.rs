@@ -922,14 +922,19 @@ mod tests {
         bottoms
     }
 
-    fn random_spans(seed: u64, n: u32) -> Vec<(Option<u32>, Option<u32>, u64)> {
+    /// A pseudo-random sequence (xorshift64) from `seed`.
+    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
         let mut x = seed;
-        let mut next = move || {
+        move || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x
-        };
+        }
+    }
+
+    fn random_spans(seed: u64, n: u32) -> Vec<(Option<u32>, Option<u32>, u64)> {
+        let mut next = xorshift(seed);
         // Entries 0..2n: each allocation opens at its own entry and frees at a later, unused one.
         let mut used = vec![false; 2 * n as usize + 1];
         (0..n)
@@ -941,7 +946,7 @@ mod tests {
                 }
                 used[i as usize] = true;
                 let free = n + (next() % u64::from(n)) as u32;
-                let f = (!used[free as usize] && next() % 4 != 0).then(|| {
+                let f = (!used[free as usize] && !next().is_multiple_of(4)).then(|| {
                     used[free as usize] = true;
                     free
                 });
@@ -952,13 +957,7 @@ mod tests {
 
     #[test]
     fn the_largest_are_what_a_full_selection_picks_ties_to_the_earliest() {
-        let mut x = 17u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(17);
         for (n, keep, cap, sizes) in [
             (1000, 10, 30, 50),
             (1000, 100, 150, 7),
