@@ -260,9 +260,7 @@ impl Pauser {
     pub(super) fn new() -> Pauser {
         Pauser
     }
-}
 
-impl Pauser {
     /// Gives the page's thread back now, and starts a fresh slice: for work that must not run in the
     /// task that asked for it (a build asked for while a view opens: on a 2 GB file the view's opening
     /// and a build's first stretch made one task of 100–130 ms).

@@ -216,10 +216,11 @@ pub async fn categorize_sliced<P: crate::batch::Pause>(
     let mut cache = HashMap::new();
     let mut matches = HashMap::new();
     let mut of = Vec::with_capacity(lifetimes.allocations.len());
-    pause.pause().await; // after compiling the rules' patterns
-                         // A stack not seen before runs the rules' patterns over its frames (a millisecond or more each on
-                         // a page, and the first thousand allocations of a real file can have 60 stacks): the slice may end
-                         // after each new stack, else after a batch of allocations.
+    // The caller compiled the rules' patterns: a slice may end here.
+    pause.pause().await;
+    // A stack not seen before runs the rules' patterns over its frames (a millisecond or more each on
+    // a page, and the first thousand allocations of a real file can have 60 stacks): the slice may end
+    // after each new stack, else after a batch of allocations.
     let mut seen = 0;
     for a in &lifetimes.allocations {
         let (category, new) = if a.is_initial() && snapshot.stack(a.stack).is_empty() {
@@ -227,8 +228,8 @@ pub async fn categorize_sliced<P: crate::batch::Pause>(
         } else if let Some(&known) = cache.get(&a.stack) {
             (known, false)
         } else {
-            // A frame not seen before runs every pattern (on a page, a deep stack's frames took over
-            // 100 ms in one go): the slice may end after each.
+            // Within a new stack, the slice may also end after each new frame (a deep stack of new
+            // frames is many patterns' runs).
             for &f in snapshot.stack(a.stack) {
                 if rules.match_frame(snapshot, f, &mut matches) {
                     pause.pause().await;
