@@ -249,7 +249,9 @@ class Capture:
         if self.step == 1:
             self.manifest["first_step"] = optimizer_bytes(optimizer)
             self.write_manifest()
-        stats = counters(self.shield.step_stats())
+        # A program that never used CUDA keeps it so: reading or resetting counters would start it.
+        cuda_on = self.torch.cuda.is_initialized()
+        stats = counters(self.shield.step_stats() if cuda_on else {})
         record = {"step": self.step, "time": time.time(), "rank": self.config.rank, **stats}
         with open(self.path(f"rank{self.config.rank}_steps.jsonl"), "a") as f:
             f.write(json.dumps(record) + "\n")

@@ -123,6 +123,15 @@ class WithFakeTorch(unittest.TestCase):
         memory.allocate(20)
         self.assertEqual(cuda.max_memory_allocated(), 30)
 
+    def test_a_step_before_cuda_starts_leaves_cuda_alone(self):
+        self.capture.install()
+        self.torch.cuda.is_initialized = lambda: False
+        opt = type("Opt", (), {"param_groups": [{"params": []}], "state": {}})()
+        self.capture.on_optimizer_step(opt)
+        self.assertNotIn("reset_peak", self.torch.cuda.calls)
+        record = json.loads(read(os.path.join(self.out, "rank0_steps.jsonl")))
+        self.assertEqual(record["allocated_peak_bytes"], 0)
+
     def test_an_oom_writes_an_oom_snapshot_and_notes_it(self):
         self.capture.on_oom(0, 1 << 30, 2 << 30, 1 << 20)
         self.assertIn("rank0_oom_0.pickle", os.listdir(self.out))
