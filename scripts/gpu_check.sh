@@ -49,10 +49,10 @@ export PYTHONUNBUFFERED=1
 exec > >(tee "$OUT/log.txt") 2>&1
 : > "$OUT/results.txt"
 result() { echo "$1 $2${3:+: $3}" | tee -a "$OUT/results.txt"; }
-# check NAME SECONDS COMMAND...: runs it with a limit; PASS when it exits 0.
 # The device call's limit is near 10 minutes: every check fits in what is left of BUDGET seconds (from
 # the start), and one that cannot start any more is reported as SKIP, so results.txt is always whole.
 DEADLINE=$((SECONDS + ${BUDGET:-550}))
+# check NAME SECONDS COMMAND...: runs it with a limit; PASS when it exits 0.
 check() {
   local name=$1 limit=$2 left=$((DEADLINE - SECONDS)); shift 2
   echo "=== $name"
@@ -75,9 +75,9 @@ export W MG CAP PY OUT ROOT
 prefix=$(cat .gpu/prefix 2>/dev/null || echo "$ROOT")
 if [ ! -e "$prefix/crates/capture" ]; then mkdir -p "$(dirname "$prefix")" && ln -sfn "$ROOT" "$prefix"; fi
 
-# First what stays: the fresh fixtures.
-# Fresh fixtures: one small snapshot per feature, their reference figures (pickle.load), and whether
-# `memograph summary` agrees with them; the files come back packed, to be kept under tests/fixtures/.
+# First what stays: the fresh fixtures, one small snapshot per feature, their reference figures
+# (pickle.load), and whether `memograph summary` agrees with them; the files come back packed, to be
+# kept under tests/fixtures/.
 fixtures() {
   timeout 170 $PY "$ROOT/scripts/record_fixtures.py" "$W/fixtures"
   local recorded=$?

@@ -160,7 +160,7 @@ pub fn describe_block(
         if s.is_expandable {
             seg.push_str(", expandable");
         }
-        if let Some((a, b)) = s.segment_pool_id.filter(|&p| p != (0, 0)) {
+        if let Some((a, b)) = s.private_pool() {
             seg.push_str(&format!(
                 ", private pool ({a}, {b}): a CUDA graph's or a MemPool's"
             ));

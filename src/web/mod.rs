@@ -407,16 +407,15 @@ pub(crate) fn tooltip_style(x: f64, y: f64, plot: NodeRef<leptos::html::Canvas>)
     let (width, height) = plot.get_untracked().map_or((0.0, 0.0), |c| {
         (c.client_width() as f64, c.client_height() as f64)
     });
-    let (left, shift_x) = if x > width / 2.0 {
-        (x - GAP, "-100%")
-    } else {
-        (x + GAP, "0")
+    // Along one axis: past the middle, the tooltip ends short of the pointer; else it starts beyond.
+    let side = |at: f64, extent: f64| {
+        if at > extent / 2.0 {
+            (at - GAP, "-100%")
+        } else {
+            (at + GAP, "0")
+        }
     };
-    let (top, shift_y) = if y > height / 2.0 {
-        (y - GAP, "-100%")
-    } else {
-        (y + GAP, "0")
-    };
+    let ((left, shift_x), (top, shift_y)) = (side(x, width), side(y, height));
     format!("left:{left}px;top:{top}px;transform:translate({shift_x},{shift_y})")
 }
 

@@ -66,6 +66,18 @@ pub fn run_trace(o: &Options) -> Result<(), Failure> {
     }
 }
 
+/// What a `stats` row notes after its figures: an expandable segment, a private pool.
+fn notes(r: &memograph_snapshot::analysis::stats::SegmentStats) -> String {
+    let mut notes = String::new();
+    if r.is_expandable {
+        notes.push_str("  expandable");
+    }
+    if let Some((a, b)) = r.private_pool {
+        notes.push_str(&format!("  private pool ({a}, {b})"));
+    }
+    notes
+}
+
 pub fn run_stats(o: &Options) -> Result<(), Failure> {
     let path = &o.files[0];
     let snapshot = load::open(path)?;
@@ -97,14 +109,7 @@ pub fn run_stats(o: &Options) -> Result<(), Failure> {
             bytes(r.free),
             bytes(r.largest_free),
             bytes(r.rounding_waste),
-            match (r.is_expandable, r.pool.filter(|_| r.is_private_pool())) {
-                (e, Some((a, b))) => format!(
-                    "{}  private pool ({a}, {b})",
-                    if e { "  expandable" } else { "" }
-                ),
-                (true, None) => "  expandable".to_string(),
-                (false, None) => String::new(),
-            }
+            notes(r)
         );
     }
     println!(

@@ -417,6 +417,12 @@ pub use crate::batch::Pause;
 
 /// Items decoded between two pauses (a few milliseconds of work).
 const SLICE_ITEMS: usize = 1 << 18;
+/// Strings, frames or stacks interned between pauses (each hashed and stored: 2^18 stacks took 60 ms
+/// in one go on a page).
+const SLICE_INTERNED: usize = 1 << 14;
+/// Blocks decoded between pauses (each is a `Block` of its own, heavier than a column's item).
+const SLICE_BLOCKS: usize = 1 << 15;
+
 /// The first of `items` that is not `ok`, a batch at a time (a trace column holds millions).
 async fn first_bad<T: Copy, P: Pause>(
     items: &[T],
@@ -436,12 +442,6 @@ async fn first_bad<T: Copy, P: Pause>(
     .await;
     bad
 }
-
-/// Strings, frames or stacks interned between pauses (each hashed and stored: 2^18 stacks took 60 ms
-/// in one go on a page).
-const SLICE_INTERNED: usize = 1 << 14;
-/// Blocks decoded between pauses (each is a `Block` of its own, heavier than a column's item).
-const SLICE_BLOCKS: usize = 1 << 15;
 
 /// [`items_into`] for items that cannot be wrong (plain integers): a loop the compiler turns into
 /// little more than a copy.

@@ -448,6 +448,14 @@ pub struct Segment {
     pub blocks: Vec<Block>,
 }
 
+impl Segment {
+    /// The private pool the segment belongs to (a CUDA graph's or a `torch.cuda.MemPool`'s, whose
+    /// blocks only that graph or pool reuses); `None` for the allocator's own, `(0, 0)`.
+    pub fn private_pool(&self) -> Option<(i64, i64)> {
+        self.segment_pool_id.filter(|&p| p != (0, 0))
+    }
+}
+
 /// A START/END mark recorded with `torch.cuda.memory._record_memory_history` (profiler annotations).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Annotation {

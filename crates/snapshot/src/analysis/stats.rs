@@ -10,9 +10,8 @@ pub struct SegmentStats {
     pub segment_type: String,
     pub is_expandable: bool,
     pub stream: u64,
-    /// The memory pool: `(0, 0)` is the allocator's own; any other is private (a CUDA graph's or a
-    /// `torch.cuda.MemPool`'s), whose blocks only that graph or pool reuses.
-    pub pool: Option<(i64, i64)>,
+    /// The private pool the segment belongs to, if any ([`crate::Segment::private_pool`]).
+    pub private_pool: Option<(i64, i64)>,
     pub blocks: usize,
     /// Bytes in `active_allocated` blocks.
     pub allocated: u64,
@@ -39,13 +38,6 @@ pub struct StatsTotals {
     pub rounding_waste: u64,
 }
 
-impl SegmentStats {
-    /// Whether the segment belongs to a private pool (a CUDA graph's or a `MemPool`'s).
-    pub fn is_private_pool(&self) -> bool {
-        self.pool.is_some_and(|p| p != (0, 0))
-    }
-}
-
 /// Per-segment figures of `device`, by address, and their totals.
 pub fn segment_stats(snapshot: &Snapshot, device: i64) -> (Vec<SegmentStats>, StatsTotals) {
     let mut rows: Vec<SegmentStats> = snapshot
@@ -60,7 +52,7 @@ pub fn segment_stats(snapshot: &Snapshot, device: i64) -> (Vec<SegmentStats>, St
                     .unwrap_or_default(),
                 is_expandable: s.is_expandable,
                 stream: s.stream,
-                pool: s.segment_pool_id,
+                private_pool: s.private_pool(),
                 blocks: s.blocks.len(),
                 allocated: 0,
                 pending_free: 0,

@@ -136,7 +136,7 @@ impl Machine {
             .map_or(Action::Other(action), |&(_, a)| a);
         let request = e.action == Action::Oom;
         if let Some((value, why)) = size_error {
-            if !(request && check_bytes_within(value, u64::MAX).is_ok()) {
+            if !(request && check_count(value).is_ok()) {
                 invalid.get_or_insert_with(|| format!("size {why}"));
             }
         }
@@ -202,19 +202,18 @@ pub(crate) fn as_u64(v: Value) -> Option<u64> {
 /// A byte count as an allocator writes it: never negative, never beyond [`MAX_BYTES`]; the error says
 /// what the value is.
 pub(crate) fn check_bytes(v: Value) -> Result<u64, String> {
-    check_bytes_within(v, MAX_BYTES)
+    match check_count(v)? {
+        b if b <= MAX_BYTES => Ok(b),
+        b => Err(format!("{b} (over 1 PiB)")),
+    }
 }
 
-/// [`check_bytes`] with another limit (an `oom` entry's request has none but 64 bits).
-fn check_bytes_within(v: Value, limit: u64) -> Result<u64, String> {
+/// A count of bytes with no bound but 64 bits (an `oom` entry's request): never negative.
+fn check_count(v: Value) -> Result<u64, String> {
     match v {
         Value::Int(i) if i < 0 => Err(format!("{i} (negative)")),
         Value::Wide(_) | Value::Big(_) => Err("beyond 64 bits".to_string()),
-        v => match as_u64(v) {
-            Some(b) if b <= limit => Ok(b),
-            Some(b) => Err(format!("{b} (over 1 PiB)")),
-            None => Err("not an int".to_string()),
-        },
+        v => as_u64(v).ok_or_else(|| "not an int".to_string()),
     }
 }
 
