@@ -248,14 +248,19 @@ test('while no file is chosen the page rehearses a load unseen: nothing opens an
   await page.close();
 });
 
-test('the state history at the end of a training step shows blocks with their rounding waste', TIER2, async () => {
-  const { page, errors } = await open(b, server.url);
-  await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
+/** Opens the state history and goes to its last entry, `last` (End in the event list). */
+async function stateAtEnd(page, last) {
   await page.selectOption('[data-testid=view-select]', 'state');
   await page.waitForSelector('.event-row');
   await page.click('.event-row >> nth=0');
   await page.keyboard.press('End');
-  await page.waitForFunction(() => /after entry 19341:/.test(document.querySelector('.state-map .view-toolbar').textContent));
+  await page.waitForFunction(n => new RegExp(`after entry ${n}:`).test(document.querySelector('.state-map .view-toolbar').textContent), last);
+}
+
+test('the state history at the end of a training step shows blocks with their rounding waste', TIER2, async () => {
+  const { page, errors } = await open(b, server.url);
+  await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
+  await stateAtEnd(page, 19341);
   // The first segment's first block: allocated before the trace ends and still held at the snapshot.
   const box = await page.locator('.state-canvas').boundingBox();
   await page.mouse.move(box.x + 152, box.y + 12);
@@ -269,11 +274,7 @@ test('the state history at the end of a training step shows blocks with their ro
 test('the state history names a segment of a private pool (a CUDA graph\'s and a MemPool\'s, PyTorch 2.11)', async () => {
   const { page, errors } = await open(b, server.url);
   await loadFile(page, path.join(ROOT, 'tests', 'fixtures', 'pools.pickle'));
-  await page.selectOption('[data-testid=view-select]', 'state');
-  await page.waitForSelector('.event-row');
-  await page.click('.event-row >> nth=0');
-  await page.keyboard.press('End');
-  await page.waitForFunction(() => /after entry 42:/.test(document.querySelector('.state-map .view-toolbar').textContent));
+  await stateAtEnd(page, 42);
   // Every row of the segment map, top to bottom: what its tooltip says of the segment.
   const box = await page.locator('.state-canvas').boundingBox();
   const seen = new Set();

@@ -106,17 +106,21 @@ fn a_line_of_2_pow_64_minus_1_is_read_exactly() {
     assert_eq!(max_line, Some(u64::MAX));
 }
 
+/// Where `trace`'s first `oom` entry is.
+fn first_oom(trace: &memograph_snapshot::DeviceTrace) -> usize {
+    trace
+        .action
+        .iter()
+        .position(|a| *a == memograph_snapshot::Action::Oom)
+        .expect("an oom entry")
+}
+
 #[test]
 fn schema_details_are_kept() {
     let cs = read_bytes(&fixture_or_skip!("cs_memory_snapshot.pickle")).unwrap();
     assert_eq!(cs.device_traces.len(), 4);
     let oom = cs.trace(1);
-    let i = oom
-        .action
-        .iter()
-        .position(|a| *a == memograph_snapshot::Action::Oom)
-        .unwrap();
-    let e = oom.get(i);
+    let e = oom.get(first_oom(oom));
     assert_eq!(e.device_free, Some(95_682_560));
     assert_eq!(e.size, 5_308_694_528);
     assert_eq!(cs.str(e.compile_context.unwrap()), "N/A");
@@ -187,8 +191,8 @@ fn pytorch_2_11_private_pools_keep_their_ids() {
     let s = repository_fixture("pools.pickle");
     let (rows, totals) = segment_stats(&s, 0);
     let mut by_pool = std::collections::BTreeMap::<(i64, i64), u64>::new();
-    for r in &rows {
-        *by_pool.entry(r.pool.unwrap()).or_default() += r.total_size;
+    for g in s.segments_of(0) {
+        *by_pool.entry(g.segment_pool_id.unwrap()).or_default() += g.total_size;
     }
     // A CUDA graph's private pool (1, 0) and a MemPool (0, 1) beside the allocator's own (0, 0).
     assert_eq!(
@@ -199,7 +203,8 @@ fn pytorch_2_11_private_pools_keep_their_ids() {
             ((1, 0), 35_651_584)
         ]
     );
-    assert_eq!(rows.iter().filter(|r| r.is_private_pool()).count(), 3);
+    let private: Vec<_> = rows.iter().filter_map(|r| r.private_pool).collect();
+    assert_eq!(private, [(1, 0), (0, 1), (1, 0)]);
     assert_eq!(totals.reserved, 117_440_512);
 }
 
@@ -289,11 +294,7 @@ fn pytorch_2_11_cpp_frames_oom_and_protocol_5() {
         .any(|n| n.contains("c10::cuda::CUDACachingAllocator")));
     let o = repository_fixture("oom.pickle");
     let t = o.trace(0);
-    let i = t
-        .action
-        .iter()
-        .position(|a| *a == memograph_snapshot::Action::Oom)
-        .unwrap();
+    let i = first_oom(t);
     assert_eq!(t.size[i], 1 << 50);
     assert_eq!(t.device_free, [(i as u32, 149_536_505_856)]);
     assert_eq!(repository_fixture("training.pickle").protocol, 5);
