@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, open, loadFile, shot, FIXTURES, TIER2, HAVE_FIXTURES } from './harness.mjs';
+import { serve, browser, open, loadFile, shot, showAnalysis, FIXTURES, TIER2, HAVE_FIXTURES } from './harness.mjs';
 
 let server, b;
 before(async () => { server = await serve(); b = await browser(); });
@@ -27,9 +27,8 @@ test('the analysis view shows the peak by category, component and call stack, wi
   const { page, errors } = await open(b, server.url);
   const ref = reference('kk_memory_ctx128_fullstep.pickle').devices['0'];
   await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
-  await page.selectOption('[data-testid=view-select]', 'analysis');
+  await showAnalysis(page);
   const at = page.locator('[data-testid=analysis-at]');
-  await at.waitFor();
   assert.match(await at.textContent(), new RegExp(`peak.*${grouped(ref.timeline_peak_bytes)} bytes`));
   // The tree's top-level paths add up to everything live at the peak.
   const rows = page.locator('[data-testid=live-set-tree] .tree-row');
@@ -53,7 +52,7 @@ test('the analysis view shows the peak by category, component and call stack, wi
 test('clicking a call path, a bar or a category highlights its allocations on the timelines', TIER2, async () => {
   const { page, errors } = await open(b, server.url);
   await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
-  await page.selectOption('[data-testid=view-select]', 'analysis');
+  await showAnalysis(page);
   const chip = page.locator('[data-testid=highlight]');
   // A call path.
   const frame = page.locator('[data-testid=live-set-tree] .tree-frame', { hasText: 'optimizers.py' }).first();
@@ -85,9 +84,8 @@ test('clicking a call path, a bar or a category highlights its allocations on th
 test('clicking the compact timeline recomputes the live set at that entry', TIER2, async () => {
   const { page, errors } = await open(b, server.url);
   await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
-  await page.selectOption('[data-testid=view-select]', 'analysis');
+  await showAnalysis(page);
   const at = page.locator('[data-testid=analysis-at]');
-  await at.waitFor();
   const box = await page.locator('[data-testid=analysis-timeline]').boundingBox();
   // A quarter of the way in: before backward and the optimizer step, so less is live than at the peak.
   await page.mouse.click(box.x + 72 + (box.width - 84) * 0.25, box.y + box.height / 2);
@@ -114,7 +112,7 @@ test('an OOM snapshot leads with its OOM recommendation (cs_memory_snapshot, dev
   const { page, errors } = await open(b, server.url);
   await loadFile(page, path.join(FIXTURES, 'cs_memory_snapshot.pickle'));
   await page.selectOption('[data-testid=device-select]', '1');
-  await page.selectOption('[data-testid=view-select]', 'analysis');
+  await showAnalysis(page);
   const recs = page.locator('[data-testid=recommendations]');
   await recs.waitFor();
   assert.match(await recs.textContent(), /ran out of memory.*entry \d+: a request of/s);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, ROOT, search } from './harness.mjs';
+import { serve, browser, ROOT, search, showAnalysis } from './harness.mjs';
 
 let server, b, dir;
 before(async () => {
@@ -112,7 +112,7 @@ test('the timeline, the segment timeline and every analysis chart export as PNG 
   const charts = await (async () => {
     const { p, context } = await page();
     await p.click('text=Open example');
-    await p.selectOption('[data-testid=view-select]', 'analysis');
+    await showAnalysis(p);
     await p.waitForSelector('[data-testid=category-chart]');
     const all = await p.$$eval('canvas.chart', cs => cs.map(c => c.dataset.testid));
     await context.close();
@@ -122,7 +122,7 @@ test('the timeline, the segment timeline and every analysis chart export as PNG 
   for (const chart of charts) {
     const { p, errors, context } = await page();
     await p.click('text=Open example');
-    await p.selectOption('[data-testid=view-select]', 'analysis');
+    await showAnalysis(p);
     await p.waitForSelector(`[data-testid=${chart}]`);
     const r = await exportBoth(p, chart, `[data-testid=${chart}]`, 1);
     assert.ok(r.doc.texts.length > 0, `${chart}: SVG has text`);

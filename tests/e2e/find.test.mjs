@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, open, loadFile, shot, search, FIXTURES, TIER2 } from './harness.mjs';
+import { serve, browser, open, loadFile, shot, search, showAnalysis, FIXTURES, TIER2 } from './harness.mjs';
 
 let server, b;
 before(async () => { server = await serve(); b = await browser(); });
@@ -69,8 +69,7 @@ test('a search highlights its matches; Enter pins them one by one', TIER2, async
 test('the live set at the peak downloads as CSV whose rows add up to the reference peak; the analyses as JSON', TIER2, async () => {
   const { page, errors } = await open(b, server.url);
   await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
-  await page.selectOption('[data-testid=view-select]', 'analysis');
-  await page.waitForSelector('[data-testid=analysis-at]');
+  await showAnalysis(page);
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=export-live-csv]')]);
   const csv = fs.readFileSync(await download.path(), 'utf8').trim().split('\n');
   assert.equal(csv[0], 'name,address,bytes,category,allocated at,alloc entry');

@@ -68,6 +68,16 @@ export async function loadFile(page, file) {
     && document.querySelector('#app').dataset.state !== 'loading', null, { timeout: 120000 });
 }
 
+/** Switches to the analysis view and waits for its report, which is built in the background (in tasks
+ *  of its own) after the view asks for it. */
+export async function showAnalysis(page) {
+  await page.selectOption('[data-testid=view-select]', 'analysis');
+  await page.waitForFunction(() => {
+    const at = document.querySelector('[data-testid=analysis-at]');
+    return at && !/^Building/.test(at.textContent);
+  }, null, { timeout: 60000 });
+}
+
 export async function shot(page, name) {
   fs.mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, open, loadFile, shot, FIXTURES, TIER2, search } from './harness.mjs';
+import { serve, browser, open, loadFile, shot, showAnalysis, FIXTURES, TIER2, search } from './harness.mjs';
 
 let server, b;
 before(async () => { server = await serve(); b = await browser(); });
@@ -93,7 +93,7 @@ test('a renamed copy of the file still restores the view (matched by size and it
 test('a call path picked in the live-set tree comes back with the link', TIER2, async () => {
   const { page, errors } = await open(b, `${server.url}?url=${encodeURIComponent(server.url + NAME)}`);
   await ready(page);
-  await page.selectOption('[data-testid=view-select]', 'analysis');
+  await showAnalysis(page);
   await page.locator('[data-testid=live-set-tree] .tree-frame', { hasText: 'optimizers.py' }).first().click();
   const chip = await page.textContent('[data-testid=highlight]');
   assert.match(chip, /Highlighted: optimizers\.py:\d+:step \(\d+ allocations\)/);
