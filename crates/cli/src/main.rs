@@ -164,7 +164,20 @@ impl Failure {
     }
 }
 
+/// A closed pipe ends the program quietly, as it does other Unix filters (`memograph trace F | head`),
+/// instead of a panic in `println!`: Rust starts programs with SIGPIPE ignored, so each write to the
+/// closed pipe would fail with EPIPE.
+#[cfg(unix)]
+fn die_on_closed_pipe() {
+    // SAFETY: called first thing in main, before any other thread exists; SIG_DFL is a valid handler.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    die_on_closed_pipe();
     let cli = Cli::parse();
     load::set_quiet(cli.quiet);
     let result = match cli.command {

@@ -222,3 +222,34 @@ fn files_that_are_no_snapshot_are_named_in_one_line_with_exit_1() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// `memograph trace F | head`: the reader closes the pipe early; the CLI stops without a panic message.
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/compiled.pickle"
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memograph"))
+        .args(["trace", file])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its trace is 139 kB, more than a pipe holds: the CLI is still writing when the pipe closes.
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("entry"), "{first}");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.is_empty(), "{stderr}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+    }
+}
