@@ -263,9 +263,8 @@ impl Lifetimes {
         // Only as a hint: where the memory is not there, the tables grow as they go.
         let mut allocations: Vec<Allocation> = Vec::new();
         let _ = allocations.try_reserve_exact(expected);
-        let mut open: HashMap<u64, u32> = HashMap::default();
-        let mut versions: HashMap<u64, u32> = HashMap::default();
-        let mut requested: HashMap<u64, u32> = HashMap::default();
+        // What is known of each address, in one table: one lookup per entry.
+        let mut slots: HashMap<u64, Slot> = HashMap::default();
         let mut streams = StreamTable::default();
         let mut changes: Vec<(u32, u32)> = Vec::new();
         let _ = changes.try_reserve_exact(opens + closes);
@@ -278,7 +277,7 @@ impl Lifetimes {
                     if kind == Kind::Segments && kind.closes(action) {
                         close_range(
                             &mut allocations,
-                            &mut open,
+                            &mut slots,
                             &mut changes,
                             &mut streams,
                             i as u32,
@@ -288,29 +287,29 @@ impl Lifetimes {
                         continue;
                     }
                     if kind == Kind::Blocks && action == Action::FreeRequested {
-                        requested.insert(addr, i as u32);
+                        slots.entry(addr).or_default().requested = i as u32;
                     }
                     if kind.opens(action) {
-                        let version = versions.get(&addr).copied().unwrap_or(0);
+                        let slot = slots.entry(addr).or_default();
                         allocations.push(Allocation {
                             addr,
                             size: trace.size[i],
                             stack: trace.stack[i],
-                            version,
+                            version: slot.version,
                             alloc: EntryRef::at(i as u32),
                             free: EntryRef::NONE,
                             free_requested: EntryRef::NONE,
                             stream: streams.intern(trace.stream[i]),
                         });
                         let id = allocations.len() as u32 - 1;
-                        open.insert(addr, id);
+                        slot.open = id;
                         changes.push((i as u32, id));
                     } else if kind.closes(action) {
-                        let version = versions.entry(addr).or_insert(0);
-                        let current = *version;
-                        *version += 1;
-                        let free_requested_event = requested.remove(&addr);
-                        let id = match open.remove(&addr) {
+                        let slot = slots.entry(addr).or_default();
+                        let current = slot.version;
+                        slot.version += 1;
+                        let free_requested_event = Slot::take(&mut slot.requested);
+                        let id = match Slot::take(&mut slot.open) {
                             Some(id) => {
                                 let a = &mut allocations[id as usize];
                                 a.free = EntryRef::at(i as u32);
@@ -343,8 +342,10 @@ impl Lifetimes {
         .await;
         // Open ranges by address, to find what each snapshot segment's range already covers.
         let mut open_ranges: Vec<(u64, u64)> = if kind == Kind::Segments {
-            open.values()
-                .map(|&id| (allocations[id as usize].addr, allocations[id as usize].size))
+            slots
+                .values()
+                .filter_map(|slot| slot.open())
+                .map(|id| (allocations[id as usize].addr, allocations[id as usize].size))
                 .collect()
         } else {
             Vec::new()
@@ -367,7 +368,7 @@ impl Lifetimes {
                         addr: seg.address,
                         size: before,
                         stack: seg.stack,
-                        version: versions.get(&seg.address).copied().unwrap_or(0),
+                        version: slots.get(&seg.address).map_or(0, |s| s.version),
                         alloc: EntryRef::NONE,
                         free: EntryRef::NONE,
                         free_requested: EntryRef::NONE,
@@ -382,7 +383,7 @@ impl Lifetimes {
                 }
                 // Recorded with context="state", trace entries carry no frames but the snapshot's
                 // blocks do: an allocation still open at the end is the block at its address.
-                if let Some(&id) = open.get(&b.address) {
+                if let Some(id) = slots.get(&b.address).and_then(Slot::open) {
                     let a = &mut allocations[id as usize];
                     if a.stack == StackId::EMPTY && (a.size == b.size || a.size == b.requested_size)
                     {
@@ -395,7 +396,7 @@ impl Lifetimes {
                         addr: b.address,
                         size: b.requested_size,
                         stack: b.stack,
-                        version: versions.get(&b.address).copied().unwrap_or(0),
+                        version: slots.get(&b.address).map_or(0, |s| s.version),
                         alloc: EntryRef::NONE,
                         free: EntryRef::NONE,
                         free_requested: EntryRef::NONE,
@@ -522,7 +523,7 @@ impl Lifetimes {
 /// mapped before recording began.
 fn close_range(
     allocations: &mut Vec<Allocation>,
-    open: &mut HashMap<u64, u32>,
+    slots: &mut HashMap<u64, Slot>,
     changes: &mut Vec<(u32, u32)>,
     streams: &mut StreamTable,
     x: u32,
@@ -530,9 +531,9 @@ fn close_range(
     size: u64,
 ) {
     let end = addr.saturating_add(size.max(1));
-    let mut hit: Vec<u32> = open
+    let mut hit: Vec<u32> = slots
         .values()
-        .copied()
+        .filter_map(Slot::open)
         .filter(|&id| {
             let a = &allocations[id as usize];
             a.addr < end && addr < a.addr.saturating_add(a.size)
@@ -555,7 +556,8 @@ fn close_range(
     }
     for id in hit {
         let old = allocations[id as usize];
-        open.remove(&old.addr);
+        // Segment slots hold only what is open: the table stays as small as the open segments.
+        slots.remove(&old.addr);
         allocations[id as usize].free = EntryRef::at(x);
         changes.push((x, id));
         let old_end = old.addr + old.size;
@@ -570,9 +572,42 @@ fn close_range(
                     ..old
                 });
                 let piece = allocations.len() as u32 - 1;
-                open.insert(lo, piece);
+                slots.entry(lo).or_default().open = piece;
                 changes.push((x, piece));
             }
+        }
+    }
+}
+
+/// What the replay knows of one address: the lifetime open there, how many closed there (its next
+/// version), and the `free_requested` waiting for its `free_completed` (`NONE`: none).
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    open: u32,
+    version: u32,
+    requested: u32,
+}
+
+impl Slot {
+    const NONE: u32 = u32::MAX;
+
+    fn open(&self) -> Option<u32> {
+        (self.open != Slot::NONE).then_some(self.open)
+    }
+
+    /// The entry or lifetime in `field`, leaving none.
+    fn take(field: &mut u32) -> Option<u32> {
+        let v = std::mem::replace(field, Slot::NONE);
+        (v != Slot::NONE).then_some(v)
+    }
+}
+
+impl Default for Slot {
+    fn default() -> Slot {
+        Slot {
+            open: Slot::NONE,
+            version: 0,
+            requested: Slot::NONE,
         }
     }
 }

@@ -408,6 +408,7 @@ impl SpanIndex {
 
 /// What a replay of the stacking reports. `band` is the band's place in opening order, which is its
 /// index in [`TimelineLayout::bands`].
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum Event {
     Open { band: u32, x: u32, offset: u64 },
     Move { band: u32, x: u32, offset: u64 },
@@ -503,12 +504,30 @@ impl<'a> Stacking<'a> {
 
     /// Replays the stacking. A band below a free moves by the freed size; a band reports a move once its
     /// true bottom is `tolerance` bytes or more below where it last reported (any change when 0).
-    async fn replay<P: Pause>(&self, tolerance: u64, emit: &mut dyn FnMut(Event), pause: &mut P) {
+    async fn replay<P: Pause>(&self, tolerance: u64, emit: impl FnMut(Event), pause: &mut P) {
+        let n = self.order.len();
+        if tolerance == 0 {
+            // Every band above a free moves: walking the open bands costs what is emitted.
+            let open = OpenBands::new(n, pause).await;
+            self.replay_with(open, emit, pause).await
+        } else {
+            let threshold = tolerance.clamp(1, i64::MAX as u64) as i64;
+            let drifts = Drifts {
+                tree: DriftTree::new(n, pause).await,
+                threshold,
+            };
+            self.replay_with(drifts, emit, pause).await
+        }
+    }
+
+    async fn replay_with<M: Movers, P: Pause>(
+        &self,
+        mut movers: M,
+        mut emit: impl FnMut(Event),
+        pause: &mut P,
+    ) {
         let allocs = &self.lifetimes.allocations;
         let n = self.order.len();
-        let threshold = tolerance.clamp(1, i64::MAX as u64) as i64;
-        // Drift of each live band (bytes its bottom fell since it last reported), max over ranges.
-        let mut tree = DriftTree::new(n, pause).await;
         // Where each band last reported its bottom.
         let mut reported = crate::batch::filled(0u64, n, pause).await;
         let mut drawn_bytes = 0u64;
@@ -523,7 +542,7 @@ impl<'a> Stacking<'a> {
                 x: 0,
                 offset: drawn_bytes,
             });
-            tree.activate(band);
+            movers.open(band);
             reported[band] = drawn_bytes;
             drawn_bytes = drawn_bytes.saturating_add(a.size);
         }
@@ -556,16 +575,13 @@ impl<'a> Stacking<'a> {
                     x,
                     offset: drawn_bytes,
                 });
-                tree.activate(b);
+                movers.open(b);
                 reported[b] = drawn_bytes;
                 drawn_bytes = drawn_bytes.saturating_add(a.size);
-            } else if tree.is_active(band as usize) {
-                let b = band as usize;
-                tree.deactivate(b);
+            } else if movers.close(band as usize) {
                 emit(Event::Close { band, x });
                 let size = a.size.min(i64::MAX as u64) as i64;
-                tree.add_from(b + 1, size);
-                tree.take_at_least(b + 1, threshold, &mut |above, fell| {
+                movers.freed(band as usize, size, &mut |above, fell| {
                     reported[above] = reported[above].saturating_sub(fell);
                     emit(Event::Move {
                         band: above as u32,
@@ -581,6 +597,113 @@ impl<'a> Stacking<'a> {
                 height: summarized,
             });
         }
+    }
+}
+
+/// Which bands a free moves, for [`Stacking::replay_with`]: bands open in band order (each opens above
+/// every band open before it, as the stacking numbers them so).
+trait Movers {
+    fn open(&mut self, band: usize);
+    /// Closes `band`; false when it was not open (nothing to draw).
+    fn close(&mut self, band: usize) -> bool;
+    /// `band` has just closed, freeing `size` bytes: calls `f(above, fell)` for each band above it that
+    /// reports a move, in band order, with the bytes it fell since it last reported.
+    fn freed(&mut self, band: usize, size: i64, f: &mut impl FnMut(usize, u64));
+}
+
+/// The exact stacking: every open band above a free reports its move. The open bands as a list in band
+/// order (opening appends: see [`Movers`]), so a free walks exactly the bands it moves.
+struct OpenBands {
+    /// The next open band above each open band (`NO_BAND`: none); a closed band keeps the one it had,
+    /// where the walk of its free starts.
+    next: Vec<u32>,
+    /// The open band below each open band (`NO_BAND`: none), or `UNOPENED` / `CLOSED`.
+    prev: Vec<u32>,
+    /// The highest open band (`NO_BAND`: none).
+    last: u32,
+}
+
+const NO_BAND: u32 = u32::MAX;
+const UNOPENED: u32 = u32::MAX - 1;
+const CLOSED: u32 = u32::MAX - 2;
+
+impl OpenBands {
+    /// Written a slice at a time, awaiting `pause` between (millions of bands at full detail).
+    async fn new<P: Pause>(n: usize, pause: &mut P) -> OpenBands {
+        OpenBands {
+            next: crate::batch::filled(NO_BAND, n, pause).await,
+            prev: crate::batch::filled(UNOPENED, n, pause).await,
+            last: NO_BAND,
+        }
+    }
+}
+
+impl Movers for OpenBands {
+    fn open(&mut self, band: usize) {
+        debug_assert!(self.last == NO_BAND || (self.last as usize) < band);
+        self.prev[band] = self.last;
+        self.next[band] = NO_BAND;
+        if self.last != NO_BAND {
+            self.next[self.last as usize] = band as u32;
+        }
+        self.last = band as u32;
+    }
+
+    fn close(&mut self, band: usize) -> bool {
+        if self
+            .prev
+            .get(band)
+            .is_none_or(|&p| p == UNOPENED || p == CLOSED)
+        {
+            return false;
+        }
+        let (p, n) = (self.prev[band], self.next[band]);
+        if p != NO_BAND {
+            self.next[p as usize] = n;
+        }
+        if n != NO_BAND {
+            self.prev[n as usize] = p;
+        } else {
+            self.last = p;
+        }
+        self.prev[band] = CLOSED;
+        true
+    }
+
+    fn freed(&mut self, band: usize, size: i64, f: &mut impl FnMut(usize, u64)) {
+        if size <= 0 {
+            return;
+        }
+        let mut above = self.next[band];
+        while above != NO_BAND {
+            f(above as usize, size as u64);
+            above = self.next[above as usize];
+        }
+    }
+}
+
+/// The stacking within a tolerance: a band reports once its drift reaches `threshold` bytes.
+struct Drifts {
+    tree: DriftTree,
+    threshold: i64,
+}
+
+impl Movers for Drifts {
+    fn open(&mut self, band: usize) {
+        self.tree.activate(band);
+    }
+
+    fn close(&mut self, band: usize) -> bool {
+        let open = self.tree.is_active(band);
+        if open {
+            self.tree.deactivate(band);
+        }
+        open
+    }
+
+    fn freed(&mut self, band: usize, size: i64, f: &mut impl FnMut(usize, u64)) {
+        self.tree.add_from(band + 1, size);
+        self.tree.take_at_least(band + 1, self.threshold, f);
     }
 }
 
@@ -1046,6 +1169,47 @@ mod tests {
                         assert_eq!(layout.band_at(x, bytes), naive, "seed {seed} at {x}");
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn the_list_of_open_bands_replays_as_the_drift_tree_does_at_tolerance_zero() {
+        use crate::batch::{run_ready, NoPause};
+        let replayed = |stack: &Stacking, exact: bool| {
+            let mut events = Vec::new();
+            let emit = |e: Event| events.push(e);
+            let n = stack.order.len();
+            run_ready(async {
+                if exact {
+                    let open = OpenBands::new(n, &mut NoPause).await;
+                    stack.replay_with(open, emit, &mut NoPause).await
+                } else {
+                    let tree = DriftTree::new(n, &mut NoPause).await;
+                    let drifts = Drifts { tree, threshold: 1 };
+                    stack.replay_with(drifts, emit, &mut NoPause).await
+                }
+            });
+            events
+        };
+        let mut next = xorshift(99);
+        for seed in 1..15 {
+            let mut spans = random_spans(seed * 6_151, 300);
+            // Empty allocations move nothing.
+            spans.iter_mut().step_by(11).for_each(|s| s.2 = 0);
+            let l = lifetimes(&spans, 601);
+            for every in [1, 2, 5] {
+                let drawn: Vec<bool> = (0..l.allocations.len())
+                    .map(|_| next().is_multiple_of(every))
+                    .collect();
+                let stack = run_ready(Stacking::new(&l, &drawn, &mut NoPause));
+                let exact = replayed(&stack, true);
+                assert!(exact.iter().any(|e| matches!(e, Event::Move { .. })));
+                assert_eq!(
+                    exact,
+                    replayed(&stack, false),
+                    "seed {seed}, 1 in {every} drawn"
+                );
             }
         }
     }
