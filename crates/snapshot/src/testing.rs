@@ -1,4 +1,5 @@
-//! Where tests find the shared real fixtures: one lookup for every crate's tests.
+//! Where tests find the shared real fixtures (one lookup for every crate's tests), and the generator
+//! their "random" inputs come from.
 //!
 //! Tests come in two tiers. The first needs nothing beside the repository (synthetic snapshots with
 //! known figures, small hand-made pickles). The second reads the real snapshots in `../shared/fixtures`
@@ -74,4 +75,15 @@ pub fn reference_text(name: &str) -> String {
         .join("reference")
         .join(format!("{name}.json"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A fixed-seed xorshift generator: the same "random" inputs on every run.
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
 }

@@ -920,6 +920,7 @@ impl RangeMax {
 mod tests {
     use super::*;
     use crate::analysis::lifetimes::{Allocation, Kind};
+    use crate::testing::xorshift;
 
     #[test]
     fn the_drift_tree_does_what_a_plain_list_of_drifts_does() {
@@ -1043,17 +1044,6 @@ mod tests {
             record(&stack, x, &mut bottoms);
         }
         bottoms
-    }
-
-    /// A pseudo-random sequence (xorshift64) from `seed`.
-    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-        let mut x = seed;
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
     }
 
     fn random_spans(seed: u64, n: u32) -> Vec<(Option<u32>, Option<u32>, u64)> {

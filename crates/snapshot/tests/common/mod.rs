@@ -31,16 +31,7 @@ pub fn small_input() -> Vec<u8> {
     fixture("a0kuma_adam.pickle").unwrap_or_else(|| memograph_snapshot::synth::pickle(4).bytes)
 }
 
-/// A fixed-seed xorshift generator: the same "random" corpus on every run.
-pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-    let mut x = seed;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
-}
+pub use memograph_snapshot::testing::xorshift;
 
 /// `data` gzip-compressed.
 pub fn gzip(data: &[u8]) -> Vec<u8> {
