@@ -102,7 +102,8 @@ test('the timeline, the segment timeline and every analysis chart export as PNG 
   fs.writeFileSync(path.join(ROOT, 'target', 'e2e-screenshots', 'export-timeline.svg'), (await download(p, '[data-testid=export-timeline-svg]')).bytes);
 
   await p.selectOption('[data-testid=view-select]', 'segments');
-  await p.waitForSelector('[data-testid=export-segments-png]');
+  // The segment timeline is built in tasks of its own once the view asks for it; the buttons come first.
+  await p.waitForFunction(() => /^Reserved peak/.test(document.querySelector('[data-testid=peak]')?.textContent));
   await exportBoth(p, 'export-segments', '[data-testid=timeline]', 10);
 
   assert.deepEqual(errors, []);
