@@ -10,7 +10,8 @@
 //     server says `no-store`) and compiles the module afresh. NEW_WINDOW=1 opens each in a window of
 //     its own instead: on two cores that adds the window's own start (headless Chromium's UI renderer
 //     alone uses ~350 ms of CPU then) to every load;
-//   - the longest main-thread task (PerformanceObserver 'longtask') from the choice until ready, while
+//   - the longest main-thread task (PerformanceObserver 'longtask') from the choice until ready (each
+//     load's tasks, with when they began, are in its `parts_ms`: `long_tasks`, `opened_from_choice`), while
 //     every view opens afterwards (segments, state history, where the memory goes; each waited for
 //     until built), and from 100 % detail through pan/zoom, a search (`>1MB`) and pan/zoom again with
 //     its allocations highlighted;
@@ -157,6 +158,11 @@ async function loadOnce(file, warm) {
     // From the automation's call to the `change` event: its own cost (~15 ms on an idle page) and
     // whatever held the page's thread as the file came (counted in the figures above).
     handed_ms: Math.round((await page.evaluate(() => window.__handed)) - chosen) };
+  // Where each task of 50 ms or more fell ("start+duration", ms from the choice), beside when the
+  // model came (the page opened it): before it, the page was reading while the worker parsed.
+  timings.opened_from_choice = Math.round(timings.opened_at + first - fromLoadStart);
+  timings.long_tasks = (await page.evaluate(([a, z]) => window.__longtasks.filter(([s, d]) => s + d >= a && s <= z)
+    .map(([s, d]) => `${Math.round(s - a)}+${Math.round(d)}`), [chosen, ready])).join(',');
   return { page, first, ready: ready - chosen, loadLongest, longest, timings, cpu };
 }
 
