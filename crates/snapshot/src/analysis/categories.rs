@@ -45,7 +45,8 @@ pub fn color(index: usize, count: usize) -> &'static str {
 #[derive(Debug, Clone)]
 pub struct Rule {
     pub category: String,
-    pub pattern: Regex,
+    /// Private, so that `needs` (read from it) cannot go stale.
+    pattern: Regex,
     /// A role rule (parameters, gradients, optimizer state…): any frame of the stack decides, before any
     /// op rule. Otherwise an op rule (attention, matmul…), tried on the innermost user frame first.
     pub whole_stack: bool,
