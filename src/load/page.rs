@@ -274,8 +274,7 @@ impl memograph_snapshot::batch::Pause for Pauser {
     async fn pause(&mut self) {
         // A stale time (the page sat idle since) only makes the first pause give the thread back early.
         if clock() - RESUMED.with(Cell::get) > SLICE_MS {
-            next_task().await;
-            RESUMED.with(|r| r.set(clock()));
+            self.start().await;
         }
     }
 }
