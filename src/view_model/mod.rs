@@ -145,7 +145,13 @@ impl DeviceModel {
     #[cfg(test)]
     pub fn of_lifetimes(snapshot: &Snapshot, device: i64, blocks: Lifetimes) -> DeviceModel {
         let detail = default_detail(blocks.allocations.len());
-        DeviceModel::of_timeline(snapshot, device, TimelineModel::new(blocks, detail))
+        let has_times = snapshot.trace(device).has_time();
+        DeviceModel::of_timeline(
+            snapshot,
+            device,
+            TimelineModel::new(blocks, detail),
+            has_times,
+        )
     }
 
     /// [`Self::of_lifetimes`] with the first layout built in slices, awaiting `pause` between them.
@@ -157,12 +163,17 @@ impl DeviceModel {
     ) -> DeviceModel {
         let detail = default_detail(blocks.allocations.len());
         let timeline = TimelineModel::new_sliced(blocks, detail, pause).await;
-        DeviceModel::of_timeline(snapshot, device, timeline)
+        let has_times = snapshot.trace(device).has_time_sliced(pause).await;
+        DeviceModel::of_timeline(snapshot, device, timeline, has_times)
     }
 
-    fn of_timeline(snapshot: &Snapshot, device: i64, blocks: TimelineModel) -> DeviceModel {
+    fn of_timeline(
+        snapshot: &Snapshot,
+        device: i64,
+        blocks: TimelineModel,
+        has_times: bool,
+    ) -> DeviceModel {
         let trace = snapshot.trace(device);
-        let has_times = trace.has_time();
         DeviceModel {
             device,
             blocks,

@@ -67,7 +67,7 @@ impl TimelineModel {
         let totals = RangeMax::new_sliced(&lifetimes.live_after, pause).await;
         let summary = SummaryOutline::new_sliced(&layout.summary, pause).await;
         TimelineModel {
-            peak: lifetimes.peak(),
+            peak: lifetimes.peak_sliced(pause).await,
             lifetimes: Rc::new(lifetimes),
             layout: Rc::new(layout),
             summary,

@@ -376,7 +376,7 @@ impl Listener for Ui {
         self.phase.set(Phase::Ready);
         share::restore(*self, index);
         // Colours, search and the analyses need them: built while the user looks at the timeline,
-        // once the page is idle after its first frames (their slices, 40 ms each, would hold them up).
+        // once the page is idle after its first frames (their slices, 25 ms each, would hold them up).
         // Whatever needs them first builds them at once instead.
         let ui = *self;
         when_idle(move || ui.build(index, device, Part::Categories));

@@ -9,8 +9,10 @@
 
 use std::ops::Range;
 
-/// Items per batch.
-pub const BATCH: usize = 1 << 14;
+/// Items per batch. Small enough that a batch on baseline code (a cold page, before the browser has
+/// optimised the function: several times slower) stays a few milliseconds, since sliced work checks
+/// the time only between batches.
+pub const BATCH: usize = 1 << 12;
 
 /// Calls `f` on `0..n` cut into consecutive ranges of at most [`BATCH`] items.
 pub fn ranges(n: usize, mut f: impl FnMut(Range<usize>)) {
@@ -76,7 +78,7 @@ pub async fn ranges_paused<P: Pause>(n: usize, mut f: impl FnMut(Range<usize>), 
 pub async fn filled<T: Clone, P: Pause>(value: T, n: usize, pause: &mut P) -> Vec<T> {
     let mut out = Vec::with_capacity(n);
     while out.len() < n {
-        let k = (16 * BATCH).min(n - out.len());
+        let k = (4 * BATCH).min(n - out.len());
         out.extend(std::iter::repeat_n(value.clone(), k));
         pause.pause().await;
     }

@@ -415,13 +415,15 @@ fn items_into<T, const W: usize>(
 use crate::batch::NoPause;
 pub use crate::batch::Pause;
 
-/// Items decoded between two pauses (a few milliseconds of work).
-const SLICE_ITEMS: usize = 1 << 18;
+// Work between two pauses, sized for code the browser has not optimised yet (a cold page's decode):
+// 2^18 items of a trace column in one slice held a cold page for 150–190 ms at 2 GB.
+/// Items decoded between two pauses (a few milliseconds of work on baseline code).
+const SLICE_ITEMS: usize = 1 << 15;
 /// Strings, frames or stacks interned between pauses (each hashed and stored: 2^18 stacks took 60 ms
 /// in one go on a page).
-const SLICE_INTERNED: usize = 1 << 14;
+const SLICE_INTERNED: usize = 1 << 11;
 /// Blocks decoded between pauses (each is a `Block` of its own, heavier than a column's item).
-const SLICE_BLOCKS: usize = 1 << 15;
+const SLICE_BLOCKS: usize = 1 << 12;
 
 /// The first of `items` that is not `ok`, a batch at a time (a trace column holds millions).
 async fn first_bad<T: Copy, P: Pause>(
@@ -661,6 +663,7 @@ pub async fn decode_sliced<R: std::io::Read, P: Pause>(
     };
     let mut interner = Interner::new();
     let n = r.len(8)?;
+    interner.reserve_strings(n);
     for k in 0..n {
         let id = interner.intern_str(r.str()?);
         if id.0 as usize != k {
@@ -680,6 +683,7 @@ pub async fn decode_sliced<R: std::io::Read, P: Pause>(
         }
     };
     let n = r.len(17)?;
+    interner.reserve_frames(n);
     for k in 0..n {
         let filename = str_id(r.u32()?)?;
         let line = r.u64()?;
@@ -706,6 +710,7 @@ pub async fn decode_sliced<R: std::io::Read, P: Pause>(
     pause.pause().await;
     let frames = interner.frame_count();
     let n = r.len(8)?;
+    interner.reserve_stacks(n);
     for k in 0..n {
         let ids = r.u32s()?;
         if ids.iter().any(|&f| f as usize >= frames) {

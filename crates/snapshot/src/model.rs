@@ -65,6 +65,25 @@ impl Interner {
         i
     }
 
+    /// Room for `n` more strings, so that interning them never grows the table: a table grown is
+    /// rehashed whole, in one go (a million entries: 100–200 ms on a page's code not yet optimised).
+    pub fn reserve_strings(&mut self, n: usize) {
+        self.strings.reserve(n);
+        self.string_ids.reserve(n);
+    }
+
+    /// [`Self::reserve_strings`] for frames.
+    pub fn reserve_frames(&mut self, n: usize) {
+        self.frames.reserve(n);
+        self.frame_ids.reserve(n);
+    }
+
+    /// [`Self::reserve_strings`] for stacks.
+    pub fn reserve_stacks(&mut self, n: usize) {
+        self.stacks.reserve(n);
+        self.stack_ids.reserve(n);
+    }
+
     pub fn intern_str(&mut self, s: &str) -> StrId {
         if let Some(&id) = self.string_ids.get(s) {
             return id;
@@ -364,10 +383,15 @@ impl DeviceTrace {
     }
     /// True when every entry has a `time_us`.
     pub fn has_time(&self) -> bool {
+        crate::batch::run_ready(self.has_time_sliced(&mut crate::batch::NoPause))
+    }
+    /// [`Self::has_time`], awaiting `pause` between batches (tens of millions of entries are tens of
+    /// milliseconds to scan on a page).
+    pub async fn has_time_sliced<P: crate::batch::Pause>(&self, pause: &mut P) -> bool {
         let mut all = !self.time_us.is_empty();
-        crate::batch::ranges(self.time_us.len(), |r| {
-            all = all && self.time_us[r].iter().all(|&t| t != i64::MIN)
-        });
+        let scan =
+            |r: std::ops::Range<usize>| all = all && self.time_us[r].iter().all(|&t| t != i64::MIN);
+        crate::batch::ranges_paused(self.time_us.len(), scan, pause).await;
         all
     }
     /// Heap bytes held by the columns.

@@ -260,7 +260,9 @@ async fn layout_sliced<P: Pause>(
     // selection does (linear) what a sort would (n log n).
     let mut drawn = crate::batch::filled(keep == total, total, pause).await;
     if keep < total && keep > 0 {
-        let mut largest = Largest::new(keep, keep.saturating_mul(2).max(1 << 20));
+        // A cut is one selection over up to `cap` candidates, in one go, on code the browser may not
+        // have optimised (a few cuts per layout): 2^20 candidates held a cold page for 30–40 ms.
+        let mut largest = Largest::new(keep, keep.saturating_mul(2).max(1 << 16));
         let sized = |r: std::ops::Range<usize>| {
             for (i, a) in r.clone().zip(&allocs[r]) {
                 largest.offer(a.size, i as u32);
