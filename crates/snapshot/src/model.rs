@@ -66,7 +66,7 @@ impl Interner {
     }
 
     /// Room for `n` more strings, so that interning them never grows the table: a table grown is
-    /// rehashed whole, in one go (a million entries: 100–200 ms on a page's code not yet optimised).
+    /// rehashed whole, in one go, which sliced work (the page's decoder) cannot pause inside.
     pub fn reserve_strings(&mut self, n: usize) {
         self.strings.reserve(n);
         self.string_ids.reserve(n);

@@ -7,8 +7,9 @@
 //! is at `offset` bytes from x on. Offsets are `f32` (8 bytes a breakpoint): exact to a pixel at any scale
 //! a screen can show. A real training trace has about 20 breakpoints per allocation.
 
-use super::lifetimes::Lifetimes;
+use super::lifetimes::{Allocation, Lifetimes};
 use crate::batch::{ranges_paused, Pause, BATCH};
+use std::ops::Range;
 
 /// One breakpoint of a band: from entry `x` on, its bottom is at `offset` bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -191,9 +192,10 @@ pub async fn timeline_layout_sliced<P: Pause>(
 }
 
 /// The `keep` largest of a stream of (size, index) offered in index order, ties to the earliest: what a
-/// selection over all would pick, with at most `cap` candidates held. Once `cap` collect, the `keep`
-/// first are kept and only larger ones enter after (a later one of equal size loses its tie). One
-/// selection over millions took 50 ms in one go on the page; here each is bounded by `cap`.
+/// selection over all would pick, with about `cap` candidates held. Once `cap` collect, a cut keeps the
+/// `keep` first and only larger ones enter after (a later one of equal size loses its tie). A cut is a
+/// selection over the candidates, sliced ([`select_first`]): at a detail of half a 2 GB file's
+/// allocations the candidates are millions.
 struct Largest {
     keep: usize,
     cap: usize,
@@ -215,36 +217,105 @@ impl Largest {
         y.0.cmp(&x.0).then(x.1.cmp(&y.1))
     }
 
-    fn offer(&mut self, size: u64, index: u32) {
+    /// Offers the next; whether `cap` candidates have collected (a cut is due: until it is made, they
+    /// grow past `cap`).
+    fn offer(&mut self, size: u64, index: u32) -> bool {
         if self.keep == 0 || self.floor.is_some_and(|f| size <= f) {
-            return;
+            return false;
         }
         if self.items.capacity() == 0 {
-            self.items.reserve_exact(self.cap);
+            // Room for the batch that fills it, too: a cut is made between batches.
+            self.items.reserve_exact(self.cap.saturating_add(BATCH));
         }
         self.items.push((size, index));
-        if self.items.len() >= self.cap {
-            self.cut();
+        self.items.len() >= self.cap
+    }
+
+    /// Keeps the `keep` first candidates; only larger ones are offered a place after.
+    async fn cut<P: Pause>(&mut self, pause: &mut P) {
+        if self.items.len() > self.keep {
+            select_first(&mut self.items, self.keep, Largest::first, pause).await;
+            self.items.truncate(self.keep);
             self.floor = Some(self.items[self.keep - 1].0);
         }
     }
 
-    fn cut(&mut self) {
-        if self.items.len() > self.keep {
-            self.items
-                .select_nth_unstable_by(self.keep - 1, Largest::first);
-            self.items.truncate(self.keep);
-        }
-    }
-
     /// The `keep` largest (or all offered, if fewer), in no order.
-    fn finish(mut self) -> Vec<(u64, u32)> {
+    async fn finish<P: Pause>(mut self, pause: &mut P) -> Vec<(u64, u32)> {
         if self.keep == 0 {
             return Vec::new();
         }
-        self.cut();
+        self.cut(pause).await;
         self.items
     }
+}
+
+/// Offers `allocations[range]` to `largest`; whether a cut is due. A call per batch (see `batch`).
+#[inline(never)]
+fn offer_sizes(largest: &mut Largest, allocations: &[Allocation], range: Range<usize>) -> bool {
+    let mut due = false;
+    for (i, a) in range.clone().zip(&allocations[range]) {
+        due |= largest.offer(a.size, i as u32);
+    }
+    due
+}
+
+/// Rearranges `v` so that its `k` first in the order `first` (a total order) come first, the `k`-th at
+/// `k - 1`, as `select_nth_unstable_by(k - 1, first)` does; a quickselect whose partitions run a batch
+/// at a time, awaiting `pause` between batches (one selection over millions, in one go, held a page's
+/// thread for tens of milliseconds).
+async fn select_first<T: Copy, P: Pause>(
+    v: &mut [T],
+    k: usize,
+    first: impl Fn(&T, &T) -> std::cmp::Ordering,
+    pause: &mut P,
+) {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    if k == 0 || k > v.len() {
+        return;
+    }
+    // Invariant: v[..lo] come before all of v[lo..hi], and v[hi..] after; lo < k <= hi.
+    let (mut lo, mut hi) = (0, v.len());
+    // After a run of bad pivots (past 64 rounds), the library's selection finishes the range.
+    let mut rounds = 0;
+    while hi - lo > BATCH && rounds < 64 {
+        rounds += 1;
+        // The median of three as the pivot, moved to the range's end.
+        let (a, b, c) = (lo, lo + (hi - lo) / 2, hi - 1);
+        let ab = first(&v[a], &v[b]) == Less;
+        let bc = first(&v[b], &v[c]) == Less;
+        let ac = first(&v[a], &v[c]) == Less;
+        let median = if ab == bc {
+            b
+        } else if ab == ac {
+            c
+        } else {
+            a
+        };
+        v.swap(median, hi - 1);
+        let pivot = v[hi - 1];
+        let mut store = lo;
+        let mut at = lo;
+        while at < hi - 1 {
+            let end = at.saturating_add(BATCH).min(hi - 1);
+            for j in at..end {
+                if first(&v[j], &pivot) == Less {
+                    v.swap(store, j);
+                    store += 1;
+                }
+            }
+            at = end;
+            pause.pause().await;
+        }
+        v.swap(store, hi - 1);
+        // v[lo..store] come before the pivot, now at `store`, and v[store + 1..hi] after it.
+        match (store + 1).cmp(&k) {
+            Equal => return,
+            Greater => hi = store,
+            Less => lo = store + 1,
+        }
+    }
+    v[lo..hi].select_nth_unstable_by(k - 1 - lo, first);
 }
 
 async fn layout_sliced<P: Pause>(
@@ -260,17 +331,17 @@ async fn layout_sliced<P: Pause>(
     // selection does (linear) what a sort would (n log n).
     let mut drawn = crate::batch::filled(keep == total, total, pause).await;
     if keep < total && keep > 0 {
-        // A cut is one selection over up to `cap` candidates, in one go, on code the browser may not
-        // have optimised (a few cuts per layout): 2^20 candidates held a cold page for 30–40 ms.
-        let mut largest = Largest::new(keep, keep.saturating_mul(2).max(1 << 16));
-        let sized = |r: std::ops::Range<usize>| {
-            for (i, a) in r.clone().zip(&allocs[r]) {
-                largest.offer(a.size, i as u32);
+        let mut largest = Largest::new(keep, keep.saturating_mul(2).max(1 << 20));
+        let mut start = 0;
+        while start < total {
+            let end = start.saturating_add(BATCH).min(total);
+            if offer_sizes(&mut largest, allocs, start..end) {
+                largest.cut(pause).await;
             }
-        };
-        ranges_paused(total, sized, pause).await;
-        pause.pause().await;
-        for (_, a) in largest.finish() {
+            start = end;
+            pause.pause().await;
+        }
+        for (_, a) in largest.finish(pause).await {
             drawn[a as usize] = true;
         }
     }
@@ -921,7 +992,8 @@ impl RangeMax {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::lifetimes::{Allocation, Kind};
+    use crate::analysis::lifetimes::Kind;
+    use crate::batch::{run_ready, NoPause};
     use crate::testing::xorshift;
 
     #[test]
@@ -1083,14 +1155,46 @@ mod tests {
         ] {
             let items: Vec<(u64, u32)> = (0..n).map(|i| (next() % sizes, i)).collect();
             let mut largest = Largest::new(keep, cap);
-            items.iter().for_each(|&(s, i)| largest.offer(s, i));
-            let mut got = largest.finish();
+            for &(s, i) in &items {
+                if largest.offer(s, i) {
+                    run_ready(largest.cut(&mut NoPause));
+                }
+            }
+            let mut got = run_ready(largest.finish(&mut NoPause));
             got.sort_unstable();
             let mut want = items.clone();
             want.sort_by(Largest::first);
             want.truncate(keep);
             want.sort_unstable();
             assert_eq!(got, want, "n {n} keep {keep} cap {cap}");
+        }
+    }
+
+    #[test]
+    fn the_sliced_selection_picks_what_a_full_sort_puts_first() {
+        let mut next = xorshift(29);
+        for (n, k, sizes) in [
+            (3 * BATCH + 17, 1, 1000),
+            (3 * BATCH + 17, 2 * BATCH, 5),
+            (5 * BATCH, 5 * BATCH, 1 << 40),
+            (10 * BATCH + 3, 4 * BATCH + 1, 1 << 20),
+            (10 * BATCH, 7 * BATCH, 1),
+            (100, 37, 3),
+        ] {
+            let random: Vec<(u64, u32)> = (0..n).map(|i| (next() % sizes, i as u32)).collect();
+            let mut want = random.clone();
+            want.sort_by(Largest::first);
+            // Random, in the order wanted, and the reverse (each a bad case for some pivot rule).
+            let mut reversed = want.clone();
+            reversed.reverse();
+            for items in [random, want.clone(), reversed] {
+                let mut got = items;
+                run_ready(select_first(&mut got, k, Largest::first, &mut NoPause));
+                assert_eq!(got[k - 1], want[k - 1], "n {n} k {k} sizes {sizes}");
+                got.truncate(k);
+                got.sort_by(Largest::first);
+                assert_eq!(got, want[..k], "n {n} k {k} sizes {sizes}");
+            }
         }
     }
 
