@@ -144,36 +144,25 @@ impl DeviceModel {
     /// task of their own).
     #[cfg(test)]
     pub fn of_lifetimes(snapshot: &Snapshot, device: i64, blocks: Lifetimes) -> DeviceModel {
-        let detail = default_detail(blocks.allocations.len());
-        let has_times = snapshot.trace(device).has_time();
-        DeviceModel::of_timeline(
+        run_ready(DeviceModel::of_lifetimes_sliced(
             snapshot,
             device,
-            TimelineModel::new(blocks, detail),
-            has_times,
-        )
+            blocks,
+            &mut NoPause,
+        ))
     }
 
     /// [`Self::of_lifetimes`] with the first layout built in slices, awaiting `pause` between them.
-    pub async fn of_lifetimes_sliced<P: memograph_snapshot::batch::Pause>(
+    pub async fn of_lifetimes_sliced<P: Pause>(
         snapshot: &Snapshot,
         device: i64,
         blocks: Lifetimes,
         pause: &mut P,
     ) -> DeviceModel {
         let detail = default_detail(blocks.allocations.len());
-        let timeline = TimelineModel::new_sliced(blocks, detail, pause).await;
-        let has_times = snapshot.trace(device).has_time_sliced(pause).await;
-        DeviceModel::of_timeline(snapshot, device, timeline, has_times)
-    }
-
-    fn of_timeline(
-        snapshot: &Snapshot,
-        device: i64,
-        blocks: TimelineModel,
-        has_times: bool,
-    ) -> DeviceModel {
+        let blocks = TimelineModel::new_sliced(blocks, detail, pause).await;
         let trace = snapshot.trace(device);
+        let has_times = trace.has_time_sliced(pause).await;
         DeviceModel {
             device,
             blocks,
