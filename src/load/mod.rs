@@ -63,6 +63,9 @@
 //!   from about 50 to 35 ms).
 //! - **Pieces copied once.** The worker writes each piece from the browser's buffer straight into the
 //!   reader's own (`PushReader::push_from`), not through a buffer of its own first.
+//! - **A worker goes once the page is idle.** Ending a worker frees its file's parse, and while the
+//!   browser frees gigabytes the page's first writes to fresh memory wait: the worker of a file that
+//!   opens is ended after its first frame (`page::retire_when_idle`), not while its model is decoded.
 //! - **Memory the machine never used.** On the benchmark's VM, memory no process has used since boot
 //!   (or handed back to the host) costs about 2.5 ms per MiB at first touch instead of 0.4: loads of
 //!   1–2 GB files reach it, and their figures (a 2 GB file's encode: 0.2–1.7 s) swing with it.

@@ -239,6 +239,37 @@ pub(super) async fn decode_sliced(
     memograph_snapshot::codec::decode_sliced(input, model.len(), &mut pauser).await
 }
 
+/// How long a worker whose file is open may wait for the page to be idle before it is ended.
+const RETIRE_WITHIN_MS: u32 = 2000;
+
+/// Ends `worker` once the page is idle (`requestIdleCallback`; half a second later where a browser has
+/// none), at most [`RETIRE_WITHIN_MS`] from now. Ending a worker frees the gigabytes of a big file's
+/// parse, and while the browser frees them the page's first writes to fresh memory wait: ended as
+/// its model came, a 1–2 GB file's decode began with a task of 58–155 ms in 7 of 12 cold loads (none
+/// of 12 with the worker ended later; `scripts/bench_web.mjs` measures the longest task). Its memory
+/// is held a little longer: after the load, not during it.
+fn retire_when_idle(worker: &Worker) {
+    let worker = worker.clone();
+    let end = Closure::once_into_js(move || worker.terminate());
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let idle = Reflect::get(&window, &"requestIdleCallback".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    match idle {
+        Some(idle) => {
+            let options = js_sys::Object::new();
+            let _ = Reflect::set(&options, &"timeout".into(), &RETIRE_WITHIN_MS.into());
+            let _ = idle.call2(&window, &end, &options);
+        }
+        None => {
+            let _ = window
+                .set_timeout_with_callback_and_timeout_and_arguments_0(end.unchecked_ref(), 500);
+        }
+    }
+}
+
 /// The heap that decoding `model` (the worker's encoding) and building the first model take, about:
 /// the snapshot takes about 1.5 times the encoding's size and the first device's model about as much
 /// again; staying under what is needed, growing the heap by it does not raise the page's memory.
@@ -449,12 +480,19 @@ const AHEAD_STEP: usize = 4 << 20;
 impl Load {
     /// Ends the load (once; false if it had ended): the worker goes, the reading task stops.
     fn end(&self) -> bool {
+        self.end_with(true)
+    }
+
+    /// [`Load::end`], the worker left running when `terminate` is false (the caller retires it).
+    fn end_with(&self, terminate: bool) -> bool {
         if self.over.replace(true) {
             return false;
         }
         self.worker.set_onmessage(None);
         self.worker.set_onerror(None);
-        self.worker.terminate();
+        if terminate {
+            self.worker.terminate();
+        }
         self.wake_reader();
         // The reply handlers keep this struct alive: the piece buffers it holds go now.
         self.spare.borrow_mut().clear();
@@ -583,16 +621,13 @@ impl Load {
     /// device's lifetimes, its timeline, opening and the first frame), so the page answers between them.
     fn done(self: &Rc<Self>, model: &Encoded, worker: super::protocol::WorkerTimings) {
         let received = clock();
-        // The worker is done: it goes now, and the gigabytes of a big file's parse are freed while the
-        // model is decoded. For the ~150 ms that takes, growing the page's memory waits on it (a task
-        // that long, seen in traces at 1 GB), so the heap the decoding needs is grown first: the heap
-        // written ahead, and the rest in one step. The rest is reserved while the written heap is held,
-        // so that it is added to it, not carved out of it (which left the page 0.4× the file larger).
+        // The heap the decoding needs is grown first: the heap written ahead, and the rest in one
+        // step. The rest is reserved while the written heap is held, so that it is added to it, not
+        // carved out of it (which left the page 0.4× the file larger).
         let ahead = self.ahead.borrow_mut().take();
         let written = ahead.as_ref().map_or(0, Vec::capacity);
         grow_heap(decoded_size(model).saturating_sub(written));
         drop(ahead);
-        self.worker.terminate();
         let this = self.clone();
         let model = model.clone();
         leptos::task::spawn_local(async move {
@@ -604,7 +639,8 @@ impl Load {
                 Ok(s) => s,
                 Err(e) => return this.fail(&e.to_string()),
             };
-            if !this.end() {
+            // The worker stays until the file is open (see `retire_when_idle`).
+            if !this.end_with(false) {
                 return;
             }
             next_task().await;
@@ -636,6 +672,7 @@ impl Load {
                 digests: Default::default(),
             });
             this.sink.opened(index, device, this.started);
+            retire_when_idle(&this.worker);
             this.next_file();
             let origin = clock() - now();
             record_timings(&LoadTimings {
