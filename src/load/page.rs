@@ -14,11 +14,12 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, MessageEvent, ReadableStreamByobReader, Worker, WorkerOptions, WorkerType};
 
 use super::js::{clock, grow_heap, now, write_step};
-use super::protocol::{Encoded, FromWorker, LoadTimings, ToWorker};
+use super::protocol::{Arrivals, FromWorker, LoadTimings, ModelInput, ToWorker, WorkerTimings};
 use super::store::{self, OpenFile};
 use crate::view_model::share::HeadHash;
 use crate::view_model::DeviceModel;
 use memograph_snapshot::analysis::compare::Digest;
+use memograph_snapshot::codec::Sizes;
 
 /// Bytes handed to the worker and not parsed yet, at most. The browser reads faster than the worker
 /// parses: without a bound, a big file would pile up in the worker's queue.
@@ -227,16 +228,16 @@ pub fn expect_file() {
     });
 }
 
-/// Decodes a snapshot the worker encoded, in slices of about [`SLICE_MS`], the page's event loop
-/// running between them.
+/// Decodes a snapshot the worker encodes, as its pieces arrive, in slices of about [`SLICE_MS`], the
+/// page's event loop running between them.
 pub(super) async fn decode_sliced(
-    model: &Encoded,
+    arrivals: Rc<Arrivals>,
+    sizes: Sizes,
 ) -> Result<memograph_snapshot::Snapshot, memograph_snapshot::codec::DecodeError> {
-    let input = std::io::BufReader::with_capacity(1 << 20, model.reader());
     let mut pauser = Pauser::new();
-    // In a task of its own: the model's message has had its own work (see `Load::done`).
+    // In a task of its own: the model's message has had its own work (see `Load::model_begins`).
     pauser.start().await;
-    memograph_snapshot::codec::decode_sliced(input, model.len(), &mut pauser).await
+    memograph_snapshot::codec::decode_sliced(ModelInput::new(arrivals), sizes, &mut pauser).await
 }
 
 /// How long a worker whose file is open may wait for the page to be idle before it is ended.
@@ -270,11 +271,11 @@ fn retire_when_idle(worker: &Worker) {
     }
 }
 
-/// The heap that decoding `model` (the worker's encoding) and building the first model take, about:
-/// the snapshot takes about 1.5 times the encoding's size and the first device's model about as much
+/// The heap that decoding an encoding of `len` bytes and building the first model take, about: the
+/// snapshot takes about 1.5 times the encoding's size and the first device's model about as much
 /// again; staying under what is needed, growing the heap by it does not raise the page's memory.
-fn decoded_size(model: &Encoded) -> usize {
-    model.len().saturating_mul(3)
+fn decoded_size(len: usize) -> usize {
+    len.saturating_mul(3)
 }
 
 /// How long a slice of work on the page's thread may run before it gives the thread back. A task holds
@@ -470,6 +471,10 @@ struct Load {
     head: RefCell<HeadHash>,
     /// The heap being written ahead of the model, freed for it when it comes.
     ahead: RefCell<Option<Vec<u8>>>,
+    /// The model's encoding as it arrives, once it has begun.
+    arrivals: RefCell<Option<Rc<Arrivals>>>,
+    /// The worker's timings and when they came (its last message).
+    worker_done: Cell<Option<(WorkerTimings, f64)>>,
 }
 
 /// The most heap a load writes ahead, and how much per task.
@@ -492,6 +497,10 @@ impl Load {
         self.worker.set_onerror(None);
         if terminate {
             self.worker.terminate();
+        }
+        // A decode waiting for more of the model fails instead of waiting for ever.
+        if let Some(arrivals) = self.arrivals.borrow().as_ref() {
+            arrivals.end();
         }
         self.wake_reader();
         // The reply handlers keep this struct alive: the piece buffers it holds go now.
@@ -608,7 +617,22 @@ impl Load {
                 }
                 self.wake_reader();
             }
-            Some(FromWorker::Done { model, timings }) => self.done(&model, timings),
+            Some(FromWorker::ModelSizes { total, head }) => self.model_begins(Sizes {
+                total: total as usize,
+                head: head as usize,
+            }),
+            Some(FromWorker::ModelPiece { bytes }) => {
+                if let Some(arrivals) = self.arrivals.borrow().as_ref() {
+                    arrivals.add_piece(bytes);
+                }
+            }
+            Some(FromWorker::Done { model, timings }) => {
+                self.worker_done.set(Some((timings, clock())));
+                if let Some(arrivals) = self.arrivals.borrow().as_ref() {
+                    arrivals.add(&model);
+                    arrivals.end();
+                }
+            }
             Some(FromWorker::Error { message }) => self.fail(&message),
             Some(FromWorker::Digests { json }) => self.digested(&json),
             // A file chosen as the page opened came to the worker while it rehearsed: the page's part
@@ -617,23 +641,25 @@ impl Load {
         }
     }
 
-    /// Decodes the worker's model and opens it, each stage in a task of its own (decoding, the first
-    /// device's lifetimes, its timeline, opening and the first frame), so the page answers between them.
-    fn done(self: &Rc<Self>, model: &Encoded, worker: super::protocol::WorkerTimings) {
+    /// Decodes the worker's model as it arrives and opens it, each stage in a task of its own
+    /// (decoding, the first device's lifetimes, its timeline, opening and the first frame), so the page
+    /// answers between them. The worker encodes while the page decodes ("Streaming both ways" in the
+    /// module's header).
+    fn model_begins(self: &Rc<Self>, sizes: Sizes) {
         let received = clock();
+        let arrivals = Rc::new(Arrivals::default());
+        *self.arrivals.borrow_mut() = Some(arrivals.clone());
         // The heap the decoding needs is grown first: the heap written ahead, and the rest in one
         // step. The rest is reserved while the written heap is held, so that it is added to it, not
         // carved out of it (which left the page 0.4× the file larger).
         let ahead = self.ahead.borrow_mut().take();
         let written = ahead.as_ref().map_or(0, Vec::capacity);
-        grow_heap(decoded_size(model).saturating_sub(written));
+        grow_heap(decoded_size(sizes.total).saturating_sub(written));
         drop(ahead);
         let this = self.clone();
-        let model = model.clone();
         leptos::task::spawn_local(async move {
             // Decoded in slices, the page answering between them (a 1 GB file's decode is seconds).
-            let decoded = decode_sliced(&model).await;
-            drop(model);
+            let decoded = decode_sliced(arrivals, sizes).await;
             let decode_ms = clock() - received;
             let snapshot = match decoded {
                 Ok(s) => s,
@@ -675,6 +701,8 @@ impl Load {
             retire_when_idle(&this.worker);
             this.next_file();
             let origin = clock() - now();
+            // The decode needed the last piece, which came with the worker's timings.
+            let (worker, done_at) = this.worker_done.get().unwrap_or_default();
             record_timings(&LoadTimings {
                 worker_start: worker.received - (origin + this.started),
                 read: this.read_ms.get(),
@@ -682,7 +710,7 @@ impl Load {
                 finish: worker.finish,
                 worker_waited: worker.waited,
                 encode: worker.encode,
-                transfer: received - worker.posted,
+                transfer: done_at - worker.posted,
                 decode: decode_ms,
                 lifetimes: lifetimes_ms,
                 model: model_ms,
@@ -968,6 +996,8 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
         buffers: Cell::new(0),
         head: RefCell::default(),
         ahead: RefCell::new(None),
+        arrivals: RefCell::new(None),
+        worker_done: Cell::new(None),
     });
     let replies = load.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {

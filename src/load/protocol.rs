@@ -2,6 +2,10 @@
 //! conversion to and from the JS objects `postMessage` carries. Nothing else in the code spells a
 //! message's type or field names.
 
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+
 use js_sys::{ArrayBuffer, Object, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -37,7 +41,12 @@ pub enum FromWorker {
         complete: bool,
         buffer: Option<ArrayBuffer>,
     },
-    /// The snapshot, encoded by the engine's codec (its buffers are transferred).
+    /// The snapshot's encoding begins: its sizes (the engine's `codec::Sizes`), so the page can
+    /// decode its pieces as they arrive.
+    ModelSizes { total: f64, head: f64 },
+    /// The encoding's next piece (transferred), posted as soon as the next one begins.
+    ModelPiece { bytes: Uint8Array },
+    /// The encoding's last pieces (transferred), and where the worker's time went.
     Done {
         model: Encoded,
         timings: WorkerTimings,
@@ -63,12 +72,23 @@ impl Encoded {
 
     /// Gathers what `write` hands on (in chunks of any size) into pieces.
     pub fn gather(write: impl FnOnce(&mut dyn FnMut(&[u8]))) -> Encoded {
-        let pieces = js_sys::Array::new();
+        Self::stream(write, |_| false)
+    }
+
+    /// [`Encoded::gather`], handing each full piece to `send` as soon as the next one begins (the last
+    /// is never sent); what `send` does not take (it returns false) is kept and returned.
+    pub fn stream(
+        write: impl FnOnce(&mut dyn FnMut(&[u8])),
+        mut send: impl FnMut(&Uint8Array) -> bool,
+    ) -> Encoded {
+        let mut kept: Vec<Uint8Array> = Vec::new();
         let mut open: Option<(Uint8Array, usize)> = None;
         write(&mut |mut chunk: &[u8]| {
             while !chunk.is_empty() {
-                let (piece, at) = open
-                    .get_or_insert_with(|| (Uint8Array::new_with_length(Self::PIECE as u32), 0));
+                let (piece, at) = open.get_or_insert_with(|| {
+                    kept.retain(|full| !send(full));
+                    (Uint8Array::new_with_length(Self::PIECE as u32), 0)
+                });
                 let n = chunk.len().min(Self::PIECE - *at);
                 piece
                     .subarray(*at as u32, (*at + n) as u32)
@@ -76,11 +96,12 @@ impl Encoded {
                 *at += n;
                 chunk = &chunk[n..];
                 if *at == Self::PIECE {
-                    pieces.push(piece);
+                    kept.push(piece.clone());
                     open = None;
                 }
             }
         });
+        let pieces: js_sys::Array = kept.iter().collect();
         if let Some((piece, at)) = open {
             pieces.push(&piece.subarray(0, at as u32));
         }
@@ -94,15 +115,6 @@ impl Encoded {
     /// Its length in bytes.
     pub fn len(&self) -> usize {
         self.pieces().map(|p| p.length() as usize).sum()
-    }
-
-    /// Reads it from the start, a piece at a time.
-    pub fn reader(&self) -> EncodedReader {
-        EncodedReader {
-            pieces: self.pieces().collect(),
-            piece: 0,
-            at: 0,
-        }
     }
 
     fn put(&self, m: &Object, transfer: &js_sys::Array) {
@@ -121,19 +133,115 @@ impl Encoded {
     }
 }
 
-/// Reads an [`Encoded`] (`std::io::Read`), copying out of its pieces.
-pub struct EncodedReader {
-    pieces: Vec<Uint8Array>,
-    piece: usize,
+/// A worker's encoding as its pieces arrive, read in order by [`ModelInput`]. A piece is let go once
+/// it is read.
+#[derive(Default)]
+pub struct Arrivals {
+    pieces: RefCell<VecDeque<Uint8Array>>,
+    /// Bytes arrived so far, read or not.
+    arrived: Cell<usize>,
+    /// No more will arrive: the encoding is whole, or the load ended.
+    ended: Cell<bool>,
+    /// Resolves the promise a reader waiting for more awaits.
+    wake: RefCell<Option<js_sys::Function>>,
+}
+
+impl Arrivals {
+    /// An encoding that is all there (the rehearsal's).
+    pub fn whole(model: &Encoded) -> Rc<Arrivals> {
+        let arrivals = Rc::new(Arrivals::default());
+        arrivals.add(model);
+        arrivals.end();
+        arrivals
+    }
+
+    pub fn add_piece(&self, piece: Uint8Array) {
+        self.arrived
+            .set(self.arrived.get() + piece.length() as usize);
+        self.pieces.borrow_mut().push_back(piece);
+        self.wake();
+    }
+
+    pub fn add(&self, model: &Encoded) {
+        model.pieces().for_each(|p| self.add_piece(p));
+    }
+
+    /// No more will arrive.
+    pub fn end(&self) {
+        self.ended.set(true);
+        self.wake();
+    }
+
+    fn wake(&self) {
+        if let Some(wake) = self.wake.borrow_mut().take() {
+            let _ = wake.call0(&JsValue::NULL);
+        }
+    }
+
+    /// Resolves when more arrives or the encoding ends.
+    fn changed(&self) -> wasm_bindgen_futures::JsFuture {
+        wasm_bindgen_futures::JsFuture::from(js_sys::Promise::new(&mut |resolve, _| {
+            *self.wake.borrow_mut() = Some(resolve);
+        }))
+    }
+}
+
+/// Reads [`Arrivals`] from the start, copying out of its pieces: what has arrived (`std::io::Read`,
+/// buffered a MiB at a time: the decoder reads many small fields), and waits for the rest
+/// (`codec::Arriving`).
+pub struct ModelInput {
+    buffered: std::io::BufReader<PieceReader>,
+    arrivals: Rc<Arrivals>,
+}
+
+impl ModelInput {
+    pub fn new(arrivals: Rc<Arrivals>) -> ModelInput {
+        ModelInput {
+            buffered: std::io::BufReader::with_capacity(
+                1 << 20,
+                PieceReader {
+                    arrivals: arrivals.clone(),
+                    at: 0,
+                },
+            ),
+            arrivals,
+        }
+    }
+}
+
+impl std::io::Read for ModelInput {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        self.buffered.read(out)
+    }
+}
+
+impl memograph_snapshot::codec::Arriving for ModelInput {
+    async fn until(&mut self, upto: usize) -> bool {
+        loop {
+            if self.arrivals.arrived.get() >= upto {
+                return true;
+            }
+            if self.arrivals.ended.get() {
+                return false;
+            }
+            let _ = self.arrivals.changed().await;
+        }
+    }
+}
+
+/// The pieces of [`Arrivals`] that have arrived, read in order; `at` is into the first.
+pub struct PieceReader {
+    arrivals: Rc<Arrivals>,
     at: u32,
 }
 
-impl std::io::Read for EncodedReader {
+impl std::io::Read for PieceReader {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        while let Some(piece) = self.pieces.get(self.piece) {
+        let mut pieces = self.arrivals.pieces.borrow_mut();
+        while let Some(piece) = pieces.front() {
             let n = (out.len() as u32).min(piece.length() - self.at);
             if n == 0 && !out.is_empty() {
-                self.piece += 1;
+                pieces.pop_front();
                 self.at = 0;
                 continue;
             }
@@ -259,6 +367,18 @@ impl FromWorker {
                 }
                 m
             }
+            FromWorker::ModelSizes { total, head } => {
+                let m = message("model_sizes");
+                set(&m, "total", &(*total).into());
+                set(&m, "head", &(*head).into());
+                m
+            }
+            FromWorker::ModelPiece { bytes } => {
+                let m = message("model_piece");
+                set(&m, "bytes", bytes);
+                transfer.push(&bytes.buffer());
+                m
+            }
             FromWorker::Done { model, timings } => {
                 let m = message("done");
                 model.put(&m, &transfer);
@@ -290,6 +410,13 @@ impl FromWorker {
                 done: number(data, "done")?,
                 complete: get(data, "complete").as_bool().unwrap_or(false),
                 buffer: get(data, "buffer").dyn_into().ok(),
+            },
+            "model_sizes" => FromWorker::ModelSizes {
+                total: number(data, "total")?,
+                head: number(data, "head")?,
+            },
+            "model_piece" => FromWorker::ModelPiece {
+                bytes: get(data, "bytes").dyn_into().ok()?,
             },
             "done" => FromWorker::Done {
                 model: Encoded::from_js(data)?,
@@ -357,7 +484,9 @@ pub struct LoadTimings {
     pub finish: f64,
     pub worker_waited: f64,
     pub encode: f64,
+    /// From the worker's posting its last piece to the page's receiving it.
     pub transfer: f64,
+    /// From the encoding's sizes coming to its decode's end (it overlaps the worker's encode).
     pub decode: f64,
     /// The first device's lifetimes; `model` is its whole model, lifetimes included.
     pub lifetimes: f64,
@@ -398,7 +527,11 @@ impl LoadTimings {
 mod tests {
     use wasm_bindgen_test::*;
 
-    use super::{Encoded, FromWorker, ToWorker, WorkerTimings};
+    use std::rc::Rc;
+
+    use js_sys::Uint8Array;
+
+    use super::{Arrivals, Encoded, FromWorker, ModelInput, ToWorker, WorkerTimings};
 
     wasm_bindgen_test_configure!(run_in_browser);
 
@@ -426,40 +559,106 @@ mod tests {
         assert!(matches!(round_trip(ToWorker::End), ToWorker::End));
     }
 
-    #[wasm_bindgen_test]
-    fn an_encoding_travels_in_pieces_and_reads_back_whole() {
-        let bytes: Vec<u8> = (0..2 * Encoded::PIECE + 12345)
-            .map(|k| (k * 31 % 251) as u8)
-            .collect();
-        // Chunks that do not divide a piece: some are split between two.
-        let encoded = Encoded::gather(|sink| bytes.chunks(1_000_003).for_each(sink));
-        assert_eq!(encoded.len(), bytes.len());
-        let done = FromWorker::Done {
-            model: encoded,
-            timings: WorkerTimings::default(),
-        };
-        let (m, transfer) = done.to_js();
-        assert_eq!(transfer.length(), 3);
-        let Some(FromWorker::Done { model, .. }) = FromWorker::from_js(&m) else {
-            panic!("not a Done");
-        };
-        let mut whole = Vec::new();
-        std::io::Read::read_to_end(&mut model.reader(), &mut whole).unwrap();
-        assert!(whole == bytes);
-        // Read in small steps, across the pieces' ends.
-        let (mut reader, mut step, mut again) = (model.reader(), [0u8; 7], Vec::new());
+    /// Everything `model` reads, in steps of `step` bytes.
+    fn read_all(model: Rc<Arrivals>, step: usize) -> Vec<u8> {
+        let (mut input, mut buf, mut out) = (ModelInput::new(model), vec![0u8; step], Vec::new());
         loop {
-            match std::io::Read::read(&mut reader, &mut step).unwrap() {
-                0 => break,
-                n => again.extend_from_slice(&step[..n]),
+            match std::io::Read::read(&mut input, &mut buf).unwrap() {
+                0 => break out,
+                n => out.extend_from_slice(&buf[..n]),
             }
         }
-        assert!(again == bytes);
+    }
+
+    #[wasm_bindgen_test]
+    fn an_encoding_travels_in_pieces_and_reads_back_whole() {
+        for len in [2 * Encoded::PIECE + 12345, 2 * Encoded::PIECE] {
+            let bytes: Vec<u8> = (0..len).map(|k| (k * 31 % 251) as u8).collect();
+            // Chunks that do not divide a piece: some are split between two. A piece is sent once
+            // the next begins, so the last is never sent: it goes with `Done`.
+            let mut sent = Vec::new();
+            let rest = Encoded::stream(
+                |sink| bytes.chunks(1_000_003).for_each(sink),
+                |piece| {
+                    sent.push(piece.clone());
+                    true
+                },
+            );
+            let pieces = len.div_ceil(Encoded::PIECE) as u32;
+            assert_eq!(
+                (sent.len() as u32, rest.0.length()),
+                (pieces - 1, 1),
+                "{len}"
+            );
+            assert_eq!(Encoded::gather(|sink| sink(&bytes)).0.length(), pieces);
+            let done = FromWorker::Done {
+                model: rest,
+                timings: WorkerTimings::default(),
+            };
+            let (m, transfer) = done.to_js();
+            assert_eq!(transfer.length(), 1);
+            let Some(FromWorker::Done { model, .. }) = FromWorker::from_js(&m) else {
+                panic!("not a Done");
+            };
+            let sent: Vec<Uint8Array> = sent
+                .into_iter()
+                .map(|piece| {
+                    let (m, _) = FromWorker::ModelPiece { bytes: piece }.to_js();
+                    match FromWorker::from_js(&m) {
+                        Some(FromWorker::ModelPiece { bytes }) => bytes,
+                        _ => panic!("not a ModelPiece"),
+                    }
+                })
+                .collect();
+            // Read whole, and in small steps across the pieces' ends.
+            for step in [4 << 20, 7] {
+                let arrivals = Rc::new(Arrivals::default());
+                sent.iter()
+                    .for_each(|piece| arrivals.add_piece(piece.clone()));
+                arrivals.add(&model);
+                arrivals.end();
+                assert!(read_all(arrivals, step) == bytes, "{len}, steps of {step}");
+            }
+        }
         let empty = Encoded::gather(|_| {});
         assert_eq!(empty.len(), 0);
-        assert_eq!(
-            std::io::Read::read(&mut empty.reader(), &mut step).unwrap(),
-            0
-        );
+        assert!(read_all(Arrivals::whole(&empty), 7).is_empty());
+    }
+
+    #[wasm_bindgen_test]
+    async fn a_model_decodes_as_its_pieces_arrive() {
+        use memograph_snapshot::codec;
+        let s =
+            memograph_snapshot::read_bytes(&memograph_snapshot::synth::pickle(60).bytes).unwrap();
+        let bytes = codec::encode(&s);
+        let sizes = codec::sizes(&s);
+        // Small pieces, one a task, the decode started before the first.
+        let arrivals = Rc::new(Arrivals::default());
+        let feeder = arrivals.clone();
+        let pieces: Vec<Uint8Array> = bytes.chunks(4099).map(Uint8Array::from).collect();
+        let count = pieces.len();
+        wasm_bindgen_futures::spawn_local(async move {
+            for piece in pieces {
+                crate::load::next_task().await;
+                feeder.add_piece(piece);
+            }
+            feeder.end();
+        });
+        let mut pause = memograph_snapshot::batch::NoPause;
+        let decoded = codec::decode_sliced(ModelInput::new(arrivals), sizes, &mut pause)
+            .await
+            .unwrap();
+        assert!(count > 10, "{count} pieces");
+        assert_eq!(codec::encode(&decoded), bytes);
+        // Pieces that stop coming end in an error, not a wait for ever.
+        let arrivals = Rc::new(Arrivals::default());
+        arrivals.add_piece(Uint8Array::from(&bytes[..bytes.len() / 2]));
+        let feeder = arrivals.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            crate::load::next_task().await;
+            feeder.end();
+        });
+        let cut = codec::decode_sliced(ModelInput::new(arrivals), sizes, &mut pause).await;
+        assert!(cut.unwrap_err().to_string().contains("ends early"));
     }
 }

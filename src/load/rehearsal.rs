@@ -8,7 +8,7 @@ use memograph_snapshot::analysis::lifetimes::Lifetimes;
 
 use super::js::now;
 use super::page::{decode_sliced, loading, next_task, Pauser};
-use super::protocol::Encoded;
+use super::protocol::{Arrivals, Encoded};
 use crate::render::{colors, minimap, timeline, Surface};
 use crate::scale::{Plot, Scale};
 use crate::view_model::{allocator_state_at, event_rows, DeviceModel};
@@ -22,7 +22,8 @@ pub fn rehearse(model: &Encoded) {
         let started = now();
         let mut pause = Pauser::new();
         // The same (sliced) functions a load runs, so that those are what the browser optimises.
-        let Ok(snapshot) = decode_sliced(&model).await else {
+        let sizes = memograph_snapshot::codec::Sizes::whole(model.len());
+        let Ok(snapshot) = decode_sliced(Arrivals::whole(&model), sizes).await else {
             return;
         };
         drop(model);

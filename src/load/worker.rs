@@ -209,8 +209,30 @@ fn end() {
             Err(e) => post_error(&format!("the comparison could not be written ({e})")),
         };
     }
+    // The page decodes the pieces as they are posted: their sizes first, then each piece as the next
+    // begins, the last with the timings.
     let encode_started = clock();
-    let model = encoded(&snapshot);
+    let sizes = memograph_snapshot::codec::sizes(&snapshot);
+    post(FromWorker::ModelSizes {
+        total: sizes.total as f64,
+        head: sizes.head as f64,
+    });
+    let mut written = 0;
+    let model = Encoded::stream(
+        |sink| written = memograph_snapshot::codec::encode_into(&snapshot, sink),
+        |piece| {
+            post(FromWorker::ModelPiece {
+                bytes: piece.clone(),
+            });
+            true
+        },
+    );
+    if written != sizes.total {
+        return post_error(&format!(
+            "the model's encoding took {written} bytes, not the {} announced",
+            sizes.total
+        ));
+    }
     post(FromWorker::Done {
         model,
         timings: WorkerTimings {

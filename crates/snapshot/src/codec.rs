@@ -162,7 +162,7 @@ impl Writer<'_> {
         item: impl Fn(T) -> [u8; W],
     ) {
         self.len(v.len());
-        if v.len() > 1 && v.iter().all(|x| *x == v[0]) {
+        if repeated(v) {
             self.u8(1);
             self.out.extend_from_slice(&item(v[0]));
             return;
@@ -230,6 +230,114 @@ impl Writer<'_> {
                 }
             }
         }
+    }
+}
+
+/// Whether a trace column is written as one repeated item (see `Writer::trace_column`).
+fn repeated<T: PartialEq>(v: &[T]) -> bool {
+    v.len() > 1 && v.iter().all(|x| *x == v[0])
+}
+
+/// How long an encoding is, known before it is written: a page decodes a worker's encoding as its
+/// pieces arrive (see [`Arriving`]), its lengths checked against `total` as for a whole one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sizes {
+    /// The whole encoding's bytes.
+    pub total: usize,
+    /// Its head's: everything before the first trace column (the interned tables, the segments and
+    /// their blocks, the trace count). The decoder waits for the head whole, then for each slice of
+    /// a trace column as it needs it, then for the rest.
+    pub head: usize,
+}
+
+impl Sizes {
+    /// An encoding that is all there: nothing to wait for.
+    pub fn whole(len: usize) -> Sizes {
+        Sizes {
+            total: len,
+            head: len,
+        }
+    }
+}
+
+/// The [`Sizes`] of `s`'s encoding, counted as [`encode`] writes it (a pass over the tables, and over
+/// the trace columns that are one repeated value).
+pub fn sizes(s: &Snapshot) -> Sizes {
+    use layout::{block, segment};
+    let i = &s.interner;
+    let strings: usize = (0..i.string_count())
+        .map(|k| 8 + i.str(StrId(k as u32)).len())
+        .sum();
+    let frames: usize = (0..i.frame_count())
+        .map(|k| {
+            17 + if i.frame(FrameId(k as u32)).fx.is_some() {
+                16
+            } else {
+                0
+            }
+        })
+        .sum();
+    let stacks: usize = (0..i.stack_count())
+        .map(|k| 8 + 4 * i.stack(StackId(k as u32)).len())
+        .sum();
+    let segments: usize = s
+        .segments
+        .iter()
+        .map(|seg| {
+            let pool = if seg.segment_pool_id.is_some() {
+                segment::POOL
+            } else {
+                0
+            };
+            let history: usize = seg.blocks.iter().map(|b| b.history.len()).sum();
+            segment::HEAD
+                + pool
+                + segment::TAIL
+                + 8
+                + seg.blocks.len() * block::LEN
+                + 8
+                + history * layout::HISTORY_LEN
+        })
+        .sum();
+    let head = MAGIC.len() + 2 + 8 + strings + 8 + frames + 8 + stacks + 8 + segments + 8;
+    fn column<T: PartialEq>(v: &[T], width: usize) -> usize {
+        9 + if repeated(v) { width } else { v.len() * width }
+    }
+    let traces: usize = s
+        .device_traces
+        .iter()
+        .map(|t| {
+            8 + t.len() * layout::ACTION_LEN
+                + column(&t.addr, 8)
+                + column(&t.size, 8)
+                + column(&t.stream, 8)
+                + column(&t.time_us, 8)
+                + column(&t.stack, 4)
+                + column(&t.compile_context, 4)
+                + column(&t.user_metadata, 4)
+                + 8
+                + 12 * t.device_free.len()
+        })
+        .sum();
+    let settings = 1 + s.allocator_settings.as_ref().map_or(0, py_len);
+    let annotations = 8 + 24 * s.external_annotations.len();
+    Sizes {
+        total: head + traces + settings + annotations,
+        head,
+    }
+}
+
+/// The bytes `Writer::py` writes for `v`.
+fn py_len(v: &PyValue) -> usize {
+    1 + match v {
+        PyValue::None => 0,
+        PyValue::Bool(_) => 1,
+        PyValue::Int(_) => 16,
+        PyValue::Float(_) => 8,
+        PyValue::Str(s) => 8 + s.len(),
+        PyValue::Bytes(b) => 8 + b.len(),
+        PyValue::List(items) | PyValue::Tuple(items) => 8 + items.iter().map(py_len).sum::<usize>(),
+        PyValue::Dict(kv) => 8 + kv.iter().map(|(k, x)| py_len(k) + py_len(x)).sum::<usize>(),
     }
 }
 
@@ -457,6 +565,35 @@ fn plain_items_into<T, const W: usize>(raw: &[u8], item: impl Fn([u8; W]) -> T, 
     });
 }
 
+/// What [`decode_sliced`] reads: an encoding whose bytes may still be arriving (a page's worker posts
+/// its pieces as it writes them). The decoder reads only bytes it has waited for.
+pub trait Arriving: std::io::Read {
+    /// Waits until the first `upto` bytes of the encoding have arrived (read already or not); false
+    /// if they never will (the input ended first).
+    fn until(&mut self, upto: usize) -> impl std::future::Future<Output = bool>;
+}
+
+/// An input that is all there (a byte slice, a buffered reader): it never waits.
+pub struct Whole<R>(pub R);
+
+impl<R: std::io::Read> std::io::Read for Whole<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(out)
+    }
+}
+
+impl<R: std::io::Read> Arriving for Whole<R> {
+    fn until(&mut self, _upto: usize) -> impl std::future::Future<Output = bool> {
+        std::future::ready(true)
+    }
+}
+
+impl<A: Arriving> Arriving for &mut A {
+    fn until(&mut self, upto: usize) -> impl std::future::Future<Output = bool> {
+        (**self).until(upto)
+    }
+}
+
 /// Reads the encoding from any `Read` (a JS buffer on the page: no full copy of it is ever made), with
 /// the total length known so every count is checked against what is left.
 struct Reader<R> {
@@ -466,7 +603,16 @@ struct Reader<R> {
     buf: Vec<u8>,
 }
 
-impl<R: std::io::Read> Reader<R> {
+impl<R: Arriving> Reader<R> {
+    /// Waits until the next `n` bytes (at most what is left) have arrived.
+    async fn wait(&mut self, n: usize) -> Result<(), DecodeError> {
+        let upto = self.at.saturating_add(n).min(self.total);
+        if self.input.until(upto).await {
+            Ok(())
+        } else {
+            Err(DecodeError(format!("ends early at byte {}", self.at)))
+        }
+    }
     fn take(&mut self, n: usize) -> Result<&[u8], DecodeError> {
         if n > self.total - self.at {
             return Err(DecodeError(format!("ends early at byte {}", self.at)));
@@ -548,6 +694,7 @@ impl<R: std::io::Read> Reader<R> {
         let mut done = 0;
         while done < n {
             let k = SLICE_ITEMS.min(n - done);
+            self.wait(k * W).await?;
             append(self.take(k * W)?, &mut out)?;
             done += k;
             pause.pause().await;
@@ -560,6 +707,7 @@ impl<R: std::io::Read> Reader<R> {
         item: impl Fn([u8; W]) -> Result<T, DecodeError>,
         pause: &mut P,
     ) -> Result<Vec<T>, DecodeError> {
+        self.wait(8).await?;
         let n = self.len(W)?;
         self.slices::<T, W, P>(n, |raw, out| items_into(raw, &item, out), pause)
             .await
@@ -573,6 +721,8 @@ impl<R: std::io::Read> Reader<R> {
         item: impl Fn([u8; W]) -> T,
         pause: &mut P,
     ) -> Result<Vec<T>, DecodeError> {
+        // The length, the tag and a repeated item.
+        self.wait(9 + W).await?;
         if self.u64()? != len as u64 {
             return Err(DecodeError("trace columns differ in length".into()));
         }
@@ -636,21 +786,28 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
 
 /// [`decode`] from a reader of `total` bytes, in pieces.
 pub fn decode_from<R: std::io::Read>(input: R, total: usize) -> Result<Snapshot, DecodeError> {
-    crate::batch::run_ready(decode_sliced(input, total, &mut NoPause))
+    crate::batch::run_ready(decode_sliced(
+        Whole(input),
+        Sizes::whole(total),
+        &mut NoPause,
+    ))
 }
 
-/// [`decode_from`] in slices, awaiting `pause` between them (the page's event loop runs there).
-pub async fn decode_sliced<R: std::io::Read, P: Pause>(
+/// [`decode_from`] in slices, awaiting `pause` between them (the page's event loop runs there), from
+/// an input that may still be arriving: its head whole first, then each slice of a trace column as it
+/// is needed, then the rest (see [`Sizes`]).
+pub async fn decode_sliced<R: Arriving, P: Pause>(
     input: R,
-    total: usize,
+    sizes: Sizes,
     pause: &mut P,
 ) -> Result<Snapshot, DecodeError> {
     let mut r = Reader {
         input,
         at: 0,
-        total,
+        total: sizes.total,
         buf: Vec::new(),
     };
+    r.wait(sizes.head).await?;
     if r.take(8)? != MAGIC {
         return Err(DecodeError("wrong magic".into()));
     }
@@ -896,6 +1053,8 @@ pub async fn decode_sliced<R: std::io::Read, P: Pause>(
         }
         device_traces.push(t);
     }
+    let left = r.total - r.at;
+    r.wait(left).await?;
     let allocator_settings = match r.u8()? {
         0 => None,
         _ => Some(r.py(0)?),

@@ -150,6 +150,10 @@ fn the_binary_model_codec_round_trips_every_fixture() {
     for name in common::fixture_names() {
         let s = read_bytes(&common::fixture_bytes(&name)).unwrap();
         let bytes = memograph_snapshot::codec::encode(&s);
+        // Known before it is written (a page decodes a worker's encoding as it arrives).
+        let sizes = memograph_snapshot::codec::sizes(&s);
+        assert_eq!(sizes.total, bytes.len(), "{name}");
+        assert!(sizes.head <= sizes.total, "{name}");
         let back =
             memograph_snapshot::codec::decode(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(summarize(&back), summarize(&s), "{name}");

@@ -15,6 +15,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         return;
     };
     let encoded = codec::encode(&s);
+    assert_eq!(codec::sizes(&s).total, encoded.len());
     let back = codec::decode(&encoded).expect("the codec reads what it wrote");
     assert_eq!(codec::encode(&back), encoded);
     let _ = summary::summarize(&s);
