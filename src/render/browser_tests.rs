@@ -420,3 +420,73 @@ fn a_rasterised_highlight_marks_the_pixels_its_slivers_do_and_hardly_more() {
         "pixels marked from the raster over a pixel from any sliver"
     );
 }
+
+#[wasm_bindgen_test]
+fn a_mask_marks_every_pixel_a_rectangle_touches_and_no_other() {
+    // A plot 1000 pixels wide (16 words a row) and 40 tall, 60 pixels in and 8 down.
+    let plot = Plot::of(1000.0 + 60.0 + 20.0, 40.0 + 8.0 + 30.0, 0);
+    let (w, h) = (plot.width as usize + 1, plot.height as usize + 1);
+    // Rectangles that start and end on and beside word edges, span one word or many, lie partly or
+    // wholly outside, are thinner than a pixel, or are given right to left.
+    let mut rects = Vec::new();
+    for (a, b) in [
+        (0.0, 1.0),
+        (63.0, 64.0),
+        (63.5, 64.5),
+        (64.0, 128.0),
+        (10.0, 990.0),
+        (-50.0, 5.0),
+    ] {
+        rects.push((plot.left + a, plot.left + b, plot.top + 3.0, plot.top + 3.2));
+    }
+    rects.push((
+        plot.left + 700.0,
+        plot.left + 2000.0,
+        plot.top - 5.0,
+        plot.top + 60.0,
+    ));
+    rects.push((
+        plot.left + 130.7,
+        plot.left + 129.1,
+        plot.top + 20.5,
+        plot.top + 17.0,
+    ));
+    rects.push((
+        plot.left - 30.0,
+        plot.left - 10.0,
+        plot.top + 1.0,
+        plot.top + 2.0,
+    ));
+    let mut next = 0x2545_F491_4F6C_DD1Du64;
+    for _ in 0..200 {
+        next ^= next << 13;
+        next ^= next >> 7;
+        next ^= next << 17;
+        let x = (next % 1100) as f64 - 50.0;
+        let len = (next >> 20) % 300;
+        let y = ((next >> 40) % 50) as f64 - 5.0;
+        rects.push((
+            plot.left + x,
+            plot.left + x + len as f64 * 0.7,
+            plot.top + y,
+            plot.top + y + 0.4,
+        ));
+    }
+    let mut want = std::collections::BTreeSet::new();
+    let span = |a: f64, b: f64, n: usize| {
+        let lo = (a.floor().max(0.0) as usize).min(n);
+        lo..(b.ceil().max(0.0) as usize).min(n).max(lo + 1).min(n)
+    };
+    for &(x0, x1, y0, y1) in &rects {
+        let cols = span(x0.min(x1) - plot.left, x0.max(x1) - plot.left, w);
+        for row in span(y0.min(y1) - plot.top, y0.max(y1) - plot.top, h) {
+            want.extend(cols.clone().map(|c| (c, row)));
+        }
+    }
+    let got = super::timeline::masked(&plot, &rects);
+    assert!(want.len() > 1000, "{} pixels", want.len());
+    assert_eq!(
+        got.into_iter().collect::<std::collections::BTreeSet<_>>(),
+        want
+    );
+}

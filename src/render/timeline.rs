@@ -242,14 +242,27 @@ impl Mask {
         }
     }
 
-    /// Marks the pixels the rectangle from x `x0..x1`, y `y0..y1` touches (one at least).
+    /// Marks the pixels the rectangle from x `x0..x1`, y `y0..y1` touches (one at least), a word of
+    /// each row at a time: a highlighted sliver can be as long as the plot is wide, and a frame of a
+    /// zoomed 190 MB snapshot marked tens of thousands of them (pixel by pixel, 30 ms a frame).
     fn cover(&mut self, x0: f64, x1: f64, y0: f64, y1: f64) {
         let cols = Mask::span(x0.min(x1) - self.left, x0.max(x1) - self.left, self.width);
         let rows = Mask::span(y0.min(y1) - self.top, y0.max(y1) - self.top, self.height);
+        if cols.is_empty() {
+            return;
+        }
+        let (first, last) = (cols.start / 64, (cols.end - 1) / 64);
+        // The bits of the first word from the first column up, of the last up to the last column.
+        let lead = !0u64 << (cols.start % 64);
+        let tail = !0u64 >> (63 - (cols.end - 1) % 64);
         for row in rows {
             let line = &mut self.bits[row * self.stride..][..self.stride];
-            for col in cols.clone() {
-                line[col / 64] |= 1 << (col % 64);
+            if first == last {
+                line[first] |= lead & tail;
+            } else {
+                line[first] |= lead;
+                line[first + 1..last].fill(!0);
+                line[last] |= tail;
             }
         }
     }
@@ -297,6 +310,27 @@ impl Mask {
 }
 
 /// Whether frames over `f`'s view mark `raster`'s slivers from it (at which level).
+/// The pixels (column, row) a mask over `plot` marks for the rectangles `(x0, x1, y0, y1)`.
+#[cfg(test)]
+pub(super) fn masked(
+    plot: &crate::scale::Plot,
+    rects: &[(f64, f64, f64, f64)],
+) -> Vec<(usize, usize)> {
+    let mut mask = Mask::new(plot);
+    for &(x0, x1, y0, y1) in rects {
+        mask.cover(x0, x1, y0, y1);
+    }
+    let mut marked = Vec::new();
+    for (row, line) in mask.bits.chunks(mask.stride).enumerate() {
+        marked.extend(
+            (0..mask.width)
+                .filter(|&c| Mask::is_marked(line, c))
+                .map(|c| (c, row)),
+        );
+    }
+    marked
+}
+
 #[cfg(test)]
 pub(super) fn raster_level(f: &Scale, raster: &LitRaster) -> Option<usize> {
     RasterColumns::fit(f, raster).map(|c| c.level)
