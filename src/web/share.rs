@@ -1,5 +1,5 @@
 //! Links with the view in them: the address bar's hash follows the view on screen (replaceState, no
-//! history entries), "Copy link" copies it, and a link's view is restored when its file opens (with
+//! history entries, at most four times a second), "Copy link" copies it, and a link's view is restored when its file opens (with
 //! `?url=`, or when the user opens the same file: same name and size). See `view_model::share`.
 
 use leptos::prelude::*;
@@ -35,16 +35,62 @@ pub fn start(ui: Ui) {
             return;
         };
         let location = window.location();
-        let url = format!(
+        follow(format!(
             "{}{}{}",
             location.pathname().unwrap_or_default(),
             location.search().unwrap_or_default(),
             state.to_hash()
-        );
-        if let Ok(history) = window.history() {
-            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
-        }
+        ));
     });
+}
+
+/// The least time between two rewrites of the address bar. The view changes every frame of a pan or a
+/// drag, and browsers ignore (Chromium) or refuse (Safari, Firefox) more than 100–200 rewrites in 10 s:
+/// after a few seconds of panning the address, and so "Copy link", would stay on an old view. A rewrite
+/// also cost the page's thread 1.4 ms a frame.
+const REWRITE_EVERY_MS: f64 = 250.0;
+
+thread_local! {
+    /// The view's address, when the address bar does not hold it yet.
+    static UNWRITTEN: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    /// When the address bar was last rewritten (`load::now`), and whether a rewrite is due.
+    static REWRITTEN_AT: std::cell::Cell<f64> = const { std::cell::Cell::new(f64::NEG_INFINITY) };
+    static DUE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Puts `url` in the address bar: now, or once [`REWRITE_EVERY_MS`] has passed since the last rewrite
+/// (the view's address then, whatever it changed to meanwhile).
+fn follow(url: String) {
+    UNWRITTEN.with(|u| *u.borrow_mut() = Some(url));
+    let since = crate::load::now() - REWRITTEN_AT.with(|r| r.get());
+    if since >= REWRITE_EVERY_MS {
+        return write_address();
+    }
+    if DUE.with(|d| d.replace(true)) {
+        return;
+    }
+    let rewrite = wasm_bindgen::closure::Closure::once_into_js(|| {
+        DUE.with(|d| d.set(false));
+        write_address();
+    });
+    if let Some(window) = web_sys::window() {
+        use wasm_bindgen::JsCast;
+        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
+            rewrite.unchecked_ref(),
+            (REWRITE_EVERY_MS - since).ceil() as i32,
+        );
+    }
+}
+
+/// Writes the view's address into the address bar now, if it is not there yet.
+fn write_address() {
+    let Some(url) = UNWRITTEN.with(|u| u.borrow_mut().take()) else {
+        return;
+    };
+    REWRITTEN_AT.with(|r| r.set(crate::load::now()));
+    if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
+        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+    }
 }
 
 /// The view on screen (tracks everything a link carries), when a file is open or runs are compared.
@@ -211,6 +257,8 @@ pub fn CopyLink(ui: Ui) -> impl IntoView {
     let copied = RwSignal::new(false);
     let copy = move |_| {
         let _ = ui;
+        // The address bar may be a moment behind the view (see `REWRITE_EVERY_MS`).
+        write_address();
         if let Some(w) = web_sys::window() {
             if let Ok(href) = w.location().href() {
                 let _ = w.navigator().clipboard().write_text(&href);

@@ -33,6 +33,8 @@ async function arrange(page) {
   await search(page, 'optimizers.py:84');
   await page.press('[data-testid=search]', 'Enter');
   await page.waitForSelector('[data-testid=stack-trace]');
+  // The address bar follows the view at most four times a second: the pin is the last change.
+  await page.waitForFunction(() => location.hash.includes('pin=b'));
   await page.waitForTimeout(300);
 }
 
@@ -55,6 +57,42 @@ test('a link restores the view on the same file, opened with ?url= in a fresh pa
   assert.deepEqual([...errors, ...fresh.errors], []);
   await page.close();
   await fresh.page.close();
+});
+
+test('the address bar follows a long pan at most four times a second, and ends on the view', TIER2, async () => {
+  // Browsers ignore (Chromium) or refuse (Safari, Firefox) more than 100-200 rewrites in 10 s, after
+  // which the address and "Copy link" would stay on an old view: count them.
+  const counting = () => {
+    const replace = history.replaceState.bind(history);
+    window.__rewrites = 0;
+    history.replaceState = (...args) => { window.__rewrites++; return replace(...args); };
+  };
+  const { page, errors } = await open(b, `${server.url}?url=${encodeURIComponent(server.url + NAME)}`, undefined, counting);
+  await ready(page);
+  const box = await page.locator('[data-testid=timeline]').boundingBox();
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
+  await page.mouse.wheel(0, -600);
+  await page.waitForTimeout(300);
+  const range = await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get('range'));
+  const from = await page.evaluate(() => [performance.now(), window.__rewrites]);
+  // 300 view changes: a drag back and forth, a frame each.
+  await page.mouse.down();
+  for (let i = 0; i < 300; i++) {
+    const t = (i % 100) / 100;
+    await page.mouse.move(box.x + box.width * (i % 200 < 100 ? 0.3 + 0.4 * t : 0.7 - 0.4 * t), box.y + box.height * 0.5);
+  }
+  await page.mouse.up();
+  await page.$eval('[data-testid=detail-slider]', el => { el.value = '37'; el.dispatchEvent(new Event('input', { bubbles: true })); });
+  await page.waitForFunction(() => location.hash.includes('detail=37'));
+  const [at, rewrites] = await page.evaluate(() => [performance.now(), window.__rewrites]);
+  const allowed = Math.ceil((at - from[0]) / 250) + 2;
+  assert.ok(rewrites - from[1] <= allowed, `${rewrites - from[1]} rewrites in ${Math.round(at - from[0])} ms (at most ${allowed})`);
+  const ended = await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get('range'));
+  assert.ok(ended && ended !== range, `the range moved: ${range} → ${ended}`);
+  await page.click('[data-testid=copy-link]');
+  assert.ok((await page.evaluate(() => location.href)).includes('detail=37'));
+  assert.deepEqual(errors, []);
+  await page.close();
 });
 
 test('a link to a local file says which file to open, and restores the view when it is opened', TIER2, async () => {
