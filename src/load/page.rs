@@ -246,9 +246,9 @@ const RETIRE_WITHIN_MS: u32 = 2000;
 /// Ends `worker` once the page is idle (`requestIdleCallback`; half a second later where a browser has
 /// none), at most [`RETIRE_WITHIN_MS`] from now. Ending a worker frees the gigabytes of a big file's
 /// parse, and while the browser frees them the page's first writes to fresh memory wait: ended as
-/// its model came, a 1–2 GB file's decode began with a task of 58–155 ms in 7 of 12 cold loads (none
-/// of 12 with the worker ended later; `scripts/bench_web.mjs` measures the longest task). Its memory
-/// is held a little longer: after the load, not during it.
+/// its model came, a 1–2 GB file's decode began with a task of 58–155 ms in 7 of 12 cold loads, and
+/// with the worker ended later in none of 12 (`scripts/bench_web.mjs` measures the longest task). Its
+/// memory is held a little longer: after the load, not during it.
 fn retire_when_idle(worker: &Worker) {
     let worker = worker.clone();
     let end = Closure::once_into_js(move || worker.terminate());
