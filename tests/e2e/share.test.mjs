@@ -14,6 +14,8 @@ after(async () => { await b?.close(); await server?.close(); });
 
 const NAME = 'kk_memory_ctx128_fullstep.pickle';
 const ready = page => page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
+/** Waits until the address bar holds `hash` (it follows the view at most four times a second). */
+const settled = (page, hash) => page.waitForFunction(h => location.hash === h, hash, { timeout: 10000 });
 const screen = page => page.evaluate(() => ({
   view: document.querySelector('[data-testid=view-select]').value,
   detail: document.querySelector('[data-testid=detail-slider]')?.value,
@@ -51,6 +53,7 @@ test('a link restores the view on the same file, opened with ?url= in a fresh pa
   const fresh = await open(b, link);
   await ready(fresh.page);
   await fresh.page.waitForSelector('[data-testid=stack-trace]');
+  await settled(fresh.page, before.hash);
   const after = await screen(fresh.page);
   assert.deepEqual(after, before);
   await shot(fresh.page, 'share-restored');
@@ -104,6 +107,7 @@ test('a link to a local file says which file to open, and restores the view when
   assert.match(await fresh.page.textContent('[data-testid=link-notice]'), new RegExp(`view of ${NAME.replace(/\./g, '\\.')}`));
   await loadFile(fresh.page, path.join(FIXTURES, NAME));
   await fresh.page.waitForSelector('[data-testid=stack-trace]');
+  await settled(fresh.page, before.hash);
   assert.deepEqual(await screen(fresh.page), before);
   await page.close();
   await fresh.page.close();
@@ -120,6 +124,7 @@ test('a renamed copy of the file still restores the view (matched by size and it
   const fresh = await open(b, server.url + before.hash);
   await loadFile(fresh.page, copy);
   await fresh.page.waitForSelector('[data-testid=stack-trace]');
+  await settled(fresh.page, before.hash.replace(`file=${NAME}`, 'file=renamed.pickle'));
   const after = await screen(fresh.page);
   assert.deepEqual({ ...after, hash: '' }, { ...before, hash: '' });
   assert.ok(after.hash.includes('file=renamed.pickle'), after.hash);
