@@ -36,3 +36,23 @@ pub fn write_step(heap: &mut Vec<u8>, step: usize) -> bool {
     heap.resize(heap.len() + step, 0);
     heap.len() < heap.capacity()
 }
+
+/// A promise one task awaits and another resolves: `wait` hands out the future (one waiter at a time),
+/// `wake` resolves it, if any task waits.
+#[derive(Default)]
+pub struct Wakeup(std::cell::RefCell<Option<js_sys::Function>>);
+
+impl Wakeup {
+    /// Resolves at the next [`Wakeup::wake`].
+    pub fn wait(&self) -> wasm_bindgen_futures::JsFuture {
+        wasm_bindgen_futures::JsFuture::from(js_sys::Promise::new(&mut |resolve, _| {
+            *self.0.borrow_mut() = Some(resolve);
+        }))
+    }
+
+    pub fn wake(&self) {
+        if let Some(resolve) = self.0.borrow_mut().take() {
+            let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
+        }
+    }
+}

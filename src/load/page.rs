@@ -13,7 +13,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, MessageEvent, ReadableStreamByobReader, Worker, WorkerOptions, WorkerType};
 
-use super::js::{clock, grow_heap, now, write_step};
+use super::js::{clock, grow_heap, now, write_step, Wakeup};
 use super::protocol::{Arrivals, FromWorker, LoadTimings, ModelInput, ToWorker, WorkerTimings};
 use super::store::{self, OpenFile};
 use crate::view_model::share::HeadHash;
@@ -458,8 +458,9 @@ struct Load {
     complete: Cell<bool>,
     /// Set once the load ended (model, error, or the stream broke): stops the reading task.
     over: Cell<bool>,
-    /// Wakes the reading task when it waits for the worker to catch up.
-    wake: RefCell<Option<js_sys::Function>>,
+    /// Wakes the reading task when it waits for the worker to catch up: at each piece the worker
+    /// acknowledges, and when the load ends.
+    wake: Wakeup,
     /// Milliseconds from the start until the last piece was handed over.
     read_ms: Cell<f64>,
     /// Piece buffers the worker handed back, to be filled again, and how many were made in all.
@@ -502,7 +503,7 @@ impl Load {
         if let Some(arrivals) = self.arrivals.borrow().as_ref() {
             arrivals.end();
         }
-        self.wake_reader();
+        self.wake.wake();
         // The reply handlers keep this struct alive: the piece buffers it holds go now.
         self.spare.borrow_mut().clear();
         drop(self.ahead.borrow_mut().take());
@@ -586,19 +587,6 @@ impl Load {
         });
     }
 
-    fn wake_reader(&self) {
-        if let Some(wake) = self.wake.borrow_mut().take() {
-            let _ = wake.call0(&JsValue::NULL);
-        }
-    }
-
-    /// Resolves when the worker acknowledges a piece (or the load ends).
-    fn caught_up(&self) -> JsFuture {
-        JsFuture::from(Promise::new(&mut |resolve, _| {
-            *self.wake.borrow_mut() = Some(resolve);
-        }))
-    }
-
     fn on_message(self: &Rc<Self>, data: JsValue) {
         match FromWorker::from_js(&data) {
             Some(FromWorker::Progress {
@@ -615,7 +603,7 @@ impl Load {
                 if moved {
                     self.report();
                 }
-                self.wake_reader();
+                self.wake.wake();
             }
             Some(FromWorker::ModelSizes { total, head }) => self.model_begins(Sizes {
                 total: total as usize,
@@ -761,7 +749,7 @@ impl Load {
                 && !self.over.get()
                 && !self.complete.get()
             {
-                let _ = self.caught_up().await;
+                let _ = self.wake.wait().await;
             }
             if self.over.get() {
                 return pieces.stop();
@@ -990,7 +978,7 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
         read: Cell::new(0.0),
         complete: Cell::new(false),
         over: Cell::new(false),
-        wake: RefCell::new(None),
+        wake: Wakeup::default(),
         read_ms: Cell::new(0.0),
         spare: RefCell::new(Vec::new()),
         buffers: Cell::new(0),

@@ -7,6 +7,8 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use js_sys::{ArrayBuffer, Object, Reflect, Uint8Array};
+
+use super::js::Wakeup;
 use wasm_bindgen::{JsCast, JsValue};
 
 /// What the page asks of a worker.
@@ -142,8 +144,8 @@ pub struct Arrivals {
     arrived: Cell<usize>,
     /// No more will arrive: the encoding is whole, or the load ended.
     ended: Cell<bool>,
-    /// Resolves the promise a reader waiting for more awaits.
-    wake: RefCell<Option<js_sys::Function>>,
+    /// Wakes a reader waiting for more.
+    wake: Wakeup,
 }
 
 impl Arrivals {
@@ -159,7 +161,7 @@ impl Arrivals {
         self.arrived
             .set(self.arrived.get() + piece.length() as usize);
         self.pieces.borrow_mut().push_back(piece);
-        self.wake();
+        self.wake.wake();
     }
 
     pub fn add(&self, model: &Encoded) {
@@ -169,20 +171,7 @@ impl Arrivals {
     /// No more will arrive.
     pub fn end(&self) {
         self.ended.set(true);
-        self.wake();
-    }
-
-    fn wake(&self) {
-        if let Some(wake) = self.wake.borrow_mut().take() {
-            let _ = wake.call0(&JsValue::NULL);
-        }
-    }
-
-    /// Resolves when more arrives or the encoding ends.
-    fn changed(&self) -> wasm_bindgen_futures::JsFuture {
-        wasm_bindgen_futures::JsFuture::from(js_sys::Promise::new(&mut |resolve, _| {
-            *self.wake.borrow_mut() = Some(resolve);
-        }))
+        self.wake.wake();
     }
 }
 
@@ -224,13 +213,13 @@ impl memograph_snapshot::codec::Arriving for ModelInput {
             if self.arrivals.ended.get() {
                 return false;
             }
-            let _ = self.arrivals.changed().await;
+            let _ = self.arrivals.wake.wait().await;
         }
     }
 }
 
 /// The pieces of [`Arrivals`] that have arrived, read in order; `at` is into the first.
-pub struct PieceReader {
+struct PieceReader {
     arrivals: Rc<Arrivals>,
     at: u32,
 }

@@ -424,7 +424,12 @@ fn a_rasterised_highlight_marks_the_pixels_its_slivers_do_and_hardly_more() {
 #[wasm_bindgen_test]
 fn a_mask_marks_every_pixel_a_rectangle_touches_and_no_other() {
     // A plot 1000 pixels wide (16 words a row) and 40 tall, 60 pixels in and 8 down.
-    let plot = Plot::of(1000.0 + 60.0 + 20.0, 40.0 + 8.0 + 30.0, 0);
+    let plot = Plot {
+        left: 60.0,
+        top: 8.0,
+        width: 1000.0,
+        height: 40.0,
+    };
     let (w, h) = (plot.width as usize + 1, plot.height as usize + 1);
     // Rectangles that start and end on and beside word edges, span one word or many, lie partly or
     // wholly outside, are thinner than a pixel, or are given right to left.
