@@ -476,12 +476,16 @@ struct Load {
     arrivals: RefCell<Option<Rc<Arrivals>>>,
     /// The worker's timings and when they came (its last message).
     worker_done: Cell<Option<(WorkerTimings, f64)>>,
+    /// When the progress view was last updated (`now()`).
+    reported_at: Cell<f64>,
 }
 
 /// The most heap a load writes ahead, and how much per task.
 const AHEAD_SHARE: f64 = 0.4;
 const AHEAD_MAX: f64 = 512.0 * 1024.0 * 1024.0;
 const AHEAD_STEP: usize = 4 << 20;
+/// The progress view is updated at most this often (each update is a frame of style, layout and paint).
+const REPORT_EVERY_MS: f64 = 100.0;
 
 impl Load {
     /// Ends the load (once; false if it had ended): the worker goes, the reading task stops.
@@ -579,6 +583,11 @@ impl Load {
         if !matches!(self.purpose, Purpose::Open) {
             return;
         }
+        let at = now();
+        if at - self.reported_at.get() < REPORT_EVERY_MS && !self.complete.get() {
+            return;
+        }
+        self.reported_at.set(at);
         self.sink.progress(LoadProgress {
             name: self.name.clone(),
             total: self.size,
@@ -986,6 +995,7 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
         ahead: RefCell::new(None),
         arrivals: RefCell::new(None),
         worker_done: Cell::new(None),
+        reported_at: Cell::new(f64::NEG_INFINITY),
     });
     let replies = load.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
