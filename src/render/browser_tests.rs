@@ -495,3 +495,98 @@ fn a_mask_marks_every_pixel_a_rectangle_touches_and_no_other() {
         want
     );
 }
+
+/// The mask fills exactly its marked pixels, each once, and a sliver (a pixel wide, many rows tall) as
+/// one rectangle, not a rectangle a row.
+#[wasm_bindgen_test]
+fn a_mask_fills_its_pixels_once_with_a_rectangle_per_sliver() {
+    let plot = crate::scale::Plot {
+        left: 10.0,
+        top: 20.0,
+        width: 400.0,
+        height: 120.0,
+    };
+    let (w, h) = (401, 121);
+    let sliver = (
+        plot.left + 50.2,
+        plot.left + 50.4,
+        plot.top + 10.0,
+        plot.top + 60.0,
+    );
+    assert_eq!(
+        super::timeline::mask_rectangles(&plot, &[sliver]),
+        vec![(50, 10, 1, 50)]
+    );
+    // Slivers of several widths and heights, overlapping, touching and nested, and random ones.
+    let mut rects = vec![
+        sliver,
+        (
+            plot.left + 50.0,
+            plot.left + 53.0,
+            plot.top + 30.0,
+            plot.top + 40.0,
+        ),
+        (
+            plot.left + 60.0,
+            plot.left + 61.0,
+            plot.top - 5.0,
+            plot.top + 200.0,
+        ),
+        (
+            plot.left + 61.0,
+            plot.left + 62.5,
+            plot.top + 5.0,
+            plot.top + 100.0,
+        ),
+        (
+            plot.left + 380.0,
+            plot.left + 900.0,
+            plot.top + 100.0,
+            plot.top + 130.0,
+        ),
+    ];
+    let mut next = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..300 {
+        next ^= next << 13;
+        next ^= next >> 7;
+        next ^= next << 17;
+        let x = (next % 420) as f64 - 10.0;
+        let y = ((next >> 20) % 130) as f64 - 5.0;
+        let (dx, dy) = (((next >> 40) % 4) as f64 * 0.7, ((next >> 50) % 40) as f64);
+        rects.push((
+            plot.left + x,
+            plot.left + x + dx,
+            plot.top + y,
+            plot.top + y + dy,
+        ));
+    }
+    let want: std::collections::BTreeSet<_> =
+        super::timeline::masked(&plot, &rects).into_iter().collect();
+    let filled = super::timeline::mask_rectangles(&plot, &rects);
+    let mut got = std::collections::BTreeSet::new();
+    let mut area = 0;
+    for &(c, r, rw, rh) in &filled {
+        assert!(
+            rw > 0 && rh > 0 && c + rw <= w && r + rh <= h,
+            "{:?}",
+            (c, r, rw, rh)
+        );
+        area += rw * rh;
+        got.extend((c..c + rw).flat_map(|x| (r..r + rh).map(move |y| (x, y))));
+    }
+    assert_eq!(got, want);
+    assert_eq!(area, want.len(), "a pixel filled twice");
+    // A row at a time would take a rectangle per row of each run.
+    let row_runs: usize = (0..h)
+        .map(|y| {
+            (0..w)
+                .filter(|&x| want.contains(&(x, y)) && (x == 0 || !want.contains(&(x - 1, y))))
+                .count()
+        })
+        .sum();
+    assert!(
+        filled.len() * 3 < row_runs,
+        "{} rectangles for {row_runs} runs",
+        filled.len()
+    );
+}
