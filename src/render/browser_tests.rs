@@ -462,11 +462,9 @@ fn a_mask_marks_every_pixel_a_rectangle_touches_and_no_other() {
         plot.top + 1.0,
         plot.top + 2.0,
     ));
-    let mut next = 0x2545_F491_4F6C_DD1Du64;
+    let mut random = memograph_snapshot::testing::xorshift(0x2545_F491_4F6C_DD1D);
     for _ in 0..200 {
-        next ^= next << 13;
-        next ^= next >> 7;
-        next ^= next << 17;
+        let next = random();
         let x = (next % 1100) as f64 - 50.0;
         let len = (next >> 20) % 300;
         let y = ((next >> 40) % 50) as f64 - 5.0;
@@ -545,11 +543,9 @@ fn a_mask_fills_its_pixels_once_with_a_rectangle_per_sliver() {
             plot.top + 130.0,
         ),
     ];
-    let mut next = 0x9E37_79B9_7F4A_7C15u64;
+    let mut random = memograph_snapshot::testing::xorshift(0x9E37_79B9_7F4A_7C15);
     for _ in 0..300 {
-        next ^= next << 13;
-        next ^= next >> 7;
-        next ^= next << 17;
+        let next = random();
         let x = (next % 420) as f64 - 10.0;
         let y = ((next >> 20) % 130) as f64 - 5.0;
         let (dx, dy) = (((next >> 40) % 4) as f64 * 0.7, ((next >> 50) % 40) as f64);
