@@ -295,8 +295,8 @@ impl Mask {
     /// The marked pixels as disjoint rectangles `(column, row, width, height)`: each run of marked
     /// pixels of a row, and a run repeated in the rows below it (same first column, same length)
     /// taken with it as one rectangle. A highlighted sliver is a pixel or two wide and many rows
-    /// tall: filled a row at a time, a zoomed frame of a 1 GB snapshot made tens of thousands of
-    /// canvas calls (70-130 ms frames on the benchmark's machine).
+    /// tall: filled a row at a time, they were tens of thousands of canvas calls, most of a zoomed,
+    /// highlighted frame of a 1 GB snapshot (70-80 ms frames, profiled on the benchmark's machine).
     fn rectangles(&self, mut emit: impl FnMut(usize, usize, usize, usize)) {
         // Rectangles still growing down, as (first column, width, first row), in column order; the
         // runs of the row at hand.
