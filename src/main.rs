@@ -1,10 +1,12 @@
 //! Memograph's web page: Leptos CSR compiled to WebAssembly and bundled by Trunk.
 //!
-//! `view_model`, `scale` and `viewport` are plain Rust (tested natively); `load` (the loading pipeline
+//! `view_model`, `scale`, `viewport` and `pixels` are plain Rust (tested natively); `load` (the loading pipeline
 //! and the parsing worker), `web` (the shell and its views) and `render` (canvas renderers) exist only
 //! on wasm32.
 
 // Used by the wasm page; natively only their tests run.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+mod pixels;
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 mod scale;
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code, unused_imports))]

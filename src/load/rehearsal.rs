@@ -76,5 +76,6 @@ fn hidden_surface(width: u32, height: u32) -> Option<Surface> {
         ctx,
         width: width as f64,
         height: height as f64,
+        pixel_ratio: Some(1.0),
     })
 }

@@ -586,3 +586,58 @@ fn a_mask_fills_its_pixels_once_with_a_rectangle_per_sliver() {
         filled.len()
     );
 }
+
+#[wasm_bindgen_test]
+fn bands_drawn_as_a_raster_look_as_they_do_as_paths() {
+    let (s, _) = synth();
+    let model = DeviceModel::new(&s, 0);
+    let t = &model.blocks;
+    let theme = colors::theme(false);
+    let half: Vec<u32> = (0..t.layout.total as u32).step_by(2).collect();
+    let full_view = t.full_view();
+    // The whole trace, and a tenth of it near the end, zoomed in on the lower half of the bytes.
+    let zoomed = crate::viewport::Viewport {
+        x0: full_view.x1 * 0.85,
+        x1: full_view.x1 * 0.95,
+        y_max: full_view.y_max / 2.0,
+    };
+    for (view, highlighted) in [(full_view, &[][..]), (zoomed, &[][..]), (zoomed, &half[..])] {
+        let draw_as = |raster: bool| {
+            let mut surface = Surface::of(&canvas(600, 300)).unwrap();
+            if !raster {
+                surface.pixel_ratio = None;
+            }
+            let f = Scale::new(view, Plot::of(surface.width, surface.height, 0), None);
+            let overlay = Overlay {
+                highlighted,
+                ..Overlay::plain(false)
+            };
+            draw(&surface, &f, t, &overlay, &theme);
+            pixels(&surface)
+        };
+        let ((raster, _), (paths, _)) = (draw_as(true), draw_as(false));
+        let sky = rgb(theme.background);
+        // Where a path covers a pixel wholly, the pixel has the band's colour (dimmed ones aside):
+        // the raster's is the same there but at a band's edge (a path's edges are blended, the
+        // raster's snapped).
+        let solid: Vec<usize> = (0..paths.len())
+            .filter(|&i| colors::PALETTE.iter().any(|&c| paths[i] == rgb(c)))
+            .collect();
+        let same = solid.iter().filter(|&&i| raster[i] == paths[i]).count();
+        assert!(
+            solid.len() > raster.len() / 20 && same * 100 >= solid.len() * 95,
+            "{same} of {} solid pixels alike ({view:?}, {} highlighted)",
+            solid.len(),
+            highlighted.len()
+        );
+        // And the two cover the same pixels, but at the edges of what is drawn.
+        let painted = paths.iter().filter(|&&p| p != sky).count();
+        let astray = (0..paths.len())
+            .filter(|&i| (paths[i] == sky) != (raster[i] == sky))
+            .count();
+        assert!(
+            astray * 50 < painted,
+            "{astray} of {painted} pixels painted in one only ({view:?})"
+        );
+    }
+}

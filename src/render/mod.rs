@@ -19,6 +19,9 @@ pub struct Surface<P: Pen = CanvasRenderingContext2d> {
     pub ctx: P,
     pub width: f64,
     pub height: f64,
+    /// Device pixels per CSS pixel where a renderer may draw many small shapes as a raster of them
+    /// ([`Pen::draw_pixels`]: a canvas); `None`: shapes only (SVG, and tests that compare the two).
+    pub pixel_ratio: Option<f64>,
 }
 
 /// A canvas that is not in the document (exports, the rehearsal).
@@ -38,6 +41,7 @@ impl Surface<svg::SvgPen> {
             ctx: svg::SvgPen::new(),
             width,
             height,
+            pixel_ratio: None,
         }
     }
 
@@ -61,7 +65,16 @@ impl Surface {
         canvas.set_height((height * scale).round() as u32);
         let ctx: CanvasRenderingContext2d = canvas.get_context("2d").ok()??.dyn_into().ok()?;
         ctx.set_transform(scale, 0.0, 0.0, scale, 0.0, 0.0).ok()?;
-        Some((Surface { ctx, width, height }, canvas))
+        let pixel_ratio = Some(scale);
+        Some((
+            Surface {
+                ctx,
+                width,
+                height,
+                pixel_ratio,
+            },
+            canvas,
+        ))
     }
 
     /// Matches the canvas backing store to its CSS size and the device pixel ratio.
@@ -80,7 +93,12 @@ impl Surface {
         }
         let ctx: CanvasRenderingContext2d = canvas.get_context("2d").ok()??.dyn_into().ok()?;
         ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0).ok()?;
-        Some(Surface { ctx, width, height })
+        Some(Surface {
+            ctx,
+            width,
+            height,
+            pixel_ratio: Some(dpr),
+        })
     }
 }
 

@@ -2,7 +2,12 @@
 //! API they use, as a trait, so the same code draws on a canvas (the page, PNG export) and into an
 //! SVG document ([`super::svg::SvgPen`], SVG export). Coordinates are CSS pixels.
 
-use web_sys::CanvasRenderingContext2d;
+use std::cell::RefCell;
+
+use wasm_bindgen::{Clamped, JsCast};
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
+
+use crate::pixels::Pixels;
 
 pub trait Pen {
     fn set_fill_style_str(&self, style: &str);
@@ -31,6 +36,9 @@ pub trait Pen {
     fn clip(&self);
     fn save(&self);
     fn restore(&self);
+    /// Composites `pixels` over what is drawn, each on the device pixel it names (not transformed),
+    /// within the clip. Asked only of a surface with a `pixel_ratio` (see [`super::Surface`]).
+    fn draw_pixels(&self, pixels: &Pixels);
 }
 
 impl Pen for CanvasRenderingContext2d {
@@ -101,4 +109,54 @@ impl Pen for CanvasRenderingContext2d {
     fn restore(&self) {
         CanvasRenderingContext2d::restore(self)
     }
+    fn draw_pixels(&self, pixels: &Pixels) {
+        if pixels.width == 0 || pixels.height == 0 {
+            return;
+        }
+        // `putImageData` replaces what is under it and ignores the clip: the pixels go onto a canvas
+        // of their own, drawn from there.
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            if scratch.is_none() {
+                *scratch = scratch_canvas();
+            }
+            let Some((canvas, ctx)) = scratch.as_ref() else {
+                return;
+            };
+            let (w, h) = (pixels.width as u32, pixels.height as u32);
+            if canvas.width() != w || canvas.height() != h {
+                canvas.set_width(w);
+                canvas.set_height(h);
+            }
+            // A view of the module's memory, read by `putImageData` before anything else runs.
+            let Ok(image) =
+                ImageData::new_with_u8_clamped_array_and_sh(Clamped(pixels.bytes()), w, h)
+            else {
+                return;
+            };
+            if ctx.put_image_data(&image, 0.0, 0.0).is_err() {
+                return;
+            }
+            self.save();
+            let _ = self.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0);
+            let _ = self.draw_image_with_html_canvas_element(
+                canvas,
+                f64::from(pixels.left),
+                f64::from(pixels.top),
+            );
+            self.restore();
+        });
+    }
+}
+
+thread_local! {
+    /// The canvas [`Pen::draw_pixels`] puts pixels on, kept for the next frame.
+    static SCRATCH: RefCell<Option<(HtmlCanvasElement, CanvasRenderingContext2d)>> =
+        const { RefCell::new(None) };
+}
+
+fn scratch_canvas() -> Option<(HtmlCanvasElement, CanvasRenderingContext2d)> {
+    let canvas = super::detached_canvas()?;
+    let ctx = canvas.get_context("2d").ok()??.dyn_into().ok()?;
+    Some((canvas, ctx))
 }

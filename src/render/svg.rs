@@ -233,6 +233,8 @@ impl Pen for SvgPen {
             s.style = style;
         }
     }
+    /// Never asked: an SVG surface has no `pixel_ratio`, and its shapes stay shapes.
+    fn draw_pixels(&self, _: &crate::pixels::Pixels) {}
 }
 
 fn rect_attributes(x: f64, y: f64, w: f64, h: f64) -> String {

@@ -9,6 +9,7 @@ use memograph_snapshot::format::bytes;
 
 use super::colors::{self, Theme};
 use super::{Pen, Surface};
+use crate::pixels::{self, Pixels};
 use crate::scale::{Scale, ANNOTATION_ROW};
 use crate::view_model::lit::{any_bit, LitBand, LitBands, LitRaster};
 use crate::view_model::{AnnotationSpan, TimelineModel, LIT_IN_A_FRAME};
@@ -553,28 +554,42 @@ fn draw_bands<P: Pen>(
         let start = f64::from(b.start);
         (start, f64::from(b.end).max(start + 1.0), b.size as f64)
     };
-    let fill = |i: usize, b: &Band, steps: &mut Steps| {
+    // A band's steps filled into `pixels` when there are (a canvas), else as a path.
+    let fill = |i: usize, b: &Band, steps: &mut Steps, pixels: Option<&mut Pixels>| {
         band_steps(f, layout, i, steps);
         if steps.0.is_empty() {
             return;
         }
         let lit = dim && lit.is_lit(b.allocation);
-        ctx.set_global_alpha(if dim && !lit { 0.25 } else { 1.0 });
-        ctx.set_fill_style_str(match overlay.categories {
+        let alpha = if dim && !lit { 0.25 } else { 1.0 };
+        let colour = match overlay.categories {
             Some((of, n)) => colors::category(of[b.allocation as usize], n),
             None => colors::allocation(b.allocation),
-        });
-        trace_band(s, f, steps, b.size as f64);
-        ctx.fill();
+        };
+        let size = b.size as f64;
+        match pixels {
+            Some(pixels) => {
+                let value = pixels::rgba(colour, alpha);
+                for &(a, z, off) in &steps.0 {
+                    pixels.fill(a, z, f.py(off), f.py(off + size), value);
+                }
+            }
+            None => {
+                ctx.set_global_alpha(alpha);
+                ctx.set_fill_style_str(colour);
+                trace_band(s, f, steps, size);
+                ctx.fill();
+            }
+        }
     };
+    // On a canvas the bands are a raster filled here, drawn at once (a path each cost most of a
+    // fully detailed frame: see `crate::pixels`).
+    let mut raster = s.pixel_ratio.map(|ratio| Pixels::over(&f.plot, ratio));
     // Only the bands long enough to be half a pixel wide here, found by span (a fully detailed 2 GB
     // snapshot has 6 M bands, nearly all narrower than that at full view).
     let min_span = (0.5 * (f.view.x1 - f.view.x0) / f.plot.width.max(1.0)).floor();
-    let wide = layout.bands_in(
-        x0.max(0.0) as u32,
-        x1.clamp(0.0, u32::MAX as f64) as u32,
-        min_span.clamp(0.0, u32::MAX as f64) as u32,
-    );
+    let (vx0, vx1) = (x0.max(0.0) as u32, x1.clamp(0.0, u32::MAX as f64) as u32);
+    let wide = layout.bands_in(vx0, vx1, min_span.clamp(0.0, u32::MAX as f64) as u32);
     for i in wide {
         let b = &layout.bands[i];
         let (start, last, size) = extent(b);
@@ -585,7 +600,10 @@ fn draw_bands<P: Pen>(
         {
             continue;
         }
-        fill(i, b, &mut steps);
+        fill(i, b, &mut steps, raster.as_mut());
+    }
+    if let Some(raster) = raster {
+        ctx.draw_pixels(&raster);
     }
     // Hovered and pinned bands are filled however thin, and outlined below.
     for i in [hovered, pinned.filter(|&p| Some(p) != hovered)]
@@ -595,7 +613,7 @@ fn draw_bands<P: Pen>(
         let b = &layout.bands[i];
         let (start, last, _) = extent(b);
         if in_view(start, last) {
-            fill(i, b, &mut steps);
+            fill(i, b, &mut steps, None);
         }
     }
     ctx.set_global_alpha(1.0);
