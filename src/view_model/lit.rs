@@ -20,6 +20,22 @@ pub struct LitBand {
 }
 
 impl LitBand {
+    /// Band `i` of `layout`.
+    pub fn of(layout: &TimelineLayout, i: usize) -> LitBand {
+        let b = &layout.bands[i];
+        let offset = match layout.band_points(b) {
+            [p] if p.x <= b.start => p.offset,
+            _ => f32::NAN,
+        };
+        LitBand {
+            band: i as u32,
+            start: b.start,
+            end: b.end,
+            size: b.size as f32,
+            offset,
+        }
+    }
+
     /// The entry after its last: a band that ends where it starts spans one entry as drawn.
     pub fn last(&self) -> f64 {
         f64::from(self.end).max(f64::from(self.start) + 1.0)
@@ -63,6 +79,30 @@ impl LitBands {
             .is_some_and(|w| w >> (a % 64) & 1 == 1)
     }
 
+    /// The highlighted bands that may reach into entries `[x0, x1]` of `layout` (the one they were
+    /// read from; the caller checks each): the layout's bands there that are highlighted when they
+    /// are fewer, else the highlight's. A zoomed view of a 1 GB snapshot reaches a few thousand bands
+    /// where a search picked a million (walked, 10 ms a frame). None while the bands are being read.
+    pub fn reaching<'a>(
+        &'a self,
+        layout: &'a TimelineLayout,
+        x0: u32,
+        x1: u32,
+    ) -> Box<dyn Iterator<Item = LitBand> + 'a> {
+        if self.bands.is_empty() {
+            Box::new(std::iter::empty())
+        } else if layout.count_in(x0, x1, 0) < self.bands.len() {
+            Box::new(
+                layout
+                    .bands_in(x0, x1, 0)
+                    .filter(|&i| self.is_lit(layout.bands[i].allocation))
+                    .map(|i| LitBand::of(layout, i)),
+            )
+        } else {
+            Box::new(self.bands.iter().copied())
+        }
+    }
+
     pub fn of(layout: &TimelineLayout, highlighted: &[u32]) -> LitBands {
         run_ready(LitBands::of_sliced(layout, highlighted, &mut NoPause))
     }
@@ -100,21 +140,11 @@ impl LitBands {
     ) -> LitBands {
         let mut bands = Vec::new();
         let mut read = |range: std::ops::Range<usize>| {
-            bands.extend(highlighted[range].iter().filter_map(|&a| {
-                let i = layout.band_of(a)?;
-                let b = &layout.bands[i];
-                let offset = match layout.band_points(b) {
-                    [p] if p.x <= b.start => p.offset,
-                    _ => f32::NAN,
-                };
-                Some(LitBand {
-                    band: i as u32,
-                    start: b.start,
-                    end: b.end,
-                    size: b.size as f32,
-                    offset,
-                })
-            }))
+            bands.extend(
+                highlighted[range]
+                    .iter()
+                    .filter_map(|&a| Some(LitBand::of(layout, layout.band_of(a)?))),
+            )
         };
         ranges_paused(highlighted.len(), &mut read, pause).await;
         let mut lit = LitBands {
@@ -429,7 +459,53 @@ mod tests {
         assert!(few.is_lit(99) && !few.is_lit(100) && !few.is_lit(u32::MAX));
         let picked = LitBands::allocations(&[3, 64, 200]);
         assert!(picked.bands.is_empty());
+        assert_eq!(picked.reaching(&layout, 0, layout.x_len).count(), 0);
         let lit: Vec<u32> = (0..300).filter(|&a| picked.is_lit(a)).collect();
         assert_eq!(lit, [3, 64, 200]);
+    }
+
+    #[test]
+    fn the_bands_reaching_a_view_are_the_highlighted_ones_there_either_way() {
+        let s = read_bytes(&synth::pickle(300).bytes).unwrap();
+        let layout = timeline_layout(&Lifetimes::of(&s, 0), 1.0);
+        let x_len = layout.x_len;
+        let reaches = |l: &LitBand, x0: u32, x1: u32| l.start <= x1 && l.last() >= f64::from(x0);
+        // Bands found walking the highlight's, and the layout's.
+        let mut ways = [0, 0];
+        for step in [1, 2, 7, 50] {
+            let picked: Vec<u32> = (0..layout.total as u32).step_by(step).collect();
+            let lit = LitBands::of(&layout, &picked);
+            for (x0, x1) in [
+                (0, x_len),
+                (x_len / 2, x_len / 2 + 20),
+                (x_len - 3, x_len),
+                (5, 5),
+            ] {
+                let walked: Vec<LitBand> = lit
+                    .bands
+                    .iter()
+                    .copied()
+                    .filter(|l| reaches(l, x0, x1))
+                    .collect();
+                let mut found: Vec<LitBand> = lit
+                    .reaching(&layout, x0, x1)
+                    .filter(|l| reaches(l, x0, x1))
+                    .collect();
+                // The highlight's order, to compare.
+                let order = |l: &LitBand| walked.iter().position(|w| w.band == l.band);
+                found.sort_by_key(order);
+                let by_layout = layout.count_in(x0, x1, 0) < lit.bands.len();
+                ways[usize::from(by_layout)] += walked.len();
+                assert_eq!(found.len(), walked.len(), "step {step}, view {x0}..{x1}");
+                for (a, b) in found.iter().zip(&walked) {
+                    assert_eq!(
+                        (a.band, a.start, a.end, a.size),
+                        (b.band, b.start, b.end, b.size)
+                    );
+                    assert!(a.offset == b.offset || (a.offset.is_nan() && b.offset.is_nan()));
+                }
+            }
+        }
+        assert!(ways[0] > 0 && ways[1] > 0, "{ways:?}");
     }
 }

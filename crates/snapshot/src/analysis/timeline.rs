@@ -134,18 +134,29 @@ impl TimelineLayout {
     /// that does, and some that do not (the caller checks each): at most about twice as many as there
     /// are, plus those of the longest spans. In no set order.
     pub fn bands_in(&self, x0: u32, x1: u32, min_span: u32) -> impl Iterator<Item = usize> + '_ {
+        self.span_slices(x0, x1, min_span)
+            .flat_map(|group| group.iter().map(|&b| b as usize))
+    }
+
+    /// How many bands [`TimelineLayout::bands_in`] yields, found without a walk over them.
+    pub fn count_in(&self, x0: u32, x1: u32, min_span: u32) -> usize {
+        self.span_slices(x0, x1, min_span).map(<[u32]>::len).sum()
+    }
+
+    /// The part of each span group [`TimelineLayout::bands_in`] yields.
+    fn span_slices(&self, x0: u32, x1: u32, min_span: u32) -> impl Iterator<Item = &[u32]> + '_ {
         let index = &self.spans;
         (0..SPAN_GROUPS)
             // A band drawn spans an entry at least (a free at its own alloc's entry included).
             .filter(move |&k| group_max_span(k).max(1) >= u64::from(min_span))
-            .flat_map(move |k| {
+            .map(move |k| {
                 let group = &index.order[index.groups[k] as usize..index.groups[k + 1] as usize];
                 // A band of this group that reaches x0 starts at most its span before it.
                 let from = u64::from(x0).saturating_sub(group_max_span(k));
                 let start = |&b: &u32| u64::from(self.bands[b as usize].start);
                 let lo = group.partition_point(|b| start(b) < from);
                 let hi = group.partition_point(|b| start(b) <= u64::from(x1));
-                group[lo..hi.max(lo)].iter().map(|&b| b as usize)
+                &group[lo..hi.max(lo)]
             })
     }
 }
@@ -1245,6 +1256,7 @@ mod tests {
                 );
                 for (x0, x1, min_span) in [(0, 600, 0), (100, 140, 0), (250, 250, 3), (0, 40, 90)] {
                     let mut found: Vec<usize> = layout.bands_in(x0, x1, min_span).collect();
+                    assert_eq!(layout.count_in(x0, x1, min_span), found.len());
                     found.sort_unstable();
                     assert!(found.windows(2).all(|w| w[0] < w[1]), "each band once");
                     let wanted = layout.bands.iter().enumerate().filter(|(_, b)| {
