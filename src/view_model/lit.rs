@@ -54,6 +54,10 @@ pub struct LitBands {
     pub raster: Option<LitRaster>,
 }
 
+/// What reading a band of the layout out of order costs, in highlighted bands read in a row (see
+/// [`LitBands::reaching`]).
+const LAYOUT_READ_COST: usize = 16;
+
 /// Highlights of fewer bands are not rasterised: marking each costs a frame less than a raster.
 pub const RASTER_MIN: usize = 1 << 16;
 
@@ -81,8 +85,10 @@ impl LitBands {
 
     /// The highlighted bands that may reach into entries `[x0, x1]` of `layout` (the one they were
     /// read from; the caller checks each): the layout's bands there that are highlighted when they
-    /// are fewer, else the highlight's. A zoomed view of a 1 GB snapshot reaches a few thousand bands
-    /// where a search picked a million (walked, 10 ms a frame). None while the bands are being read.
+    /// are far fewer, else the highlight's. A zoomed view of a 1 GB snapshot reaches a few thousand
+    /// bands where a search picked a million (walked, 10 ms a frame); but the layout's are read out of
+    /// order, each a likely cache miss, where the highlight's are read in a row. None while the bands
+    /// are being read.
     pub fn reaching<'a>(
         &'a self,
         layout: &'a TimelineLayout,
@@ -91,7 +97,7 @@ impl LitBands {
     ) -> Box<dyn Iterator<Item = LitBand> + 'a> {
         if self.bands.is_empty() {
             Box::new(std::iter::empty())
-        } else if layout.count_in(x0, x1, 0) < self.bands.len() {
+        } else if layout.count_in(x0, x1, 0).saturating_mul(LAYOUT_READ_COST) < self.bands.len() {
             Box::new(
                 layout
                     .bands_in(x0, x1, 0)
@@ -494,7 +500,7 @@ mod tests {
                 // The highlight's order, to compare.
                 let order = |l: &LitBand| walked.iter().position(|w| w.band == l.band);
                 found.sort_by_key(order);
-                let by_layout = layout.count_in(x0, x1, 0) < lit.bands.len();
+                let by_layout = layout.count_in(x0, x1, 0) * LAYOUT_READ_COST < lit.bands.len();
                 ways[usize::from(by_layout)] += walked.len();
                 assert_eq!(found.len(), walked.len(), "step {step}, view {x0}..{x1}");
                 for (a, b) in found.iter().zip(&walked) {
