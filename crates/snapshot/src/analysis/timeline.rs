@@ -519,7 +519,9 @@ impl<'a> Stacking<'a> {
         pause: &mut P,
     ) -> Stacking<'a> {
         let allocs = &lifetimes.allocations;
-        let mut band_of = vec![u32::MAX; allocs.len()];
+        // Every walk over all allocations here pauses as it goes: a 2 GB snapshot has 6 M of them
+        // (each unsliced walk or table was tens of ms of one task).
+        let mut band_of = crate::batch::filled(u32::MAX, allocs.len(), pause).await;
         let mut order = Vec::new();
         let mut open = |id: usize, order: &mut Vec<u32>| {
             if drawn[id] && band_of[id] == u32::MAX {
@@ -527,7 +529,10 @@ impl<'a> Stacking<'a> {
                 order.push(id as u32);
             }
         };
-        for (i, a) in allocs.iter().enumerate().rev() {
+        for (k, (i, a)) in allocs.iter().enumerate().rev().enumerate() {
+            if k % BATCH == BATCH - 1 {
+                pause.pause().await;
+            }
             if a.is_initial() {
                 open(i, &mut order);
             }
@@ -553,10 +558,15 @@ impl<'a> Stacking<'a> {
     async fn cost<P: Pause>(&self, pause: &mut P) -> (u64, u64) {
         let allocs = &self.lifetimes.allocations;
         let n = self.order.len();
-        let mut live = Fenwick::new(n);
+        let mut live = Fenwick {
+            tree: crate::batch::filled(0, n + 1, pause).await,
+        };
         let mut live_count = 0u64;
         let (mut moves, mut drift) = (0u64, 0u64);
         for band in 0..n {
+            if band % BATCH == BATCH - 1 {
+                pause.pause().await;
+            }
             if allocs[self.order[band] as usize].is_initial() {
                 live.add(band, 1);
                 live_count += 1;
@@ -617,6 +627,9 @@ impl<'a> Stacking<'a> {
         let mut drawn_bytes = 0u64;
         let mut summarized = 0u64;
         for (band, &id) in self.order.iter().enumerate() {
+            if band % BATCH == BATCH - 1 {
+                pause.pause().await;
+            }
             let a = &allocs[id as usize];
             if !a.is_initial() {
                 break;
@@ -631,6 +644,9 @@ impl<'a> Stacking<'a> {
             drawn_bytes = drawn_bytes.saturating_add(a.size);
         }
         for (i, a) in allocs.iter().enumerate() {
+            if i % BATCH == BATCH - 1 {
+                pause.pause().await;
+            }
             if a.is_initial() && !self.drawn[i] {
                 summarized = summarized.saturating_add(a.size);
             }
@@ -797,12 +813,6 @@ struct Fenwick {
 }
 
 impl Fenwick {
-    fn new(n: usize) -> Fenwick {
-        Fenwick {
-            tree: vec![0; n + 1],
-        }
-    }
-
     fn add(&mut self, i: usize, v: i64) {
         let mut i = i + 1;
         while i < self.tree.len() {
