@@ -659,8 +659,8 @@ fn draw_bands<P: Pen>(
             }
         }
         None => {
-            for l in lit.reaching(layout, vx0, vx1) {
-                mark(&l, &mut steps, &mut mask);
+            for l in lit.reaching(vx0, vx1) {
+                mark(l, &mut steps, &mut mask);
             }
         }
     }

@@ -3,7 +3,7 @@
 //! its pixels, not its bands (a search on a 2 GB snapshot picks two million allocations; marking each
 //! took a frame 135 ms).
 
-use memograph_snapshot::analysis::timeline::TimelineLayout;
+use memograph_snapshot::analysis::timeline::{reaching, TimelineLayout};
 use memograph_snapshot::batch::{ranges_paused, run_ready, NoPause, Pause};
 
 /// A highlighted band as a frame needs it to mark it when it is too thin or narrow to fill: its
@@ -42,21 +42,22 @@ impl LitBand {
     }
 }
 
-/// The highlighted allocations' bands, in the highlight's order, and for a big highlight its raster.
+/// The highlighted allocations' bands (in the highlight's order, or for a big highlight by span), and
+/// for a big highlight its raster.
 #[derive(Debug, Default, PartialEq)]
 pub struct LitBands {
     /// The highlighted allocations, a bit each (a search can pick millions: a binary search per band
     /// of a fully detailed timeline took longer than the rest of the frame).
     lit: Vec<u64>,
     pub bands: Vec<LitBand>,
+    /// A big highlight's bands are in the layout's span order: grouped by how many entries they last,
+    /// by start within a group (see `TimelineLayout::span_groups`). Per group: the longest span a
+    /// band of it may have, and where it ends in `bands`. Empty: in the highlight's order.
+    groups: Vec<(u64, u32)>,
     /// The bands that are slivers in every view a level of the raster can draw, marked in it (see
     /// [`LitRaster`]).
     pub raster: Option<LitRaster>,
 }
-
-/// What reading a band of the layout out of order costs, in highlighted bands read in a row (see
-/// [`LitBands::reaching`]).
-const LAYOUT_READ_COST: usize = 16;
 
 /// Highlights of fewer bands are not rasterised: marking each costs a frame less than a raster.
 pub const RASTER_MIN: usize = 1 << 16;
@@ -83,30 +84,19 @@ impl LitBands {
             .is_some_and(|w| w >> (a % 64) & 1 == 1)
     }
 
-    /// The highlighted bands that may reach into entries `[x0, x1]` of `layout` (the one they were
-    /// read from; the caller checks each): the layout's bands there that are highlighted when they
-    /// are far fewer, else the highlight's. A zoomed view of a 1 GB snapshot reaches a few thousand
-    /// bands where a search picked a million (walked, 10 ms a frame); but the layout's are read out of
-    /// order, each a likely cache miss, where the highlight's are read in a row. None while the bands
-    /// are being read.
-    pub fn reaching<'a>(
-        &'a self,
-        layout: &'a TimelineLayout,
-        x0: u32,
-        x1: u32,
-    ) -> Box<dyn Iterator<Item = LitBand> + 'a> {
-        if self.bands.is_empty() {
-            Box::new(std::iter::empty())
-        } else if layout.count_in(x0, x1, 0).saturating_mul(LAYOUT_READ_COST) < self.bands.len() {
-            Box::new(
-                layout
-                    .bands_in(x0, x1, 0)
-                    .filter(|&i| self.is_lit(layout.bands[i].allocation))
-                    .map(|i| LitBand::of(layout, i)),
-            )
-        } else {
-            Box::new(self.bands.iter().copied())
-        }
+    /// The highlighted bands that may reach into entries `[x0, x1]` (the caller checks each): of a
+    /// big highlight, those of each span group that start late enough and early enough, found by
+    /// bisection (a zoomed view of a 2 GB snapshot reaches thousands of the two million a search
+    /// found; walked, they were 10-60 ms of a frame); else all.
+    pub fn reaching(&self, x0: u32, x1: u32) -> impl Iterator<Item = &LitBand> + '_ {
+        let all = self.groups.is_empty().then_some(&self.bands[..]);
+        let mut begin = 0;
+        let groups = self.groups.iter().map(move |&(longest, end)| {
+            let group = &self.bands[begin as usize..end as usize];
+            begin = end;
+            &group[reaching(group, |l| l.start, longest, x0, x1)]
+        });
+        all.into_iter().chain(groups).flatten()
     }
 
     pub fn of(layout: &TimelineLayout, highlighted: &[u32]) -> LitBands {
@@ -144,19 +134,36 @@ impl LitBands {
         raster_min: usize,
         pause: &mut P,
     ) -> LitBands {
+        let mut lit = LitBands::allocations(highlighted);
         let mut bands = Vec::new();
-        let mut read = |range: std::ops::Range<usize>| {
-            bands.extend(
-                highlighted[range]
-                    .iter()
-                    .filter_map(|&a| Some(LitBand::of(layout, layout.band_of(a)?))),
-            )
-        };
-        ranges_paused(highlighted.len(), &mut read, pause).await;
-        let mut lit = LitBands {
-            bands,
-            ..LitBands::allocations(highlighted)
-        };
+        if highlighted.len() >= raster_min {
+            // By span group: the layout's groups walked in a row, the highlighted bands kept.
+            for (longest, group) in layout.span_groups() {
+                let mut read = |range: std::ops::Range<usize>| {
+                    let lit = &lit;
+                    bands.extend(
+                        group[range]
+                            .iter()
+                            .map(|&b| b as usize)
+                            .filter(|&b| lit.is_lit(layout.bands[b].allocation))
+                            .map(|b| LitBand::of(layout, b)),
+                    )
+                };
+                ranges_paused(group.len(), &mut read, pause).await;
+                let end = u32::try_from(bands.len()).unwrap_or(u32::MAX);
+                lit.groups.push((longest, end));
+            }
+        } else {
+            let mut read = |range: std::ops::Range<usize>| {
+                bands.extend(
+                    highlighted[range]
+                        .iter()
+                        .filter_map(|&a| Some(LitBand::of(layout, layout.band_of(a)?))),
+                )
+            };
+            ranges_paused(highlighted.len(), &mut read, pause).await;
+        }
+        lit.bands = bands;
         if lit.bands.len() >= raster_min {
             let mut raster = LitRaster::new(layout.x_len, layout.max_bytes);
             // Each band's finest level (0: none), to order them by.
@@ -465,53 +472,56 @@ mod tests {
         assert!(few.is_lit(99) && !few.is_lit(100) && !few.is_lit(u32::MAX));
         let picked = LitBands::allocations(&[3, 64, 200]);
         assert!(picked.bands.is_empty());
-        assert_eq!(picked.reaching(&layout, 0, layout.x_len).count(), 0);
+        assert_eq!(picked.reaching(0, layout.x_len).count(), 0);
         let lit: Vec<u32> = (0..300).filter(|&a| picked.is_lit(a)).collect();
         assert_eq!(lit, [3, 64, 200]);
     }
 
     #[test]
-    fn the_bands_reaching_a_view_are_the_highlighted_ones_there_either_way() {
+    fn a_big_highlight_finds_the_bands_reaching_a_view_by_span_as_a_walk_would() {
         let s = read_bytes(&synth::pickle(300).bytes).unwrap();
         let layout = timeline_layout(&Lifetimes::of(&s, 0), 1.0);
         let x_len = layout.x_len;
         let reaches = |l: &LitBand, x0: u32, x1: u32| l.start <= x1 && l.last() >= f64::from(x0);
-        // Bands found walking the highlight's, and the layout's.
-        let mut ways = [0, 0];
+        let key = |l: &LitBand| (l.band, l.start, l.end, l.size.to_bits(), l.offset.to_bits());
+        let mut reached = 0;
         for step in [1, 2, 7, 50] {
             let picked: Vec<u32> = (0..layout.total as u32).step_by(step).collect();
-            let lit = LitBands::of(&layout, &picked);
+            // In the highlight's order (walked whole), and by span (found by bisection).
+            let walked = LitBands::of_rasterised_from(&layout, &picked, usize::MAX);
+            let by_span = LitBands::of_rasterised_from(&layout, &picked, 0);
+            assert!(walked.groups.is_empty() && by_span.groups.len() > 1);
+            let mut all: Vec<_> = walked.bands.iter().map(key).collect();
+            let mut again: Vec<_> = by_span.bands.iter().map(key).collect();
+            all.sort_unstable();
+            again.sort_unstable();
+            assert_eq!(all, again, "step {step}: the same bands");
             for (x0, x1) in [
                 (0, x_len),
                 (x_len / 2, x_len / 2 + 20),
                 (x_len - 3, x_len),
                 (5, 5),
+                (x_len + 5, x_len + 9),
             ] {
-                let walked: Vec<LitBand> = lit
-                    .bands
-                    .iter()
-                    .copied()
-                    .filter(|l| reaches(l, x0, x1))
-                    .collect();
-                let mut found: Vec<LitBand> = lit
-                    .reaching(&layout, x0, x1)
-                    .filter(|l| reaches(l, x0, x1))
-                    .collect();
-                // The highlight's order, to compare.
-                let order = |l: &LitBand| walked.iter().position(|w| w.band == l.band);
-                found.sort_by_key(order);
-                let by_layout = layout.count_in(x0, x1, 0) * LAYOUT_READ_COST < lit.bands.len();
-                ways[usize::from(by_layout)] += walked.len();
-                assert_eq!(found.len(), walked.len(), "step {step}, view {x0}..{x1}");
-                for (a, b) in found.iter().zip(&walked) {
-                    assert_eq!(
-                        (a.band, a.start, a.end, a.size),
-                        (b.band, b.start, b.end, b.size)
-                    );
-                    assert!(a.offset == b.offset || (a.offset.is_nan() && b.offset.is_nan()));
+                let of = |lit: &LitBands| {
+                    let mut found: Vec<_> = lit
+                        .reaching(x0, x1)
+                        .filter(|l| reaches(l, x0, x1))
+                        .map(key)
+                        .collect();
+                    found.sort_unstable();
+                    found
+                };
+                let want = of(&walked);
+                assert_eq!(walked.reaching(x0, x1).count(), walked.bands.len());
+                assert_eq!(of(&by_span), want, "step {step}, view {x0}..{x1}");
+                // Bisection leaves most of the others out.
+                if x1 - x0 <= 20 {
+                    assert!(by_span.reaching(x0, x1).count() < by_span.bands.len() / 4);
                 }
+                reached += want.len();
             }
         }
-        assert!(ways[0] > 0 && ways[1] > 0, "{ways:?}");
+        assert!(reached > 100, "{reached}");
     }
 }

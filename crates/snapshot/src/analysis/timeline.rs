@@ -134,31 +134,40 @@ impl TimelineLayout {
     /// that does, and some that do not (the caller checks each): at most about twice as many as there
     /// are, plus those of the longest spans. In no set order.
     pub fn bands_in(&self, x0: u32, x1: u32, min_span: u32) -> impl Iterator<Item = usize> + '_ {
-        self.span_slices(x0, x1, min_span)
-            .flat_map(|group| group.iter().map(|&b| b as usize))
-    }
-
-    /// How many bands [`TimelineLayout::bands_in`] yields, found without a walk over them.
-    pub fn count_in(&self, x0: u32, x1: u32, min_span: u32) -> usize {
-        self.span_slices(x0, x1, min_span).map(<[u32]>::len).sum()
-    }
-
-    /// The part of each span group [`TimelineLayout::bands_in`] yields.
-    fn span_slices(&self, x0: u32, x1: u32, min_span: u32) -> impl Iterator<Item = &[u32]> + '_ {
-        let index = &self.spans;
-        (0..SPAN_GROUPS)
+        self.span_groups()
             // A band drawn spans an entry at least (a free at its own alloc's entry included).
-            .filter(move |&k| group_max_span(k).max(1) >= u64::from(min_span))
-            .map(move |k| {
-                let group = &index.order[index.groups[k] as usize..index.groups[k + 1] as usize];
-                // A band of this group that reaches x0 starts at most its span before it.
-                let from = u64::from(x0).saturating_sub(group_max_span(k));
-                let start = |&b: &u32| u64::from(self.bands[b as usize].start);
-                let lo = group.partition_point(|b| start(b) < from);
-                let hi = group.partition_point(|b| start(b) <= u64::from(x1));
-                &group[lo..hi.max(lo)]
+            .filter(move |&(longest, _)| longest.max(1) >= u64::from(min_span))
+            .flat_map(move |(longest, group)| {
+                let start = |&b: &u32| self.bands[b as usize].start;
+                &group[reaching(group, start, longest, x0, x1)]
             })
+            .map(|&b| b as usize)
     }
+
+    /// The bands grouped by how many entries they last, in powers of two, each group by start: the
+    /// longest span a band of the group may have, and its bands.
+    pub fn span_groups(&self) -> impl Iterator<Item = (u64, &[u32])> + '_ {
+        let index = &self.spans;
+        (0..SPAN_GROUPS).map(move |k| {
+            let group = &index.order[index.groups[k] as usize..index.groups[k + 1] as usize];
+            (group_max_span(k), group)
+        })
+    }
+}
+
+/// The part of `group` (by `start`, each lasting at most `longest` entries) that may reach into entries
+/// `[x0, x1]`: those starting from `longest` before `x0` through `x1`.
+pub fn reaching<T>(
+    group: &[T],
+    start: impl Fn(&T) -> u32,
+    longest: u64,
+    x0: u32,
+    x1: u32,
+) -> std::ops::Range<usize> {
+    let from = u64::from(x0).saturating_sub(longest);
+    let lo = group.partition_point(|b| u64::from(start(b)) < from);
+    let hi = group.partition_point(|b| start(b) <= x1);
+    lo..hi.max(lo)
 }
 
 /// How many allocations a detail level (0.0–1.0) draws as their own band: the largest first.
@@ -1258,6 +1267,22 @@ mod tests {
                     assert_eq!(layout.band_of(b.allocation), Some(i));
                 }
                 let drawn = layout.bands.len();
+                // The groups hold every band once, each group by start, no band longer than its
+                // group says.
+                let mut seen = vec![0; drawn];
+                for (longest, group) in layout.span_groups() {
+                    let starts: Vec<u32> = group
+                        .iter()
+                        .map(|&b| layout.bands[b as usize].start)
+                        .collect();
+                    assert!(starts.windows(2).all(|w| w[0] <= w[1]), "seed {seed}");
+                    for &b in group {
+                        let b = &layout.bands[b as usize];
+                        assert!(u64::from(b.end - b.start) <= longest);
+                        seen[layout.band_of(b.allocation).unwrap()] += 1;
+                    }
+                }
+                assert!(seen.iter().all(|&n| n == 1), "seed {seed}");
                 assert_eq!(
                     (0..l.allocations.len() as u32)
                         .filter(|&a| layout.band_of(a).is_some())
@@ -1266,7 +1291,6 @@ mod tests {
                 );
                 for (x0, x1, min_span) in [(0, 600, 0), (100, 140, 0), (250, 250, 3), (0, 40, 90)] {
                     let mut found: Vec<usize> = layout.bands_in(x0, x1, min_span).collect();
-                    assert_eq!(layout.count_in(x0, x1, min_span), found.len());
                     found.sort_unstable();
                     assert!(found.windows(2).all(|w| w[0] < w[1]), "each band once");
                     let wanted = layout.bands.iter().enumerate().filter(|(_, b)| {
