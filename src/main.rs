@@ -1,8 +1,8 @@
 //! Memograph's web page: Leptos CSR compiled to WebAssembly and bundled by Trunk.
 //!
-//! `view_model`, `scale`, `viewport` and `pixels` are plain Rust (tested natively); `load` (the loading pipeline
-//! and the parsing worker), `web` (the shell and its views) and `render` (canvas renderers) exist only
-//! on wasm32.
+//! `view_model`, `scale`, `viewport` and `pixels` are plain Rust (tested natively); `load` (the loading
+//! pipeline and the parsing worker), `web` (the shell and its views) and `render` (canvas renderers)
+//! exist only on wasm32.
 
 // Used by the wasm page; natively only their tests run.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]

@@ -63,8 +63,8 @@ thread_local! {
 }
 
 /// Builds `part` of device `device` of open file `file` in the background, unless it is being built,
-/// and calls `done` in a task after it is in place (also when another request started the build). A part of the
-/// same kind being built for something else (a layout at another detail) is abandoned.
+/// and calls `done` in a task after it is in place (also when another request started the build). A
+/// part of the same kind being built for something else (a layout at another detail) is abandoned.
 pub fn request(file: usize, device: i64, part: Part, done: Rc<dyn Fn()>) {
     let Some(id) = store::with_file(file, |f| f.id) else {
         return;

@@ -65,13 +65,12 @@ impl Surface {
         canvas.set_height((height * scale).round() as u32);
         let ctx: CanvasRenderingContext2d = canvas.get_context("2d").ok()??.dyn_into().ok()?;
         ctx.set_transform(scale, 0.0, 0.0, scale, 0.0, 0.0).ok()?;
-        let pixel_ratio = Some(scale);
         Some((
             Surface {
                 ctx,
                 width,
                 height,
-                pixel_ratio,
+                pixel_ratio: Some(scale),
             },
             canvas,
         ))
