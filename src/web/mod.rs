@@ -518,18 +518,49 @@ fn App() -> impl IntoView {
             </Show>
             <Show when=move || ui.anything_open()>
                 <main class="views">
-                    {move || match ui.shown_view() {
-                        View::Timeline => view! { <timeline_view::TimelineView ui=ui segments=false /> }.into_any(),
-                        View::Analysis => view! { <analysis_view::AnalysisView ui=ui /> }.into_any(),
-                        View::Segments => view! { <timeline_view::TimelineView ui=ui segments=true /> }.into_any(),
-                        View::State => view! { <state_view::StateView ui=ui /> }.into_any(),
-                        View::Settings => view! { <settings_view::SettingsView ui=ui /> }.into_any(),
-                        View::Compare => view! { <compare_view::CompareView ui=ui /> }.into_any(),
-                        View::Steps => view! { <steps_view::StepsView ui=ui /> }.into_any(),
-                    }}
+                    {move || shown(ui, ui.shown_view())}
                 </main>
             </Show>
         </div>
+    }
+}
+
+/// The view `view`, each built by a function of its own: inlined into one, the seven made a function
+/// the browser compiles whole the first time any view is shown, in the task that builds the page's
+/// views as a file opens (on a page not yet warm, tens of milliseconds of it).
+fn shown(ui: Ui, view: View) -> AnyView {
+    #[inline(never)]
+    fn timeline(ui: Ui, segments: bool) -> AnyView {
+        view! { <timeline_view::TimelineView ui=ui segments=segments /> }.into_any()
+    }
+    #[inline(never)]
+    fn analysis(ui: Ui) -> AnyView {
+        view! { <analysis_view::AnalysisView ui=ui /> }.into_any()
+    }
+    #[inline(never)]
+    fn state(ui: Ui) -> AnyView {
+        view! { <state_view::StateView ui=ui /> }.into_any()
+    }
+    #[inline(never)]
+    fn settings(ui: Ui) -> AnyView {
+        view! { <settings_view::SettingsView ui=ui /> }.into_any()
+    }
+    #[inline(never)]
+    fn compare(ui: Ui) -> AnyView {
+        view! { <compare_view::CompareView ui=ui /> }.into_any()
+    }
+    #[inline(never)]
+    fn steps(ui: Ui) -> AnyView {
+        view! { <steps_view::StepsView ui=ui /> }.into_any()
+    }
+    match view {
+        View::Timeline => timeline(ui, false),
+        View::Analysis => analysis(ui),
+        View::Segments => timeline(ui, true),
+        View::State => state(ui),
+        View::Settings => settings(ui),
+        View::Compare => compare(ui),
+        View::Steps => steps(ui),
     }
 }
 

@@ -307,22 +307,29 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         let look = Look::now(ui);
         let brush_now = brush.get();
         let Some(el) = canvas.get() else { return };
-        let Some(surface) = Surface::of(&el) else {
-            return;
-        };
         let shown = (
             ui.files.get_untracked(),
             ui.file.get_untracked(),
             ui.device.get_untracked(),
         );
         if first_drawn.get_value() != Some(shown) && deferred.get_value() != Some(shown) {
-            // A file's first frame is drawn in a task of its own (the next animation frame): its
-            // views were built in this one, and on a page whose code is not optimised yet (a file
-            // chosen as it opens) the two made one task of over 100 ms.
+            // A file's first frame is drawn in a task of its own: its views were built in this one,
+            // and on a page whose code is not optimised yet (a file chosen as it opens) the two made
+            // one task of over 100 ms. Not at the next animation frame but in a task after it, so
+            // that the browser styles and lays out the new views in its frame, not when the canvas
+            // is measured (with the views' build, 95 ms on a cold page).
             deferred.set_value(Some(shown));
-            leptos::prelude::request_animation_frame(move || resized.update(|r| *r += 1));
+            leptos::prelude::request_animation_frame(move || {
+                leptos::task::spawn_local(async move {
+                    crate::load::next_task().await;
+                    resized.update(|r| *r += 1);
+                })
+            });
             return;
         }
+        let Some(surface) = Surface::of(&el) else {
+            return;
+        };
         let start = now();
         let done = paint(ui, segments, &surface, &look).map(|d| {
             drawn.set_value(Some(d));
