@@ -21,6 +21,27 @@ fn performance() -> Option<web_sys::Performance> {
         .ok()
 }
 
+/// Calls `f` once the page is idle (`requestIdleCallback`), at most `within_ms` from now; where the
+/// browser has no idle callbacks (Safari), `fallback_ms` from now.
+pub fn when_idle(within_ms: u32, fallback_ms: i32, f: impl FnOnce() + 'static) {
+    let Some(window) = web_sys::window() else {
+        return f();
+    };
+    let f = wasm_bindgen::closure::Closure::once_into_js(f);
+    let idle = Reflect::get(&window, &"requestIdleCallback".into())
+        .ok()
+        .and_then(|r| r.dyn_into::<js_sys::Function>().ok());
+    let asked = idle.is_some_and(|idle| {
+        let options = js_sys::Object::new();
+        let _ = Reflect::set(&options, &"timeout".into(), &within_ms.into());
+        idle.call2(&window, &f, &options).is_ok()
+    });
+    if !asked {
+        let _ = window
+            .set_timeout_with_callback_and_timeout_and_arguments_0(f.unchecked_ref(), fallback_ms);
+    }
+}
+
 /// Grows the wasm heap by about `bytes` in one step, for what is about to be built (see "Heap growth"
 /// in the module's header). Reserved and released at once, the space stays with the allocator. Best
 /// effort: a failed reservation changes nothing.

@@ -13,7 +13,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, MessageEvent, ReadableStreamByobReader, Worker, WorkerOptions, WorkerType};
 
-use super::js::{clock, grow_heap, now, write_step, Wakeup};
+use super::js::{clock, grow_heap, now, when_idle, write_step, Wakeup};
 use super::protocol::{Arrivals, FromWorker, LoadTimings, ModelInput, ToWorker, WorkerTimings};
 use super::store::{self, OpenFile};
 use crate::view_model::share::HeadHash;
@@ -240,6 +240,9 @@ pub(super) async fn decode_sliced(
     memograph_snapshot::codec::decode_sliced(ModelInput::new(arrivals), sizes, &mut pauser).await
 }
 
+/// How long the spare worker for the next file may wait for the page to be idle after a file opens.
+const SPARE_WITHIN_MS: u32 = 2000;
+
 /// How long a worker whose file is open may wait for the page to be idle before it is ended.
 const RETIRE_WITHIN_MS: u32 = 2000;
 
@@ -251,24 +254,7 @@ const RETIRE_WITHIN_MS: u32 = 2000;
 /// memory is held a little longer: after the load, not during it.
 fn retire_when_idle(worker: &Worker) {
     let worker = worker.clone();
-    let end = Closure::once_into_js(move || worker.terminate());
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    let idle = Reflect::get(&window, &"requestIdleCallback".into())
-        .ok()
-        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-    match idle {
-        Some(idle) => {
-            let options = js_sys::Object::new();
-            let _ = Reflect::set(&options, &"timeout".into(), &RETIRE_WITHIN_MS.into());
-            let _ = idle.call2(&window, &end, &options);
-        }
-        None => {
-            let _ = window
-                .set_timeout_with_callback_and_timeout_and_arguments_0(end.unchecked_ref(), 500);
-        }
-    }
+    when_idle(RETIRE_WITHIN_MS, 500, move || worker.terminate());
 }
 
 /// The heap that decoding an encoding of `len` bytes and building the first model take, about: the
@@ -524,7 +510,15 @@ impl Load {
             }
             Purpose::Open => {
                 BUSY.with(|b| b.set(false));
-                warm_up();
+                // The next file's worker starts once the page is idle: started with the views' build,
+                // its thread and the module's instantiation took the second of two cores from the
+                // page's first frames. A file chosen before then starts a worker of its own (and the
+                // spare waits for that file's end).
+                when_idle(SPARE_WITHIN_MS, 200, || {
+                    if !loading() {
+                        warm_up();
+                    }
+                });
                 next(self.sink.clone());
             }
             Purpose::At { .. } => {}

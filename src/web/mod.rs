@@ -379,7 +379,7 @@ impl Listener for Ui {
         // once the page is idle after its first frames (their slices, 25 ms each, would hold them up).
         // Whatever needs them first builds them at once instead.
         let ui = *self;
-        when_idle(move || ui.build(index, device, Part::Categories));
+        load::when_idle(1000, 200, move || ui.build(index, device, Part::Categories));
     }
 
     fn failed(&self, name: &str, reason: &str) {
@@ -417,27 +417,6 @@ pub(crate) fn tooltip_style(x: f64, y: f64, plot: NodeRef<leptos::html::Canvas>)
     };
     let ((left, shift_x), (top, shift_y)) = (side(x, width), side(y, height));
     format!("left:{left}px;top:{top}px;transform:translate({shift_x},{shift_y})")
-}
-
-/// Calls `f` once the page is idle (`requestIdleCallback`, at most a second on), or in 200 ms where the
-/// browser has no idle callbacks.
-fn when_idle(f: impl FnOnce() + 'static) {
-    let Some(window) = web_sys::window() else {
-        return f();
-    };
-    let f = wasm_bindgen::closure::Closure::once_into_js(f);
-    let idle = js_sys::Reflect::get(&window, &"requestIdleCallback".into())
-        .ok()
-        .and_then(|r| r.dyn_into::<js_sys::Function>().ok());
-    let asked = idle.is_some_and(|idle| {
-        let options = js_sys::Object::new();
-        let _ = js_sys::Reflect::set(&options, &"timeout".into(), &1000.into());
-        idle.call2(&window, &f, &options).is_ok()
-    });
-    if !asked {
-        let _ =
-            window.set_timeout_with_callback_and_timeout_and_arguments_0(f.unchecked_ref(), 200);
-    }
 }
 
 pub fn start() {

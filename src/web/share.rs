@@ -58,17 +58,16 @@ thread_local! {
     static DUE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Puts `url` in the address bar: now, or once [`REWRITE_EVERY_MS`] has passed since the last rewrite
-/// (the view's address then, whatever it changed to meanwhile).
+/// Puts `url` in the address bar in a task of its own: the next, or once [`REWRITE_EVERY_MS`] has
+/// passed since the last rewrite (the view's address then, whatever it changed to meanwhile). Never in
+/// the caller's task: as a file opens that is the one that builds its views, and on a page not yet warm
+/// `replaceState` added about a sixth to it.
 fn follow(url: String) {
     UNWRITTEN.with(|u| *u.borrow_mut() = Some(url));
-    let since = crate::load::now() - REWRITTEN_AT.with(|r| r.get());
-    if since >= REWRITE_EVERY_MS {
-        return write_address();
-    }
     if DUE.with(|d| d.replace(true)) {
         return;
     }
+    let since = crate::load::now() - REWRITTEN_AT.with(|r| r.get());
     let rewrite = wasm_bindgen::closure::Closure::once_into_js(|| {
         DUE.with(|d| d.set(false));
         write_address();
@@ -77,7 +76,9 @@ fn follow(url: String) {
         use wasm_bindgen::JsCast;
         let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
             rewrite.unchecked_ref(),
-            (REWRITE_EVERY_MS - since).ceil() as i32,
+            (REWRITE_EVERY_MS - since)
+                .clamp(0.0, REWRITE_EVERY_MS)
+                .ceil() as i32,
         );
     }
 }

@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+// Where a load's longest main-thread tasks go: traces one load in headless Chromium (the file chosen as
+// soon as the page is empty, as a cold load in scripts/bench_web.mjs) with the V8 CPU profiler on, and
+// prints the page's longest tasks from the choice to just after the first timeline, each with its wall
+// and CPU time and the functions its samples fall in (inclusive and self). A tool for finding what to
+// split, not a benchmark: profiling slows the page, so its times run above bench_web's.
+//
+//   FILE=bench-out/rounds_185mb.pickle DIST=dist-prof TASKS=3 node scripts/trace_load.mjs
+//
+// Function names need a build that keeps them: build with `--debuginfo` added to index.html's
+// `data-wasm-opt-params` (`trunk build --release --offline --dist dist-prof`, then restore index.html).
+// The trace is kept at TRACE (default target/trace-load.json) for chrome://tracing or Perfetto.
+import fs from 'node:fs';
+import path from 'node:path';
+import { serve, browser, ROOT, FIXTURES } from '../tests/e2e/harness.mjs';
+
+const FILE = path.resolve(process.env.FILE || path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
+const DIST = path.resolve(process.env.DIST || path.join(ROOT, 'dist'));
+const TRACE = path.resolve(process.env.TRACE || path.join(ROOT, 'target', 'trace-load.json'));
+const TASKS = Number(process.env.TASKS || 3);
+const ROWS = Number(process.env.ROWS || 16);
+
+const server = await serve(DIST);
+const b = await browser();
+const ctx = await b.newContext({ viewport: { width: 1400, height: 860 } });
+const page = await ctx.newPage();
+fs.mkdirSync(path.dirname(TRACE), { recursive: true });
+await b.startTracing(page, {
+  path: TRACE,
+  screenshots: false,
+  categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'toplevel', 'v8', 'v8.execute',
+    'blink.user_timing', 'disabled-by-default-v8.cpu_profiler'],
+});
+await page.addInitScript(() => {
+  // Marks on the page's clock, found again in the trace.
+  addEventListener('change', () => performance.mark('memograph-chosen'), true);
+  new MutationObserver((changes, observer) => {
+    if (!changes.some(c => c.attributeName === 'data-first-draw-at')) return;
+    observer.disconnect();
+    performance.mark('memograph-first-draw');
+  }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-first-draw-at'] });
+});
+await page.goto(server.url);
+await page.waitForSelector('#app[data-state=empty]');
+await page.setInputFiles('input[type=file]', FILE);
+await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawAt, null, { timeout: 600000, polling: 100 });
+const timings = await page.$eval('#app', e => e.dataset.loadTimings);
+// Room for the tasks the first frame sets off.
+await new Promise(r => setTimeout(r, 500));
+await b.stopTracing();
+await b.close();
+await server.close();
+
+const events = JSON.parse(fs.readFileSync(TRACE, 'utf8')).traceEvents;
+const threads = {};
+for (const e of events) if (e.ph === 'M' && e.name === 'thread_name') threads[`${e.pid}:${e.tid}`] = e.args.name;
+const mark = name => events.find(e => e.name === name && (e.ph === 'I' || e.ph === 'R' || e.ph === 'n'));
+const chosen = mark('memograph-chosen');
+const drawn = mark('memograph-first-draw');
+if (!chosen || !drawn) throw new Error('the trace lacks the choice or the first draw');
+const main = events.filter(e => e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask'
+  && threads[`${e.pid}:${e.tid}`] === 'CrRendererMain' && e.pid === drawn.pid
+  && e.ts + e.dur >= chosen.ts && e.ts <= drawn.ts + 300e3);
+const longest = [...main].sort((x, y) => y.dur - x.dur).slice(0, TASKS);
+
+// The CPU profiles' samples, each with its time and its stack (leaf first).
+const profiles = {};
+for (const e of events) {
+  if (e.name === 'Profile') profiles[`${e.pid}:${e.id}`] = { pid: e.pid, t: e.args.data.startTime, nodes: {}, samples: [], deltas: [] };
+  if (e.name === 'ProfileChunk') {
+    const p = profiles[`${e.pid}:${e.id}`];
+    if (!p) continue;
+    const data = e.args.data;
+    for (const n of data.cpuProfile?.nodes || []) p.nodes[n.id] = n;
+    p.samples.push(...(data.cpuProfile?.samples || []));
+    p.deltas.push(...(data.timeDeltas || []));
+  }
+}
+const samples = [];
+for (const p of Object.values(profiles)) {
+  if (p.pid !== drawn.pid) continue;
+  let t = p.t;
+  for (let i = 0; i < p.samples.length; i++) {
+    t += p.deltas[i];
+    const stack = [];
+    for (let node = p.nodes[p.samples[i]]; node; node = p.nodes[node.parent]) stack.push(node.callFrame.functionName || '(anonymous)');
+    samples.push({ t, stack });
+  }
+}
+
+const ms = us => Math.round(us / 1000);
+const short = name => name.replace(/::h[0-9a-f]{16}/g, '').slice(0, 120);
+const top = counts => Object.entries(counts).sort((x, y) => y[1] - x[1]).slice(0, ROWS);
+// Frames every task of the page's Rust runs under: left out of the inclusive list.
+const PLUMBING = /^\((root|program)\)$|^js-to-wasm$|^real$|^wasm_bindgen|^js_sys::futures|^<core::pin::Pin<P> as core::future::future::Future>::poll$/;
+console.log(`${path.basename(FILE)}: first timeline ${ms(drawn.ts - chosen.ts)} ms after the choice (traced)`);
+console.log(`load timings ${timings}`);
+for (const task of longest) {
+  const inTask = samples.filter(s => s.t >= task.ts && s.t <= task.ts + task.dur && s.stack[0] !== '(idle)');
+  const total = {};
+  const self = {};
+  for (const s of inTask) {
+    self[short(s.stack[0])] = (self[short(s.stack[0])] || 0) + 1;
+    for (const name of new Set(s.stack.map(short))) if (!PLUMBING.test(name)) total[name] = (total[name] || 0) + 1;
+  }
+  const share = n => `${String(Math.round(100 * n / Math.max(1, inTask.length))).padStart(3)} %`;
+  console.log(`\ntask at ${ms(task.ts - chosen.ts)} ms: ${ms(task.dur)} ms wall, ${ms(task.tdur || 0)} ms CPU, ${inTask.length} samples`);
+  console.log(' inclusive:');
+  for (const [name, n] of top(total)) console.log(`  ${share(n)} ${name}`);
+  console.log(' self:');
+  for (const [name, n] of top(self)) console.log(`  ${share(n)} ${name}`);
+}
