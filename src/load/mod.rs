@@ -73,6 +73,9 @@
 //! - **A worker goes once the page is idle.** Ending a worker frees its file's parse, and while the
 //!   browser frees gigabytes the page's first writes to fresh memory wait: the worker of a file that
 //!   opens is ended after its first frame (`page::retire_when_idle`), not while its model is decoded.
+//!   The next file's spare worker starts then too, not with the views' build: on two cores its thread
+//!   and module took CPU from the first frames (on the kk fixture, cold, a task of 70–113 ms became
+//!   one under 70).
 //! - **Memory the machine never used.** On the benchmark's VM, memory no process has used since boot
 //!   (or handed back to the host) costs about 2.5 ms per MiB at first touch instead of 0.4: loads of
 //!   1–2 GB files reach it, and their figures (a 2 GB file's encode: 0.2–1.7 s) swing with it.
