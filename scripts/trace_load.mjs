@@ -58,15 +58,17 @@ const mark = name => events.find(e => e.name === name && (e.ph === 'I' || e.ph =
 const chosen = mark('memograph-chosen');
 const drawn = mark('memograph-first-draw');
 if (!chosen || !drawn) throw new Error('the trace lacks the choice or the first draw');
+// The page's thread: the one its marks were made on.
+const pageThread = `${drawn.pid}:${drawn.tid}`;
+if (threads[pageThread] !== 'CrRendererMain') throw new Error(`the first draw was marked on ${threads[pageThread]}`);
 const main = events.filter(e => e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask'
-  && threads[`${e.pid}:${e.tid}`] === 'CrRendererMain' && e.pid === drawn.pid
-  && e.ts + e.dur >= chosen.ts && e.ts <= drawn.ts + 300e3);
+  && `${e.pid}:${e.tid}` === pageThread && e.ts + e.dur >= chosen.ts && e.ts <= drawn.ts + 300e3);
 const longest = [...main].sort((x, y) => y.dur - x.dur).slice(0, TASKS);
 
 // The CPU profiles' samples, each with its time and its stack (leaf first).
 const profiles = {};
 for (const e of events) {
-  if (e.name === 'Profile') profiles[`${e.pid}:${e.id}`] = { pid: e.pid, t: e.args.data.startTime, nodes: {}, samples: [], deltas: [] };
+  if (e.name === 'Profile') profiles[`${e.pid}:${e.id}`] = { thread: `${e.pid}:${e.tid}`, t: e.args.data.startTime, nodes: {}, samples: [], deltas: [] };
   if (e.name === 'ProfileChunk') {
     const p = profiles[`${e.pid}:${e.id}`];
     if (!p) continue;
@@ -78,7 +80,8 @@ for (const e of events) {
 }
 const samples = [];
 for (const p of Object.values(profiles)) {
-  if (p.pid !== drawn.pid) continue;
+  // The page's thread only: the workers' profiles share its process and clock.
+  if (p.thread !== pageThread) continue;
   let t = p.t;
   for (let i = 0; i < p.samples.length; i++) {
     t += p.deltas[i];
