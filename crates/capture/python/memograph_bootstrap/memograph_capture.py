@@ -189,6 +189,7 @@ class Capture:
         self.peak_file = None
         self.manifest = {}
         self.dumped_reasons = set()
+        self.steps_file = None
         os.makedirs(config.out, exist_ok=True)
 
     # ---- files ----
@@ -253,8 +254,10 @@ class Capture:
         cuda_on = self.torch.cuda.is_initialized()
         stats = counters(self.shield.step_stats() if cuda_on else {})
         record = {"step": self.step, "time": time.time(), "rank": self.config.rank, **stats}
-        with open(self.path(f"rank{self.config.rank}_steps.jsonl"), "a") as f:
-            f.write(json.dumps(record) + "\n")
+        if self.steps_file is None:
+            # Kept open, a line each step, flushed by line: a killed run keeps every step it finished.
+            self.steps_file = open(self.path(f"rank{self.config.rank}_steps.jsonl"), "a", buffering=1)
+        self.steps_file.write(json.dumps(record) + "\n")
         if self.config.every_steps and self.step % self.config.every_steps == 0:
             self.dump("step")
         if self.config.on_peak and self.peaks.is_new_peak(stats["allocated_peak_bytes"]):
