@@ -36,6 +36,11 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Peak, allocations, reserved/active/requested bytes per device.
+    ///
+    /// The timeline peak is the highest sum of live allocations over the trace, each at the size the
+    /// program asked for: the trace records those sizes, and PyTorch's Active Memory Timeline draws them.
+    /// torch.cuda.max_memory_allocated() counts the allocator's blocks instead (each rounded up to 512
+    /// bytes, some not split), so it can read higher: by up to 2 MiB on a small bf16 training step.
     Summary {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<String>,
@@ -87,6 +92,10 @@ enum Command {
     },
     /// Runs side by side: the peak table with the config file names tell (ctx512, bs8, bf16,
     /// rank3…), deltas against a baseline, the rank strip, and the call paths that grew.
+    ///
+    /// "peak allocated" is each snapshot's timeline peak (see `memograph help summary`): the sizes the
+    /// program asked for, so it can read below torch.cuda.max_memory_allocated(), which counts the
+    /// allocator's rounded blocks.
     Compare {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<String>,
