@@ -55,6 +55,39 @@ class Counters(unittest.TestCase):
         p = mc.PeakTracker()
         self.assertEqual([p.is_new_peak(v) for v in (5, 3, 5, 8)], [True, False, False, True])
 
+    def test_the_shield_holds_every_pools_peak_and_reads_flat_keys_from_the_nested_stats(self):
+        # torch's nested stats: {stat: {pool: {current, peak, allocated, freed}}} and plain counters.
+        import types
+        live = {"allocated_bytes": {p: {"current": 10, "peak": 10, "allocated": 0, "freed": 0}
+                                    for p in ("all", "small_pool", "large_pool")},
+                "oversize_allocations": {"current": 0, "peak": 0, "allocated": 0, "freed": 0},
+                "num_ooms": 2}
+
+        def nested(device=None):
+            return json.loads(json.dumps(live))
+
+        def reset(device=None):
+            for counters in [*live["allocated_bytes"].values(), live["oversize_allocations"]]:
+                counters["peak"] = counters["current"]
+
+        memory = types.SimpleNamespace(memory_stats_as_nested_dict=nested, reset_peak_memory_stats=reset)
+        torch = types.SimpleNamespace(memory=memory, current_device=lambda: 0)
+        torch.cuda = types.SimpleNamespace(memory=memory, current_device=lambda: 0)
+        shield = mc.PeakShield(torch)
+        live["allocated_bytes"]["large_pool"]["peak"] = 700
+        live["oversize_allocations"]["peak"] = 3
+        flat = shield.step_stats()
+        self.assertEqual(mc.counters(flat)["ooms"], 2)
+        self.assertEqual(flat.get("allocated_bytes.large_pool.peak"), 700)
+        self.assertIsNone(flat.get("allocated_bytes.large_pool"))  # a group, not a counter
+        self.assertEqual(live["allocated_bytes"]["large_pool"]["peak"], 10)  # reset for the next step
+        seen = memory.memory_stats_as_nested_dict()
+        self.assertEqual(seen["allocated_bytes"]["large_pool"]["peak"], 700)
+        self.assertEqual(seen["oversize_allocations"]["peak"], 3)
+        self.assertEqual(seen["allocated_bytes"]["all"]["peak"], 10)
+        memory.reset_peak_memory_stats()  # the program's own reset
+        self.assertEqual(memory.memory_stats_as_nested_dict()["allocated_bytes"]["large_pool"]["peak"], 10)
+
 
 class WithFakeTorch(unittest.TestCase):
     """Capture wired to the torch test double: hooks installed, files written."""
