@@ -271,7 +271,7 @@ pub fn sort_headers(
                 _ => "",
             };
             view! {
-                <th class:num=numeric title="Sort by this column" on:click=move |_| {
+                <th class:num=numeric title=column_title(h) on:click=move |_| {
                     sort.update(|s| *s = match *s {
                         Some((c, true)) if c == k => Some((k, false)),
                         Some((c, false)) if c == k => None,
@@ -281,6 +281,17 @@ pub fn sort_headers(
             }
         })
         .collect_view()
+}
+
+/// A column header's tooltip: how to sort, and what the peak counts where it may surprise.
+fn column_title(header: &str) -> String {
+    match header {
+        "peak allocated" => "Sort by this column\nThe snapshot's timeline peak: the sizes the program asked \
+            for, as the trace records them. torch.cuda.max_memory_allocated() counts the allocator's \
+            blocks (rounded up to 512 bytes, some not split), so it can read a little higher."
+            .into(),
+        _ => "Sort by this column".into(),
+    }
 }
 
 /// Shows a run's timeline: selects it when it is open, else opens its file whole.

@@ -84,6 +84,10 @@ test('three fixtures: the peak table holds the reference peaks and config, copie
   }
   const headers = await page.$$eval('[data-testid=compare-table] th', ths => ths.map(t => t.textContent));
   assert.ok(headers.includes('ctx') && headers.includes('phase'), headers.join('|'));
+  // The peak column says what it counts, next to what torch.cuda.max_memory_allocated() reads.
+  const peakTitle = await page.$$eval('[data-testid=compare-table] th',
+    ths => ths.find(t => t.textContent.startsWith('peak allocated'))?.title || '');
+  assert.match(peakTitle, /max_memory_allocated/, peakTitle);
   const forward = page.locator('tr[data-file="kk_memory_ctx128_forward.pickle"]');
   assert.match(await forward.textContent(), /128.*forward/);
 
