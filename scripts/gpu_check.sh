@@ -210,7 +210,8 @@ export -f ranks
 check "torchrun, 2 processes on one GPU: rank0_ and rank1_ snapshots and step records" 120 ranks
 
 # Steps per second of one small training loop (2.5-3 ms, 73 allocations a step): plain, with PyTorch's
-# history recording alone (capture's defaults: context all, Python stacks), and under capture, three
+# history recording alone (capture's defaults: context all, Python stacks), under capture, and under
+# capture with --context none (history without stacks), three
 # rounds (one process's speed varies by 10-20 % on its own); then what capture's optimizer-step hook and a
 # shielded max_memory_allocated() cost, timed inside a captured process.
 cat > "$W/speed.py" <<'EOF'
@@ -233,7 +234,7 @@ for _ in range(200):
     step()
 torch.cuda.synchronize()
 print(f"{mode}: {200 / (time.perf_counter() - t):.1f} steps/s")
-if mode == "captured":
+if mode.startswith("captured"):
     capture = sys.modules["memograph_capture"].CAPTURE
     for name, f in (("capture's step hook", lambda: capture.on_optimizer_step(o)),
                     ("max_memory_allocated() under capture", torch.cuda.max_memory_allocated)):
@@ -247,11 +248,12 @@ speed() {
   local r
   for r in 1 2 3; do
     $PY "$W/speed.py" plain && $PY "$W/speed.py" recorded &&
-      "$CAP" --out "$W/speed" --no-exit-snapshot -- $PY "$W/speed.py" captured || return 1
-  done 2>&1 | grep -v '^memograph-capture:' | tee "$OUT/overhead.txt" && [ "$(grep -c steps/s "$OUT/overhead.txt")" = 9 ]
+      "$CAP" --out "$W/speed" --no-exit-snapshot -- $PY "$W/speed.py" captured &&
+      "$CAP" --out "$W/speed" --no-exit-snapshot --context none -- $PY "$W/speed.py" captured-no-stacks || return 1
+  done 2>&1 | grep -v '^memograph-capture:' | tee "$OUT/overhead.txt" && [ "$(grep -c steps/s "$OUT/overhead.txt")" = 12 ]
 }
 export -f speed
-check "capture overhead (steps/s: plain, PyTorch's recording alone, captured; three rounds)" 120 speed
+check "capture overhead (steps/s: plain, PyTorch's recording alone, captured, captured --context none; three rounds)" 150 speed
 
 
 # One large snapshot (max_entries 1 000 000) of a real model's training steps: memograph summary and the

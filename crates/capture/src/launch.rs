@@ -63,8 +63,11 @@ impl Options {
                     o.stacks = one_of(value("--stacks")?, "--stacks", &["python", "all"])?
                 }
                 "--context" if o.demo.is_none() => {
-                    o.context =
-                        one_of(value("--context")?, "--context", &["alloc", "state", "all"])?
+                    o.context = one_of(
+                        value("--context")?,
+                        "--context",
+                        &["none", "alloc", "state", "all"],
+                    )?
                 }
                 "--on-peak" => o.on_peak = true,
                 "--no-exit-snapshot" => o.on_exit = false,

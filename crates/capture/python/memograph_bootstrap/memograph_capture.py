@@ -50,8 +50,8 @@ class Config:
         self.rank = rank_from_env(env)
         if self.stacks not in ("python", "all"):
             raise ValueError(f"stacks must be python or all, not {self.stacks!r}")
-        if self.context not in ("alloc", "state", "all"):
-            raise ValueError(f"context must be alloc, state or all, not {self.context!r}")
+        if self.context not in ("none", "alloc", "state", "all"):
+            raise ValueError(f"context must be none, alloc, state or all, not {self.context!r}")
 
 
 def counters(stats):
@@ -255,7 +255,8 @@ class Capture:
     # ---- hooks ----
     def start_recording(self):
         self.torch.cuda.memory._record_memory_history(
-            enabled="all", context=self.config.context, stacks=self.config.stacks,
+            enabled="all", context=None if self.config.context == "none" else self.config.context,
+            stacks=self.config.stacks,
             max_entries=self.config.max_entries)
         device = self.torch.cuda.current_device()
         props = self.torch.cuda.get_device_properties(device)
