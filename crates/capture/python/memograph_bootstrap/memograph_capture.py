@@ -69,18 +69,6 @@ def counters(stats):
     return {name: int(stats.get(key, 0)) for name, key in pick.items()}
 
 
-def flatten(nested, prefix=""):
-    """torch.cuda.memory_stats's flat keys ("allocated_bytes.all.peak") from the nested dict."""
-    flat = {}
-    for key, value in nested.items():
-        name = f"{prefix}.{key}" if prefix else key
-        if isinstance(value, dict):
-            flat.update(flatten(value, name))
-        else:
-            flat[name] = value
-    return flat
-
-
 def peak_paths(nested, path=()):
     """The key path of every "peak" counter in torch.cuda's nested stats (about 40 of 122 counters)."""
     paths = []
