@@ -211,9 +211,9 @@ check "torchrun, 2 processes on one GPU: rank0_ and rank1_ snapshots and step re
 
 # Steps per second of one small training loop (2.5-3 ms, 73 allocations a step): plain, with PyTorch's
 # history recording alone (capture's defaults: context all, Python stacks), under capture, and under
-# capture with --context none (history without stacks), three
-# rounds (one process's speed varies by 10-20 % on its own); then what capture's optimizer-step hook and a
-# shielded max_memory_allocated() cost, timed inside a captured process.
+# capture with --context none (history without stacks), three rounds (one process's speed varies by
+# 10-20 % on its own); then what capture's optimizer-step hook and a shielded max_memory_allocated()
+# cost, timed inside a captured process.
 cat > "$W/speed.py" <<'EOF'
 import sys, time, torch
 mode = sys.argv[1]

@@ -285,12 +285,14 @@ pub fn sort_headers(
 
 /// A column header's tooltip: how to sort, and what the peak counts where it may surprise.
 fn column_title(header: &str) -> String {
+    const SORT: &str = "Sort by this column";
     match header {
-        "peak allocated" => "Sort by this column\nThe snapshot's timeline peak: the sizes the program asked \
-            for, as the trace records them. torch.cuda.max_memory_allocated() counts the allocator's \
-            blocks (rounded up to 512 bytes, some not split), so it can read a little higher."
-            .into(),
-        _ => "Sort by this column".into(),
+        "peak allocated" => format!(
+            "{SORT}\nThe snapshot's timeline peak: the sizes the program asked for, as the trace \
+             records them. torch.cuda.max_memory_allocated() counts the allocator's blocks (rounded up \
+             to 512 bytes, some not split), so it can read a little higher."
+        ),
+        _ => SORT.into(),
     }
 }
 

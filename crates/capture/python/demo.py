@@ -77,8 +77,8 @@ def run(model_name, context, precision, mode, out, max_entries):
         opt.step()
         opt.zero_grad(set_to_none=True)
     torch.cuda.synchronize()
-    live_peak = torch.cuda.memory_stats().get("requested_bytes.all.peak")
-    allocated_peak = torch.cuda.max_memory_allocated()
+    stats = torch.cuda.memory_stats()  # max_memory_allocated() is its allocated_bytes.all.peak
+    live_peak, allocated_peak = stats.get("requested_bytes.all.peak"), stats.get("allocated_bytes.all.peak", 0)
     path = os.path.join(out, f"demo_{model_name}_{mode}_{precision}_ctx{context}.pickle")
     with open(path, "wb") as f:
         pickle.dump(torch.cuda.memory._snapshot(), f, protocol=4)

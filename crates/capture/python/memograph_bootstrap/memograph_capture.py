@@ -145,10 +145,10 @@ class PeakShield:
     @staticmethod
     def merge(stats, held):
         """Raises each peak in `stats` to the program's own, held across capture's resets."""
-        for path, peak in held.items():
-            counters = at_path(stats, path[:-1])
-            if isinstance(counters, dict) and isinstance(counters.get(path[-1]), int):
-                counters[path[-1]] = max(counters[path[-1]], peak)
+        for (*parent, key), peak in held.items():
+            counters = at_path(stats, parent)
+            if isinstance(counters, dict) and isinstance(counters.get(key), int):
+                counters[key] = max(counters[key], peak)
 
     def step_stats(self, device=None):
         """This step's counters (peaks since the last step, as a FlatView), then the peaks reset for the
@@ -161,8 +161,7 @@ class PeakShield:
         for path in self.paths:
             value = at_path(nested, path)
             if isinstance(value, int):
-                before = held.get(path)
-                held[path] = value if before is None or value > before else before
+                held[path] = max(held.get(path, value), value)
         self.real_reset(device=device)
         return FlatView(nested)
 
