@@ -14,7 +14,9 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, MessageEvent, ReadableStreamByobReader, Worker, WorkerOptions, WorkerType};
 
 use super::js::{clock, grow_heap, now, when_idle, write_step, Wakeup};
-use super::protocol::{Arrivals, FromWorker, LoadTimings, ModelInput, ToWorker, WorkerTimings};
+use super::protocol::{
+    Arrivals, Encoded, FromWorker, LoadTimings, ModelInput, ToWorker, WorkerTimings,
+};
 use super::store::{self, OpenFile};
 use crate::view_model::share::HeadHash;
 use crate::view_model::DeviceModel;
@@ -458,6 +460,8 @@ struct Load {
     head: RefCell<HeadHash>,
     /// The heap being written ahead of the model, freed for it when it comes.
     ahead: RefCell<Option<Vec<u8>>>,
+    /// The last piece was handed over ([`ToWorker::End`] posted): the worker's encode may begin.
+    handed_over: Cell<bool>,
     /// The model's encoding as it arrives, once it has begun.
     arrivals: RefCell<Option<Rc<Arrivals>>>,
     /// The worker's timings and when they came (its last message).
@@ -470,6 +474,11 @@ struct Load {
 const AHEAD_SHARE: f64 = 0.4;
 const AHEAD_MAX: f64 = 512.0 * 1024.0 * 1024.0;
 const AHEAD_STEP: usize = 4 << 20;
+/// The most the page writes ahead of the worker's model pieces (one piece, [`Encoded::PIECE`], a
+/// task): a model's encoding is 0.17–0.31× its file (a long run's rounds, tiles of the fixtures,
+/// `synth`), so most of it at most sizes; more would hold memory the encode may never use.
+const MODEL_AHEAD_SHARE: f64 = 0.25;
+const MODEL_AHEAD_MAX: f64 = 256.0 * 1024.0 * 1024.0;
 /// The progress view is updated at most this often (each update is a frame of style, layout and paint).
 const REPORT_EVERY_MS: f64 = 100.0;
 
@@ -707,32 +716,49 @@ impl Load {
                 model: model_ms,
                 opened_at: now() - this.started,
                 buffers: this.buffers.get() as f64,
+                pieces_ahead: worker.pieces_ahead,
+                pieces: sizes.total.div_ceil(Encoded::PIECE) as f64,
             });
         });
     }
 
-    /// Writes the page's heap ahead of the model while the worker parses (see "Heap written ahead" in
-    /// the module's header): a step per task, until the model comes or the load ends.
+    /// Writes the page's heap ahead of the model while the worker parses, and buffers for the
+    /// worker's model pieces (see "Heap written ahead" and "Model pieces written ahead" in the
+    /// module's header): a step per task, taking turns, until both are written, the model comes or
+    /// the load ends (buffers only until the last piece is handed over: the encode begins then).
     async fn write_ahead(self: Rc<Self>) {
         let bytes = (self.size * AHEAD_SHARE).min(AHEAD_MAX) as usize;
         let mut heap = Vec::<u8>::new();
-        if heap.try_reserve_exact(bytes).is_err() {
-            return;
+        let mut heap_left = heap.try_reserve_exact(bytes).is_ok();
+        if heap_left {
+            *self.ahead.borrow_mut() = Some(heap);
         }
-        *self.ahead.borrow_mut() = Some(heap);
-        loop {
+        let piece = Encoded::PIECE as f64;
+        let mut buffers_left =
+            ((self.size * MODEL_AHEAD_SHARE).min(MODEL_AHEAD_MAX) / piece).floor() as usize;
+        let mut buffer_next = false;
+        while heap_left || buffers_left > 0 {
             next_task().await;
             if self.over.get() {
                 return;
             }
-            let mut ahead = self.ahead.borrow_mut();
-            // Once written whole it stays held until the model comes (see `done`).
-            if !ahead
-                .as_mut()
-                .is_some_and(|heap| write_step(heap, AHEAD_STEP))
-            {
-                return;
+            if self.handed_over.get() {
+                buffers_left = 0;
             }
+            if (buffer_next || !heap_left) && buffers_left > 0 {
+                buffers_left -= 1;
+                let buffer = ArrayBuffer::new(Encoded::PIECE as u32);
+                // Its pages written now, the worker's first writes cost no page faults.
+                Uint8Array::new(&buffer).fill(0, 0, Encoded::PIECE as u32);
+                post(&self.worker, ToWorker::ModelBuffer { buffer });
+            } else if heap_left {
+                // Once written whole it stays held until the model comes (see `done`).
+                let mut ahead = self.ahead.borrow_mut();
+                heap_left = ahead
+                    .as_mut()
+                    .is_some_and(|heap| write_step(heap, AHEAD_STEP));
+            }
+            buffer_next = !buffer_next;
         }
     }
 
@@ -787,6 +813,7 @@ impl Load {
 
     fn finish_reading(&self) {
         self.read_ms.set(now() - self.started);
+        self.handed_over.set(true);
         post(&self.worker, ToWorker::End);
     }
 }
@@ -987,6 +1014,7 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
         buffers: Cell::new(0),
         head: RefCell::default(),
         ahead: RefCell::new(None),
+        handed_over: Cell::new(false),
         arrivals: RefCell::new(None),
         worker_done: Cell::new(None),
         reported_at: Cell::new(f64::NEG_INFINITY),

@@ -31,6 +31,11 @@ pub enum ToWorker {
     /// Write about `bytes` of fresh heap ahead of the next file, a step at a time while idle ("Fresh
     /// memory is time" in the module's header in `load`).
     WarmHeap { bytes: f64 },
+    /// A buffer of [`Encoded::PIECE`] bytes the page has already written (transferred), for the
+    /// worker to write the model's pieces into: memory the worker first writes costs it page faults
+    /// while the page waits for the model ("Model pieces written ahead" in the module's header in
+    /// `load`).
+    ModelBuffer { buffer: ArrayBuffer },
 }
 
 /// What a worker answers.
@@ -74,22 +79,33 @@ impl Encoded {
 
     /// Gathers what `write` hands on (in chunks of any size) into pieces.
     pub fn gather(write: impl FnOnce(&mut dyn FnMut(&[u8]))) -> Encoded {
-        Self::stream(write, |_| false)
+        Self::stream(write, |_| false, &mut Vec::new())
     }
 
     /// [`Encoded::gather`], handing each full piece to `send` as soon as the next one begins (the last
-    /// is never sent); what `send` does not take (it returns false) is kept and returned.
+    /// is never sent); what `send` does not take (it returns false) is kept and returned. Pieces are
+    /// written into the buffers of `written_ahead` ([`ToWorker::ModelBuffer`]) while it has any of
+    /// [`Self::PIECE`] bytes, then into fresh ones.
     pub fn stream(
         write: impl FnOnce(&mut dyn FnMut(&[u8])),
         mut send: impl FnMut(&Uint8Array) -> bool,
+        written_ahead: &mut Vec<ArrayBuffer>,
     ) -> Encoded {
         let mut kept: Vec<Uint8Array> = Vec::new();
         let mut open: Option<(Uint8Array, usize)> = None;
+        let mut buffer = || {
+            while let Some(buffer) = written_ahead.pop() {
+                if buffer.byte_length() as usize == Self::PIECE {
+                    return Uint8Array::new(&buffer);
+                }
+            }
+            Uint8Array::new_with_length(Self::PIECE as u32)
+        };
         write(&mut |mut chunk: &[u8]| {
             while !chunk.is_empty() {
                 let (piece, at) = open.get_or_insert_with(|| {
                     kept.retain(|full| !send(full));
-                    (Uint8Array::new_with_length(Self::PIECE as u32), 0)
+                    (buffer(), 0)
                 });
                 let n = chunk.len().min(Self::PIECE - *at);
                 piece
@@ -257,6 +273,8 @@ pub struct WorkerTimings {
     /// Waiting for pieces.
     pub waited: f64,
     pub encode: f64,
+    /// Of the model's pieces, those written into buffers the page wrote ahead (a count).
+    pub pieces_ahead: f64,
     /// When the answer was posted.
     pub posted: f64,
 }
@@ -310,6 +328,12 @@ impl ToWorker {
                 set(&m, "bytes", &(*bytes).into());
                 m
             }
+            ToWorker::ModelBuffer { buffer } => {
+                let m = message("model_buffer");
+                set(&m, "buffer", buffer);
+                transfer.push(buffer);
+                m
+            }
         };
         (m, transfer)
     }
@@ -331,6 +355,9 @@ impl ToWorker {
             "rehearse" => ToWorker::Rehearse,
             "warm_heap" => ToWorker::WarmHeap {
                 bytes: number(data, "bytes")?,
+            },
+            "model_buffer" => ToWorker::ModelBuffer {
+                buffer: get(data, "buffer").dyn_into().ok()?,
             },
             _ => return None,
         })
@@ -426,15 +453,24 @@ impl FromWorker {
 }
 
 impl WorkerTimings {
-    const FIELDS: [&'static str; 6] = ["received", "parse", "finish", "waited", "encode", "posted"];
+    const FIELDS: [&'static str; 7] = [
+        "received",
+        "parse",
+        "finish",
+        "waited",
+        "encode",
+        "pieces_ahead",
+        "posted",
+    ];
 
-    fn values(&self) -> [f64; 6] {
+    fn values(&self) -> [f64; 7] {
         [
             self.received,
             self.parse,
             self.finish,
             self.waited,
             self.encode,
+            self.pieces_ahead,
             self.posted,
         ]
     }
@@ -455,6 +491,7 @@ impl WorkerTimings {
             finish: at("finish"),
             waited: at("waited"),
             encode: at("encode"),
+            pieces_ahead: at("pieces_ahead"),
             posted: at("posted"),
         }
     }
@@ -485,6 +522,10 @@ pub struct LoadTimings {
     /// Buffers the page made for the file's pieces (not a time): a few where pieces are read into
     /// buffers the worker hands back, one per piece otherwise.
     pub buffers: f64,
+    /// The model's pieces the worker wrote into buffers the page wrote ahead, and all its pieces
+    /// (counts).
+    pub pieces_ahead: f64,
+    pub pieces: f64,
 }
 
 impl LoadTimings {
@@ -502,6 +543,8 @@ impl LoadTimings {
             ("model", self.model),
             ("opened_at", self.opened_at),
             ("buffers", self.buffers),
+            ("pieces_ahead", self.pieces_ahead),
+            ("pieces", self.pieces),
         ];
         let body = parts
             .iter()
@@ -545,6 +588,14 @@ mod tests {
             _ => panic!("not a Start"),
         }
         assert!(matches!(round_trip(ToWorker::Rehearse), ToWorker::Rehearse));
+        let buffer = ToWorker::ModelBuffer {
+            buffer: js_sys::ArrayBuffer::new(16),
+        };
+        assert_eq!(buffer.to_js().1.length(), 1, "the buffer is transferred");
+        match round_trip(buffer) {
+            ToWorker::ModelBuffer { buffer } => assert_eq!(buffer.byte_length(), 16),
+            _ => panic!("not a ModelBuffer"),
+        }
         assert!(matches!(round_trip(ToWorker::End), ToWorker::End));
     }
 
@@ -566,13 +617,21 @@ mod tests {
             // Chunks that do not divide a piece: some are split between two. A piece is sent once
             // the next begins, so the last is never sent: it goes with `Done`.
             let mut sent = Vec::new();
+            // One piece goes into a buffer written ahead, the rest into fresh ones; a buffer of
+            // another size is passed over.
+            let mut ahead = vec![
+                js_sys::ArrayBuffer::new(Encoded::PIECE as u32),
+                js_sys::ArrayBuffer::new(7),
+            ];
             let rest = Encoded::stream(
                 |sink| bytes.chunks(1_000_003).for_each(sink),
                 |piece| {
                     sent.push(piece.clone());
                     true
                 },
+                &mut ahead,
             );
+            assert!(ahead.is_empty());
             let pieces = len.div_ceil(Encoded::PIECE) as u32;
             assert_eq!(
                 (sent.len() as u32, rest.0.length()),

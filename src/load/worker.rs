@@ -5,7 +5,7 @@
 
 use std::cell::RefCell;
 
-use js_sys::Uint8Array;
+use js_sys::{ArrayBuffer, Uint8Array};
 use memograph_snapshot::PushReader;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -23,6 +23,8 @@ struct Job {
     /// Answer with the comparison digests, not the snapshot (with `at`: one device's, at an entry).
     digest: bool,
     at: Option<(i64, i64)>,
+    /// Buffers the page wrote for the model's pieces ([`ToWorker::ModelBuffer`]).
+    written_ahead: Vec<ArrayBuffer>,
 }
 
 thread_local! {
@@ -64,6 +66,11 @@ pub fn worker_main() {
             Some(ToWorker::End) => end(),
             Some(ToWorker::Rehearse) => rehearse(),
             Some(ToWorker::WarmHeap { bytes }) => warm_heap(heap_bytes(bytes)),
+            Some(ToWorker::ModelBuffer { buffer }) => JOB.with(|job| {
+                if let Some(job) = job.borrow_mut().as_mut().filter(|j| !j.digest) {
+                    job.written_ahead.push(buffer);
+                }
+            }),
             None => {}
         }
     });
@@ -87,6 +94,7 @@ fn start(size: Option<f64>, digest: bool, at: Option<(i64, i64)>) {
             busy: 0.0,
             digest,
             at,
+            written_ahead: Vec::new(),
         })
     });
 }
@@ -180,7 +188,7 @@ fn free(bytes: &Uint8Array) {
 /// Finishes the snapshot and posts the encoded model with where the time went.
 #[inline(never)]
 fn end() {
-    let Some(job) = JOB.with(|job| job.borrow_mut().take()) else {
+    let Some(mut job) = JOB.with(|job| job.borrow_mut().take()) else {
         return;
     };
     let started = clock();
@@ -218,6 +226,7 @@ fn end() {
         head: sizes.head as f64,
     });
     let mut written = 0;
+    let ahead = job.written_ahead.len();
     let model = Encoded::stream(
         |sink| written = memograph_snapshot::codec::encode_into(&snapshot, sink),
         |piece| {
@@ -226,7 +235,10 @@ fn end() {
             });
             true
         },
+        &mut job.written_ahead,
     );
+    let pieces_ahead = (ahead - job.written_ahead.len()) as f64;
+    job.written_ahead = Vec::new();
     if written != sizes.total {
         return post_error(&format!(
             "the model's encoding took {written} bytes, not the {} announced",
@@ -241,6 +253,7 @@ fn end() {
             finish: encode_started - started,
             waited: started - job.received - job.busy,
             encode: clock() - encode_started,
+            pieces_ahead,
             posted: clock(),
         },
     });
