@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 // Where a load's longest main-thread tasks go: traces one load in headless Chromium (the file chosen as
 // soon as the page is empty, as a cold load in scripts/bench_web.mjs) with the V8 CPU profiler on, and
-// prints the page's longest tasks from the choice to just after the first timeline, each with its wall
+// prints the page's longest tasks from the choice to AFTER_MS after the first timeline, each with its wall
 // and CPU time and the functions its samples fall in (inclusive and self). A tool for finding what to
 // split, not a benchmark: profiling slows the page, so its times run above bench_web's.
 //
 //   FILE=bench-out/rounds_185mb.pickle DIST=dist-prof TASKS=3 node scripts/trace_load.mjs
+//
+// AFTER_MS (default 300) widens the window after the first timeline; PRIOR=1 loads the file once in
+// another tab first, closed before the traced load, as the benchmark's loads follow one another.
 //
 // Function names need a build that keeps them: build with `--debuginfo` added to index.html's
 // `data-wasm-opt-params` (`trunk build --release --offline --dist dist-prof`, then restore index.html).
@@ -19,10 +22,21 @@ const DIST = path.resolve(process.env.DIST || path.join(ROOT, 'dist'));
 const TRACE = path.resolve(process.env.TRACE || path.join(ROOT, 'target', 'trace-load.json'));
 const TASKS = Number(process.env.TASKS || 3);
 const ROWS = Number(process.env.ROWS || 16);
+const AFTER_MS = Number(process.env.AFTER_MS || 300);
+const PRIOR = process.env.PRIOR === '1';
 
 const server = await serve(DIST);
 const b = await browser();
 const ctx = await b.newContext({ viewport: { width: 1400, height: 860 } });
+if (PRIOR) {
+  const prior = await ctx.newPage();
+  await prior.goto(server.url);
+  await prior.waitForSelector('#app[data-state=empty]');
+  await prior.setInputFiles('input[type=file]', FILE);
+  await prior.waitForFunction(() => document.querySelector('#app').dataset.firstDrawAt, null, { timeout: 600000, polling: 100 });
+  await prior.close();
+  await new Promise(r => setTimeout(r, 1500));
+}
 const page = await ctx.newPage();
 fs.mkdirSync(path.dirname(TRACE), { recursive: true });
 await b.startTracing(page, {
@@ -46,7 +60,7 @@ await page.setInputFiles('input[type=file]', FILE);
 await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawAt, null, { timeout: 600000, polling: 100 });
 const timings = await page.$eval('#app', e => e.dataset.loadTimings);
 // Room for the tasks the first frame sets off.
-await new Promise(r => setTimeout(r, 500));
+await new Promise(r => setTimeout(r, AFTER_MS + 200));
 await b.stopTracing();
 await b.close();
 await server.close();
@@ -62,7 +76,7 @@ if (!chosen || !drawn) throw new Error('the trace lacks the choice or the first 
 const pageThread = `${drawn.pid}:${drawn.tid}`;
 if (threads[pageThread] !== 'CrRendererMain') throw new Error(`the first draw was marked on ${threads[pageThread]}`);
 const main = events.filter(e => e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask'
-  && `${e.pid}:${e.tid}` === pageThread && e.ts + e.dur >= chosen.ts && e.ts <= drawn.ts + 300e3);
+  && `${e.pid}:${e.tid}` === pageThread && e.ts + e.dur >= chosen.ts && e.ts <= drawn.ts + AFTER_MS * 1e3);
 const longest = [...main].sort((x, y) => y.dur - x.dur).slice(0, TASKS);
 
 // The CPU profiles' samples, each with its time and its stack (leaf first).

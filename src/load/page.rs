@@ -479,6 +479,8 @@ const AHEAD_STEP: usize = 4 << 20;
 /// `synth`), so most of it at most sizes; more would hold memory the encode may never use.
 const MODEL_AHEAD_SHARE: f64 = 0.25;
 const MODEL_AHEAD_MAX: f64 = 256.0 * 1024.0 * 1024.0;
+// A piece is written in two steps (see `write_ahead`).
+const _: () = assert!(Encoded::PIECE == 2 * AHEAD_STEP);
 /// The progress view is updated at most this often (each update is a frame of style, layout and paint).
 const REPORT_EVERY_MS: f64 = 100.0;
 
@@ -733,9 +735,12 @@ impl Load {
         if heap_left {
             *self.ahead.borrow_mut() = Some(heap);
         }
-        let piece = Encoded::PIECE as f64;
-        let mut buffers_left =
-            ((self.size * MODEL_AHEAD_SHARE).min(MODEL_AHEAD_MAX) / piece).floor() as usize;
+        let piece = Encoded::PIECE as u32;
+        let mut buffers_left = ((self.size * MODEL_AHEAD_SHARE).min(MODEL_AHEAD_MAX)
+            / Encoded::PIECE as f64)
+            .floor() as usize;
+        // The buffer being written, and how far.
+        let mut buffer = Uint8Array::new_with_length(0);
         let mut buffer_next = false;
         while heap_left || buffers_left > 0 {
             next_task().await;
@@ -746,11 +751,22 @@ impl Load {
                 buffers_left = 0;
             }
             if (buffer_next || !heap_left) && buffers_left > 0 {
-                buffers_left -= 1;
-                let buffer = ArrayBuffer::new(Encoded::PIECE as u32);
-                // Its pages written now, the worker's first writes cost no page faults.
-                Uint8Array::new(&buffer).fill(0, 0, Encoded::PIECE as u32);
-                post(&self.worker, ToWorker::ModelBuffer { buffer });
+                // Its pages written now, the worker's first writes to it cost no page faults (a
+                // piece is two steps: fresh memory took up to 60 ms per piece).
+                if buffer.length() == 0 {
+                    buffer = Uint8Array::new_with_length(piece);
+                    buffer.fill(0, 0, AHEAD_STEP as u32);
+                } else {
+                    buffer.fill(0, AHEAD_STEP as u32, piece);
+                    buffers_left -= 1;
+                    let buffer = std::mem::replace(&mut buffer, Uint8Array::new_with_length(0));
+                    post(
+                        &self.worker,
+                        ToWorker::ModelBuffer {
+                            buffer: buffer.buffer(),
+                        },
+                    );
+                }
             } else if heap_left {
                 // Once written whole it stays held until the model comes (see `done`).
                 let mut ahead = self.ahead.borrow_mut();
