@@ -3,7 +3,7 @@
 //! their own regex rules in front of them. Every allocation falls in exactly one category ("Other" when
 //! no rule matches).
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use regex_lite::Regex;
 
@@ -272,7 +272,7 @@ impl Rules {
     /// The category of a stack: the first role rule that matches any frame; else the first op rule that
     /// matches the innermost user frame, then any frame innermost first; else "Other".
     pub fn classify(&self, snapshot: &Snapshot, stack: StackId) -> usize {
-        self.classify_cached(snapshot, stack, &mut HashMap::new())
+        self.classify_cached(snapshot, stack, &mut HashMap::default())
     }
 
     /// [`Self::classify`] with each frame's rule matches kept in `matches` (stacks share frames, and
@@ -348,8 +348,8 @@ pub async fn categorize_sliced<P: crate::batch::Pause>(
 ) -> Vec<u16> {
     let names = rules.names();
     let before = names.len() - 2;
-    let mut cache = HashMap::new();
-    let mut matches = HashMap::new();
+    let mut cache = HashMap::default();
+    let mut matches = HashMap::default();
     let mut of = Vec::with_capacity(lifetimes.allocations.len());
     // The caller compiled the rules' patterns: a slice may end here.
     pause.pause().await;

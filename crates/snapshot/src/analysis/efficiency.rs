@@ -191,8 +191,7 @@ pub async fn recommendations_sliced<P: crate::batch::Pause>(
     }
     // Possible leak: live at the end, made by a stack that also made allocations that were freed
     // (a phase that repeats), and made after the first such free.
-    let mut freed_by_stack: std::collections::HashMap<_, (u32, u32)> =
-        std::collections::HashMap::new();
+    let mut freed_by_stack: foldhash::HashMap<_, (u32, u32)> = foldhash::HashMap::default();
     for part in lifetimes.allocations.chunks(crate::batch::BATCH) {
         for a in part {
             if let (Some(_), Some(f)) = (a.alloc_event(), a.free_event()) {
@@ -239,7 +238,7 @@ pub async fn recommendations_sliced<P: crate::batch::Pause>(
         let entry = trace.get(i);
         // What held the memory: the code paths with the most bytes live at the OOM (summed by stack
         // first, so each stack's site is named once).
-        let mut by_stack: std::collections::HashMap<_, u64> = std::collections::HashMap::new();
+        let mut by_stack: foldhash::HashMap<_, u64> = foldhash::HashMap::default();
         for a in lifetimes.live_set_at_sliced(i as i64, pause).await {
             let a = &lifetimes.allocations[a as usize];
             *by_stack.entry(a.stack).or_default() += a.size;

@@ -182,8 +182,7 @@ pub fn live_set_tree_of(
     let mut root = Node::new(None);
     // Live sets hold many allocations from few stacks: each stack's route through the tree (the child
     // index at every level; children are only appended until the tree is sorted) is found once.
-    let mut routes: std::collections::HashMap<StackId, Vec<usize>> =
-        std::collections::HashMap::new();
+    let mut routes: foldhash::HashMap<StackId, Vec<usize>> = foldhash::HashMap::default();
     for &i in live {
         let a = &lifetimes.allocations[i as usize];
         if let std::collections::hash_map::Entry::Vacant(vacant) = routes.entry(a.stack) {
@@ -229,7 +228,7 @@ pub fn allocations_under(
     path: &[String],
     hide_framework: bool,
 ) -> Vec<u32> {
-    let mut under: std::collections::HashMap<StackId, bool> = std::collections::HashMap::new();
+    let mut under: foldhash::HashMap<StackId, bool> = foldhash::HashMap::default();
     lifetimes
         .allocations
         .iter()
