@@ -254,9 +254,50 @@ const RETIRE_WITHIN_MS: u32 = 2000;
 /// its model came, a 1–2 GB file's decode began with a task of 58–155 ms in 7 of 12 cold loads, and
 /// with the worker ended later in none of 12 (`scripts/bench_web.mjs` measures the longest task). Its
 /// memory is held a little longer: after the load, not during it.
-fn retire_when_idle(worker: &Worker) {
+fn retire_when_idle(worker: &Worker, parsed: f64) {
     let worker = worker.clone();
-    when_idle(RETIRE_WITHIN_MS, 500, move || worker.terminate());
+    when_idle(RETIRE_WITHIN_MS, 500, move || end_worker(&worker, parsed));
+}
+
+thread_local! {
+    /// Until when (`now()`) an ended worker's memory may still be going back to the system.
+    static FREEING_UNTIL: Cell<f64> = const { Cell::new(0.0) };
+}
+
+/// How long the browser may take to free the memory of a worker that parsed `parsed` bytes: about
+/// 0.15 ms per MB was seen (a 945 MB file's worker took 95–151 ms to go), with room to spare.
+fn freeing_ms(parsed: f64) -> f64 {
+    250.0 + parsed / 1.0e6
+}
+
+/// Ends `worker`, which parsed `parsed` bytes, and notes how long its memory may take to go (see
+/// [`start_spare_when_idle`]).
+fn end_worker(worker: &Worker, parsed: f64) {
+    worker.terminate();
+    let until = now() + freeing_ms(parsed);
+    FREEING_UNTIL.with(|f| f.set(f.get().max(until)));
+}
+
+/// Starts the spare worker for the next file once the page is idle and no ended worker's memory is
+/// still being freed. A new worker starting while the browser frees an old one's memory waited for
+/// it, and so did the page's thread: after a 945 MB cold load, one task of 82–150 ms 130–230 ms
+/// after the first timeline in 6 of 8 loads (in none of 8 without the spare).
+fn start_spare_when_idle() {
+    // Where a browser has no `requestIdleCallback`, after a retiring worker's fallback (500 ms).
+    when_idle(SPARE_WITHIN_MS, 600, || {
+        let wait = FREEING_UNTIL.with(Cell::get) - now();
+        if wait > 0.0 {
+            let later = Closure::once_into_js(start_spare_when_idle);
+            if let Some(window) = web_sys::window() {
+                let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
+                    later.unchecked_ref(),
+                    wait.ceil() as i32,
+                );
+            }
+        } else if !loading() {
+            warm_up();
+        }
+    });
 }
 
 /// The heap that decoding an encoding of `len` bytes and building the first model take, about: the
@@ -498,7 +539,7 @@ impl Load {
         self.worker.set_onmessage(None);
         self.worker.set_onerror(None);
         if terminate {
-            self.worker.terminate();
+            end_worker(&self.worker, self.parsed.get());
         }
         // A decode waiting for more of the model fails instead of waiting for ever.
         if let Some(arrivals) = self.arrivals.borrow().as_ref() {
@@ -525,11 +566,7 @@ impl Load {
                 // its thread and the module's instantiation took the second of two cores from the
                 // page's first frames. A file chosen before then starts a worker of its own (and the
                 // spare waits for that file's end).
-                when_idle(SPARE_WITHIN_MS, 200, || {
-                    if !loading() {
-                        warm_up();
-                    }
-                });
+                start_spare_when_idle();
                 next(self.sink.clone());
             }
             Purpose::At { .. } => {}
@@ -700,7 +737,7 @@ impl Load {
                 digests: Default::default(),
             });
             this.sink.opened(index, device, this.started);
-            retire_when_idle(&this.worker);
+            retire_when_idle(&this.worker, this.parsed.get());
             this.next_file();
             let origin = clock() - now();
             // The decode needed the last piece, which came with the worker's timings.
