@@ -265,7 +265,8 @@ thread_local! {
 }
 
 /// How long the browser may take to free the memory of a worker that parsed `parsed` bytes: about
-/// 0.15 ms per MB was seen (a 945 MB file's worker took 95–151 ms to go), with room to spare.
+/// 0.15 ms per MB was seen (a 945 MB file's worker took 88–158 ms of its thread to go), with room
+/// to spare.
 fn freeing_ms(parsed: f64) -> f64 {
     250.0 + parsed / 1.0e6
 }
@@ -515,9 +516,9 @@ struct Load {
 const AHEAD_SHARE: f64 = 0.4;
 const AHEAD_MAX: f64 = 512.0 * 1024.0 * 1024.0;
 const AHEAD_STEP: usize = 4 << 20;
-/// The most the page writes ahead of the worker's model pieces (one piece, [`Encoded::PIECE`], a
-/// task): a model's encoding is 0.17–0.31× its file (a long run's rounds, tiles of the fixtures,
-/// `synth`), so most of it at most sizes; more would hold memory the encode may never use.
+/// The most the page writes ahead of the worker's model pieces (buffers of [`Encoded::PIECE`], each
+/// in two tasks): a model's encoding is 0.17–0.31× its file (a long run's rounds, tiles of the
+/// fixtures, `synth`), so most of it at most sizes; more would hold memory the encode may never use.
 const MODEL_AHEAD_SHARE: f64 = 0.25;
 const MODEL_AHEAD_MAX: f64 = 256.0 * 1024.0 * 1024.0;
 // A piece is written in two steps (see `write_ahead`).
