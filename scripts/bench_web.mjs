@@ -10,6 +10,8 @@
 //     server says `no-store`) and compiles the module afresh. NEW_WINDOW=1 opens each in a window of
 //     its own instead: on two cores that adds the window's own start (headless Chromium's UI renderer
 //     alone uses ~350 ms of CPU then) to every load;
+//   - from the end of the worker's parse to the first timeline (`after_parse_ms`): the page's own
+//     part of a load, which the parse's swings (the same Rust natively) do not blur;
 //   - the longest main-thread task (PerformanceObserver 'longtask') from the choice until ready (each
 //     load's tasks, with when they began, are in its `parts_ms`: `long_tasks`, `opened_from_choice`), while
 //     every view opens afterwards (segments, state history, where the memory goes; each waited for
@@ -248,6 +250,12 @@ for (const file of files) {
       first_timeline_ms: { median: median(first), worst: Math.max(...first) },
       ready_ms: { median: median(ready), worst: Math.max(...ready) },
       ratio_to_native: { median: +(median(first) / 1000 / native).toFixed(2), worst: +(Math.max(...first) / 1000 / native).toFixed(2) },
+      // From the end of the worker's parse (its snapshot finished) to the first timeline: the page's
+      // own part of a load (the parse, the same Rust natively, swings with the machine by up to 1.7×
+      // on two cores). The worker's parse ends `worker_start + worker_waited + parse` after the load's
+      // start (`parse` counts its pushing and finishing, not its waiting for pieces).
+      after_parse_ms: (a => ({ median: median(a), worst: Math.max(...a) }))(r.map(({ timings: t }) =>
+        Math.round(t.first_from_load_start - t.worker_start - t.worker_waited - t.parse))),
       longest_task_ms: Math.round(Math.max(...r.map(x => x.loadLongest))),
       handed_ms: median(r.map(x => x.timings.handed_ms)),
       parts_ms: r.map(x => x.timings),
@@ -278,6 +286,11 @@ for (const r of results) {
     `${r.cold.ready_ms.worst} / ${r.warm.ready_ms.worst} ms | ${Math.max(r.cold.ratio_to_native.worst, r.warm.ratio_to_native.worst)}× ` +
     `(native ${r.native_summary_ms.median} ms) | ${Math.max(r.cold.longest_task_ms, r.warm.longest_task_ms)} / ${r.views_longest_task_ms} / ${r.detail_pan_search_longest_task_ms} ms | ` +
     `${r.wasm_to_file_after_load} / ${r.wasm_to_file_after_detail}`);
+}
+console.log('\nfrom the parse\'s end to the first timeline, median (worst), cold / warm: the page\'s own part');
+for (const r of results) {
+  const a = k => `${r[k].after_parse_ms.median} (${r[k].after_parse_ms.worst})`;
+  console.log(`${r.file}: ${a('cold')} / ${a('warm')} ms`);
 }
 console.log('\nChromium CPU from the choice to the first timeline, medians (ms): busiest renderer / other renderers / browser process / other processes');
 const cpuLine = runs => {
