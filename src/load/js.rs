@@ -42,6 +42,14 @@ pub fn when_idle(within_ms: u32, fallback_ms: i32, f: impl FnOnce() + 'static) {
     }
 }
 
+/// Calls `f` once, `ms` milliseconds from now (`setTimeout`; on the page: a worker has no window).
+pub fn after(ms: i32, f: impl FnOnce() + 'static) {
+    if let Some(window) = web_sys::window() {
+        let f = wasm_bindgen::closure::Closure::once_into_js(f);
+        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(f.unchecked_ref(), ms);
+    }
+}
+
 /// Grows the wasm heap by about `bytes` in one step, for what is about to be built (see "Heap growth"
 /// in the module's header). Reserved and released at once, the space stays with the allocator. Best
 /// effort: a failed reservation changes nothing.

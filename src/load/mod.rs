@@ -97,7 +97,7 @@ mod rehearsal;
 pub mod store;
 pub mod worker;
 
-pub use js::{now, when_idle};
+pub use js::{after, now, when_idle};
 pub use page::{
     compare, digest_at, embedded_field, embedded_files, expect_file, fetch, head_of, load,
     load_example, next_task, read_steps, warm_up, Listener, LoadProgress,

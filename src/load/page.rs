@@ -13,7 +13,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, MessageEvent, ReadableStreamByobReader, Worker, WorkerOptions, WorkerType};
 
-use super::js::{clock, grow_heap, now, when_idle, write_step, Wakeup};
+use super::js::{after, clock, grow_heap, now, when_idle, write_step, Wakeup};
 use super::protocol::{
     Arrivals, Encoded, FromWorker, LoadTimings, ModelInput, ToWorker, WorkerTimings,
 };
@@ -288,13 +288,7 @@ fn start_spare_when_idle() {
     when_idle(SPARE_WITHIN_MS, 600, || {
         let wait = FREEING_UNTIL.with(Cell::get) - now();
         if wait > 0.0 {
-            let later = Closure::once_into_js(start_spare_when_idle);
-            if let Some(window) = web_sys::window() {
-                let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
-                    later.unchecked_ref(),
-                    wait.ceil() as i32,
-                );
-            }
+            after(wait.ceil() as i32, start_spare_when_idle);
         } else if !loading() {
             warm_up();
         }

@@ -32,13 +32,9 @@ fn save_blob(name: &str, blob: &web_sys::Blob) {
         a.click();
     }
     // The browser reads the blob after this returns: revoking the URL now can cancel the download.
-    let revoke = Closure::once_into_js(move || {
+    crate::load::after(60_000, move || {
         let _ = web_sys::Url::revoke_object_url(&url);
     });
-    if let Some(w) = web_sys::window() {
-        let _ =
-            w.set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 60_000);
-    }
 }
 
 /// Offers `text` as a download named `name`.

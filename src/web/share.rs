@@ -68,19 +68,11 @@ fn follow(url: String) {
         return;
     }
     let since = crate::load::now() - REWRITTEN_AT.with(|r| r.get());
-    let rewrite = wasm_bindgen::closure::Closure::once_into_js(|| {
+    let wait = (REWRITE_EVERY_MS - since).clamp(0.0, REWRITE_EVERY_MS);
+    crate::load::after(wait.ceil() as i32, || {
         DUE.with(|d| d.set(false));
         write_address();
     });
-    if let Some(window) = web_sys::window() {
-        use wasm_bindgen::JsCast;
-        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
-            rewrite.unchecked_ref(),
-            (REWRITE_EVERY_MS - since)
-                .clamp(0.0, REWRITE_EVERY_MS)
-                .ceil() as i32,
-        );
-    }
 }
 
 /// Writes the view's address into the address bar now, if it is not there yet.
