@@ -771,8 +771,8 @@ impl Load {
         let mut buffers_left = ((self.size * MODEL_AHEAD_SHARE).min(MODEL_AHEAD_MAX)
             / Encoded::PIECE as f64)
             .floor() as usize;
-        // The buffer being written, and how far.
-        let mut buffer = Uint8Array::new_with_length(0);
+        // A buffer of which the first step is written.
+        let mut half: Option<Uint8Array> = None;
         let mut buffer_next = false;
         while heap_left || buffers_left > 0 {
             next_task().await;
@@ -785,19 +785,18 @@ impl Load {
             if (buffer_next || !heap_left) && buffers_left > 0 {
                 // Its pages written now, the worker's first writes to it cost no page faults (a
                 // piece is two steps: fresh memory took up to 60 ms per piece).
-                if buffer.length() == 0 {
-                    buffer = Uint8Array::new_with_length(piece);
-                    buffer.fill(0, 0, AHEAD_STEP as u32);
-                } else {
-                    buffer.fill(0, AHEAD_STEP as u32, piece);
-                    buffers_left -= 1;
-                    let buffer = std::mem::replace(&mut buffer, Uint8Array::new_with_length(0));
-                    post(
-                        &self.worker,
-                        ToWorker::ModelBuffer {
-                            buffer: buffer.buffer(),
-                        },
-                    );
+                match half.take() {
+                    None => {
+                        let buffer = Uint8Array::new_with_length(piece);
+                        buffer.fill(0, 0, AHEAD_STEP as u32);
+                        half = Some(buffer);
+                    }
+                    Some(buffer) => {
+                        buffer.fill(0, AHEAD_STEP as u32, piece);
+                        buffers_left -= 1;
+                        let buffer = buffer.buffer();
+                        post(&self.worker, ToWorker::ModelBuffer { buffer });
+                    }
                 }
             } else if heap_left {
                 // Once written whole it stays held until the model comes (see `done`).
