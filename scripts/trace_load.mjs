@@ -28,12 +28,16 @@ const PRIOR = process.env.PRIOR === '1';
 const server = await serve(DIST);
 const b = await browser();
 const ctx = await b.newContext({ viewport: { width: 1400, height: 860 } });
+/** Opens the page in `page`, chooses FILE as soon as it is empty and waits for its first timeline. */
+async function load(page) {
+  await page.goto(server.url);
+  await page.waitForSelector('#app[data-state=empty]');
+  await page.setInputFiles('input[type=file]', FILE);
+  await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawAt, null, { timeout: 600000, polling: 100 });
+}
 if (PRIOR) {
   const prior = await ctx.newPage();
-  await prior.goto(server.url);
-  await prior.waitForSelector('#app[data-state=empty]');
-  await prior.setInputFiles('input[type=file]', FILE);
-  await prior.waitForFunction(() => document.querySelector('#app').dataset.firstDrawAt, null, { timeout: 600000, polling: 100 });
+  await load(prior);
   await prior.close();
   await new Promise(r => setTimeout(r, 1500));
 }
@@ -54,10 +58,7 @@ await page.addInitScript(() => {
     performance.mark('memograph-first-draw');
   }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-first-draw-at'] });
 });
-await page.goto(server.url);
-await page.waitForSelector('#app[data-state=empty]');
-await page.setInputFiles('input[type=file]', FILE);
-await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawAt, null, { timeout: 600000, polling: 100 });
+await load(page);
 const timings = await page.$eval('#app', e => e.dataset.loadTimings);
 // Room for the tasks the first frame sets off.
 await new Promise(r => setTimeout(r, AFTER_MS + 200));
