@@ -9,6 +9,8 @@
 //
 // AFTER_MS (default 300) widens the window after the first timeline; PRIOR=1 loads the file once in
 // another tab first, closed before the traced load, as the benchmark's loads follow one another.
+// SPAN=FROM,TO (ms from the choice) prints, instead of the longest tasks, where one thread's CPU went
+// over that span, all tasks together: THREAD=page (default) or THREAD=worker (the parsing worker).
 //
 // Function names need a build that keeps them: build with `--debuginfo` added to index.html's
 // `data-wasm-opt-params` (`trunk build --release --offline --dist dist-prof`, then restore index.html).
@@ -93,10 +95,17 @@ for (const e of events) {
     p.deltas.push(...(data.timeDeltas || []));
   }
 }
+const SPAN = process.env.SPAN?.split(',').map(Number);
+const WORKER = process.env.THREAD === 'worker';
+// The parsing worker: of the page's process's dedicated workers, the one with the most samples.
+const workerThread = Object.values(profiles)
+  .filter(p => p.thread.startsWith(`${drawn.pid}:`) && threads[p.thread] === 'DedicatedWorker thread')
+  .sort((x, y) => y.samples.length - x.samples.length)[0]?.thread;
+const profiled = WORKER ? workerThread : pageThread;
 const samples = [];
 for (const p of Object.values(profiles)) {
-  // The page's thread only: the workers' profiles share its process and clock.
-  if (p.thread !== pageThread) continue;
+  // One thread only: the workers' profiles share the page's process and clock.
+  if (p.thread !== profiled) continue;
   let t = p.t;
   for (let i = 0; i < p.samples.length; i++) {
     t += p.deltas[i];
@@ -113,7 +122,10 @@ const top = counts => Object.entries(counts).sort((x, y) => y[1] - x[1]).slice(0
 const PLUMBING = /^\((root|program)\)$|^js-to-wasm$|^real$|^wasm_bindgen|^js_sys::futures|^<core::pin::Pin<P> as core::future::future::Future>::poll$/;
 console.log(`${path.basename(FILE)}: first timeline ${ms(drawn.ts - chosen.ts)} ms after the choice (traced)`);
 console.log(`load timings ${timings}`);
-for (const task of longest) {
+const spans = SPAN
+  ? [{ ts: chosen.ts + SPAN[0] * 1e3, dur: (SPAN[1] - SPAN[0]) * 1e3, span: true }]
+  : longest;
+for (const task of spans) {
   const inTask = samples.filter(s => s.t >= task.ts && s.t <= task.ts + task.dur && s.stack[0] !== '(idle)');
   const total = {};
   const self = {};
@@ -122,7 +134,15 @@ for (const task of longest) {
     for (const name of new Set(s.stack.map(short))) if (!PLUMBING.test(name)) total[name] = (total[name] || 0) + 1;
   }
   const share = n => `${String(Math.round(100 * n / Math.max(1, inTask.length))).padStart(3)} %`;
-  console.log(`\ntask at ${ms(task.ts - chosen.ts)} ms: ${ms(task.dur)} ms wall, ${ms(task.tdur || 0)} ms CPU, ${inTask.length} samples`);
+  if (task.span) {
+    // CPU of the thread's tasks within the span (the profiler samples about every 0.1 ms).
+    const cpu = events.filter(e => e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask'
+      && `${e.pid}:${e.tid}` === profiled && e.ts >= task.ts && e.ts + e.dur <= task.ts + task.dur)
+      .reduce((sum, e) => sum + (e.tdur || 0), 0);
+    console.log(`\n${WORKER ? 'worker' : 'page'} from ${SPAN[0]} to ${SPAN[1]} ms: ${ms(cpu)} ms CPU in its tasks, ${inTask.length} samples`);
+  } else {
+    console.log(`\ntask at ${ms(task.ts - chosen.ts)} ms: ${ms(task.dur)} ms wall, ${ms(task.tdur || 0)} ms CPU, ${inTask.length} samples`);
+  }
   console.log(' inclusive:');
   for (const [name, n] of top(total)) console.log(`  ${share(n)} ${name}`);
   console.log(' self:');
