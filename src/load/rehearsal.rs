@@ -15,7 +15,8 @@ use crate::view_model::{allocator_state_at, event_rows, DeviceModel};
 
 /// Runs the page's rehearsal on the model the worker sent, each stage in tasks of its own (sliced as a
 /// load's are): on code not yet optimised it takes the page's thread 50–150 ms. A file chosen as the
-/// page opens may start meanwhile: the rehearsal then stops at its next stage ([`loading`]).
+/// page opens may start meanwhile: the rehearsal then stops at its next stage ([`loading`]), and
+/// before each drawing.
 pub fn rehearse(model: &Encoded) {
     let model = model.clone();
     leptos::task::spawn_local(async move {
@@ -46,13 +47,25 @@ pub fn rehearse(model: &Encoded) {
         let end = model.blocks.layout.x_len as i64 - 1;
         let _ = allocator_state_at(&model, &snapshot, end);
         let _ = event_rows(&model, &snapshot, 0..64);
+        // Each drawing is one task that cannot give the thread back (on code not yet optimised, the
+        // timeline's took 40 ms of CPU and, sharing two cores with a load that had just begun, 90 ms
+        // of the page's thread): neither starts once a file is loading.
+        let t = &model.blocks;
+        let view = t.full_view();
+        let theme = colors::theme(false);
         next_task().await;
-        if let (Some(plot), Some(map)) = (hidden_surface(1400, 560), hidden_surface(1400, 60)) {
-            let t = &model.blocks;
-            let view = t.full_view();
+        if loading() {
+            return;
+        }
+        if let Some(plot) = hidden_surface(1400, 560) {
             let scale = Scale::new(view, Plot::of(plot.width, plot.height, 0), None);
-            let theme = colors::theme(false);
             timeline::draw(&plot, &scale, t, &timeline::Overlay::plain(true), &theme);
+        }
+        next_task().await;
+        if loading() {
+            return;
+        }
+        if let Some(map) = hidden_surface(1400, 60) {
             minimap::draw(&map, t, view, None, &theme);
         }
         web_sys::console::debug_1(
