@@ -3,7 +3,8 @@
 //   - chosen → first timeline and chosen → ready (the page's own clock, from the moment the file is
 //     handed to the file input), against the native
 //     `memograph summary --json` wall time in the same run; RUNS loads of each kind, interleaved with
-//     native runs, medians and worst reported;
+//     native runs, medians and worst reported; the ratio both against the median native run and
+//     load by load against the native run that follows it (`ratio_paired`: the machine's drift cancels);
 //   - cold (the file chosen the moment the page opens, as `?url=` does: nothing rehearsed yet) and warm
 //     (chosen after a pause, as a user would). Each load is a new tab of one browser window, as a
 //     link opens in a running browser: a new renderer process that fetches (never from a cache, the
@@ -209,8 +210,9 @@ for (const file of files) {
   for (let k = 0; k < RUNS; k++) {
     for (const kind of ['cold', 'warm']) {
       const run = await loadOnce(file, kind === 'warm');
+      run.native = nativeSeconds(file);
       rows[kind].push(run);
-      natives.push(nativeSeconds(file));
+      natives.push(run.native);
       if (last) await last.page.close();
       last = run;
     }
@@ -250,6 +252,10 @@ for (const file of files) {
       first_timeline_ms: { median: median(first), worst: Math.max(...first) },
       ready_ms: { median: median(ready), worst: Math.max(...ready) },
       ratio_to_native: { median: +(median(first) / 1000 / native).toFixed(2), worst: +(Math.max(...first) / 1000 / native).toFixed(2) },
+      // Each load against the native run right after it: on this VM the machine's speed drifts over a
+      // run (one file's native runs took 443 to 724 ms), and a pair shares the drift where medians
+      // taken apart do not.
+      ratio_paired: (a => ({ median: +median(a).toFixed(2), worst: +Math.max(...a).toFixed(2) }))(r.map(x => x.first / 1000 / x.native)),
       // From the end of the worker's parse (its snapshot finished) to the first timeline: the page's
       // own part of a load (the parse, the same Rust natively, swings with the machine by up to 1.7×
       // on two cores). The worker's parse ends `worker_start + worker_waited + parse` after the load's
@@ -286,6 +292,11 @@ for (const r of results) {
     `${r.cold.ready_ms.worst} / ${r.warm.ready_ms.worst} ms | ${Math.max(r.cold.ratio_to_native.worst, r.warm.ratio_to_native.worst)}× ` +
     `(native ${r.native_summary_ms.median} ms) | ${Math.max(r.cold.longest_task_ms, r.warm.longest_task_ms)} / ${r.views_longest_task_ms} / ${r.detail_pan_search_longest_task_ms} ms | ` +
     `${r.wasm_to_file_after_load} / ${r.wasm_to_file_after_detail}`);
+}
+console.log('\n× native, median (worst), cold / warm: first timeline ÷ median native; each load ÷ the native run after it');
+for (const r of results) {
+  const a = (k, m) => `${r[k][m].median} (${r[k][m].worst})`;
+  console.log(`${r.file}: ${a('cold', 'ratio_to_native')} / ${a('warm', 'ratio_to_native')}; paired ${a('cold', 'ratio_paired')} / ${a('warm', 'ratio_paired')}`);
 }
 console.log('\nfrom the parse\'s end to the first timeline, median (worst), cold / warm: the page\'s own part');
 for (const r of results) {
