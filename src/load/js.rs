@@ -42,6 +42,84 @@ pub fn when_idle(within_ms: u32, fallback_ms: i32, f: impl FnOnce() + 'static) {
     }
 }
 
+/// Calls `f` once the page has been idle without a break for `quiet_ms` (idle callbacks, one after
+/// another, each with most of an idle period to spare: nothing ran between them), at most `within_ms`
+/// from now; where the browser has no idle callbacks (Safari), `fallback_ms` from now.
+pub fn when_quiet(quiet_ms: f64, within_ms: f64, fallback_ms: i32, f: impl FnOnce() + 'static) {
+    /// An idle period is 50 ms at most; one with this much left had nothing else to run.
+    const SPARE_MS: f64 = 40.0;
+    struct Wait {
+        f: Option<Box<dyn FnOnce()>>,
+        until: f64,
+        quiet_since: Option<f64>,
+    }
+    fn ask(wait: std::rc::Rc<std::cell::RefCell<Wait>>, quiet_ms: f64) {
+        let until = wait.borrow().until;
+        let within = (until - now()).max(1.0) as u32;
+        let again = wait.clone();
+        when_idle_with(within, move |spare| {
+            let at = now();
+            let mut w = again.borrow_mut();
+            let quiet_since = match spare {
+                Some(ms) if ms >= SPARE_MS => *w.quiet_since.get_or_insert(at),
+                _ => {
+                    w.quiet_since = None;
+                    at
+                }
+            };
+            if at - quiet_since >= quiet_ms || at >= w.until {
+                let f = w.f.take();
+                drop(w);
+                if let Some(f) = f {
+                    f();
+                }
+            } else {
+                drop(w);
+                ask(again, quiet_ms);
+            }
+        });
+    }
+    if idle_callback().is_none() {
+        return after(fallback_ms, f);
+    }
+    let wait = Wait {
+        f: Some(Box::new(f)),
+        until: now() + within_ms,
+        quiet_since: None,
+    };
+    ask(std::rc::Rc::new(std::cell::RefCell::new(wait)), quiet_ms);
+}
+
+/// The page's `requestIdleCallback`, if it has one.
+fn idle_callback() -> Option<(web_sys::Window, js_sys::Function)> {
+    let window = web_sys::window()?;
+    let idle = Reflect::get(&window, &"requestIdleCallback".into())
+        .ok()?
+        .dyn_into::<js_sys::Function>()
+        .ok()?;
+    Some((window, idle))
+}
+
+/// One idle callback, at most `within_ms` from now, handed the time its idle period had left (`None`
+/// when it came because `within_ms` passed).
+fn when_idle_with(within_ms: u32, f: impl FnOnce(Option<f64>) + 'static) {
+    let Some((window, idle)) = idle_callback() else {
+        return;
+    };
+    let f = wasm_bindgen::closure::Closure::once_into_js(move |deadline: wasm_bindgen::JsValue| {
+        let field = |name: &str| Reflect::get(&deadline, &name.into()).ok();
+        let timed_out = field("didTimeout").is_some_and(|v| v.is_truthy());
+        let spare = field("timeRemaining")
+            .and_then(|t| t.dyn_into::<js_sys::Function>().ok())
+            .and_then(|t| t.call0(&deadline).ok())
+            .and_then(|v| v.as_f64());
+        f(if timed_out { None } else { spare });
+    });
+    let options = js_sys::Object::new();
+    let _ = Reflect::set(&options, &"timeout".into(), &within_ms.into());
+    let _ = idle.call2(&window, &f, &options);
+}
+
 /// Calls `f` once, `ms` milliseconds from now (`setTimeout`; on the page: a worker has no window).
 pub fn after(ms: i32, f: impl FnOnce() + 'static) {
     if let Some(window) = web_sys::window() {

@@ -13,7 +13,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, MessageEvent, ReadableStreamByobReader, Worker, WorkerOptions, WorkerType};
 
-use super::js::{after, clock, grow_heap, now, when_idle, write_step, Wakeup};
+use super::js::{after, clock, grow_heap, now, when_idle, when_quiet, write_step, Wakeup};
 use super::protocol::{
     Arrivals, Encoded, FromWorker, LoadTimings, ModelInput, ToWorker, WorkerTimings,
 };
@@ -245,18 +245,27 @@ pub(super) async fn decode_sliced(
 /// How long the spare worker for the next file may wait for the page to be idle after a file opens.
 const SPARE_WITHIN_MS: u32 = 2000;
 
-/// How long a worker whose file is open may wait for the page to be idle before it is ended.
-const RETIRE_WITHIN_MS: u32 = 2000;
+/// How long the page must have been idle without a break before a worker whose file is open is
+/// ended, and how long that worker may wait for it at most.
+const RETIRE_QUIET_MS: f64 = 1000.0;
+const RETIRE_WITHIN_MS: f64 = 10_000.0;
 
-/// Ends `worker` once the page is idle (`requestIdleCallback`; half a second later where a browser has
-/// none), at most [`RETIRE_WITHIN_MS`] from now. Ending a worker frees the gigabytes of a big file's
-/// parse, and while the browser frees them the page's first writes to fresh memory wait: ended as
-/// its model came, a 1–2 GB file's decode began with a task of 58–155 ms in 7 of 12 cold loads, and
-/// with the worker ended later in none of 12 (`scripts/bench_web.mjs` measures the longest task). Its
-/// memory is held a little longer: after the load, not during it.
+/// Ends `worker` once the page has been idle for [`RETIRE_QUIET_MS`] without a break (half a second
+/// from now where a browser has no idle callbacks), at most [`RETIRE_WITHIN_MS`] from now. Ending a
+/// worker frees the gigabytes of a big file's parse, and while the browser frees them (its thread's
+/// `Terminate` task: about 480 ms of CPU for a 2 GB file) whatever the page does that maps memory
+/// waits for it (growing its heap, a new thread, fresh pages): ended as its model came, a 1–2 GB
+/// file's decode began with a task of 58–155 ms in 7 of 12 cold loads; ended at the first idle
+/// callback after the first frame, a 2 GB file's page was held 477 ms by a timer (the address
+/// rewrite) 228 ms after its first frame in 1 of 3 warm loads, and 1 GB files' for 70–125 ms in 3 of
+/// 14. Once the page has been quiet for a second (the first frames drawn, the categories built),
+/// only what the user does next can meet it. Its memory is held a few seconds longer: after the
+/// load, not during it.
 fn retire_when_idle(worker: &Worker, parsed: f64) {
     let worker = worker.clone();
-    when_idle(RETIRE_WITHIN_MS, 500, move || end_worker(&worker, parsed));
+    when_quiet(RETIRE_QUIET_MS, RETIRE_WITHIN_MS, 500, move || {
+        end_worker(&worker, parsed)
+    });
 }
 
 thread_local! {
