@@ -770,6 +770,8 @@ impl Load {
     /// module's header): a step per task, taking turns, until both are written, the model comes or
     /// the load ends (buffers only until the last piece is handed over: the encode begins then).
     async fn write_ahead(self: Rc<Self>) {
+        // Not in the task that chose the file (see `stream`).
+        next_task().await;
         let bytes = (self.size * AHEAD_SHARE).min(AHEAD_MAX) as usize;
         let mut heap = Vec::<u8>::new();
         let mut heap_left = heap.try_reserve_exact(bytes).is_ok();
@@ -822,6 +824,10 @@ impl Load {
     /// ([`IN_FLIGHT_STREAMED`] from a byte stream) bytes ahead of it, until the blob ends or the worker
     /// wants no more.
     async fn stream(self: Rc<Self>, blob: Blob) {
+        // The task that chose the file has the page's own answer to draw (the loading view), and on
+        // a page that has just opened, two busy cores stretch it (129 ms for 32 ms of work as a 2 GB
+        // file's load began, with the reading in it): the reading begins in a task of its own.
+        next_task().await;
         let mut pieces = Pieces::of(&blob);
         let give_back = pieces.reuses();
         let in_flight = if give_back {
@@ -864,6 +870,9 @@ impl Load {
                 self.report();
             }
             post(&self.worker, ToWorker::Piece { bytes, give_back });
+            // A piece per task: the browser's reads resolve as microtasks of the task that asked,
+            // so with the file's bytes ready one task went on reading piece after piece.
+            next_task().await;
         }
     }
 
