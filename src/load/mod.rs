@@ -76,15 +76,17 @@
 //!   worker ([`protocol::ToWorker::ModelBuffer`]), which fills those first.
 //! - **Pieces copied once.** The worker writes each piece from the browser's buffer straight into the
 //!   reader's own (`PushReader::push_from`), not through a buffer of its own first.
-//! - **A worker goes once the page is idle.** Ending a worker frees its file's parse, and while the
-//!   browser frees gigabytes the page's first writes to fresh memory wait: the worker of a file that
-//!   opens is ended after its first frame (`page::retire_when_idle`), not while its model is decoded.
+//! - **A worker goes once the page is quiet.** Ending a worker frees its file's parse, and while the
+//!   browser frees gigabytes whatever the page does that maps memory waits (its heap growing, fresh
+//!   pages, a new thread): the worker of a file that opens is ended once the page has been idle for a
+//!   second without a break (`page::retire_when_idle`), its first frames drawn and its categories
+//!   built, not while its model is decoded nor at the first idle moment after the first frame (a
+//!   timer then waited 477 ms after a 2 GB load).
 //!   The next file's spare worker starts after that, not with the views' build: on two cores its
 //!   thread and module took CPU from the first frames (on the kk fixture, cold, a task of 70–113 ms
 //!   became one under 70). Nor while the old worker's memory is being freed
 //!   (`page::start_spare_when_idle`): a worker starting then waited for it, and the page's thread
-//!   with it (after a 945 MB load, a task of 82–150 ms in 6 of 8 loads). The freeing alone still
-//!   holds the page's thread now and then (3 of 14 such loads, 100–125 ms).
+//!   with it (after a 945 MB load, a task of 82–150 ms in 6 of 8 loads).
 //! - **Memory the machine never used.** On the benchmark's VM, memory no process has used since boot
 //!   (or handed back to the host) costs about 2.5 ms per MiB at first touch instead of 0.4: loads of
 //!   1–2 GB files reach it, and their figures (a 2 GB file's encode: 0.2–1.7 s) swing with it.
