@@ -24,22 +24,7 @@ fn performance() -> Option<web_sys::Performance> {
 /// Calls `f` once the page is idle (`requestIdleCallback`), at most `within_ms` from now; where the
 /// browser has no idle callbacks (Safari), `fallback_ms` from now.
 pub fn when_idle(within_ms: u32, fallback_ms: i32, f: impl FnOnce() + 'static) {
-    let Some(window) = web_sys::window() else {
-        return f();
-    };
-    let f = wasm_bindgen::closure::Closure::once_into_js(f);
-    let idle = Reflect::get(&window, &"requestIdleCallback".into())
-        .ok()
-        .and_then(|r| r.dyn_into::<js_sys::Function>().ok());
-    let asked = idle.is_some_and(|idle| {
-        let options = js_sys::Object::new();
-        let _ = Reflect::set(&options, &"timeout".into(), &within_ms.into());
-        idle.call2(&window, &f, &options).is_ok()
-    });
-    if !asked {
-        let _ = window
-            .set_timeout_with_callback_and_timeout_and_arguments_0(f.unchecked_ref(), fallback_ms);
-    }
+    when_idle_with(within_ms, fallback_ms, move |_| f());
 }
 
 /// Calls `f` once the page has been idle without a break for `quiet_ms` (idle callbacks, one after
@@ -55,9 +40,9 @@ pub fn when_quiet(quiet_ms: f64, within_ms: f64, fallback_ms: i32, f: impl FnOnc
     }
     fn ask(wait: std::rc::Rc<std::cell::RefCell<Wait>>, quiet_ms: f64) {
         let until = wait.borrow().until;
-        let within = (until - now()).max(1.0) as u32;
+        let within = (until - now()).max(1.0);
         let again = wait.clone();
-        when_idle_with(within, move |spare| {
+        when_idle_with(within as u32, within as i32, move |spare| {
             let at = now();
             let mut w = again.borrow_mut();
             let quiet_since = match spare {
@@ -91,21 +76,22 @@ pub fn when_quiet(quiet_ms: f64, within_ms: f64, fallback_ms: i32, f: impl FnOnc
 }
 
 /// The page's `requestIdleCallback`, if it has one.
-fn idle_callback() -> Option<(web_sys::Window, js_sys::Function)> {
+fn idle_callback() -> Option<js_sys::Function> {
     let window = web_sys::window()?;
-    let idle = Reflect::get(&window, &"requestIdleCallback".into())
+    Reflect::get(&window, &"requestIdleCallback".into())
         .ok()?
         .dyn_into::<js_sys::Function>()
-        .ok()?;
-    Some((window, idle))
+        .ok()
 }
 
-/// One idle callback, at most `within_ms` from now, handed the time its idle period had left (`None`
-/// when it came because `within_ms` passed).
-fn when_idle_with(within_ms: u32, f: impl FnOnce(Option<f64>) + 'static) {
-    let Some((window, idle)) = idle_callback() else {
-        return;
+/// Calls `f` once the page is idle, at most `within_ms` from now (where the browser has no idle
+/// callbacks, `fallback_ms` from now; with no page, at once), handed the time its idle period had left
+/// (`None` when it came because the time ran out, or from a timeout).
+fn when_idle_with(within_ms: u32, fallback_ms: i32, f: impl FnOnce(Option<f64>) + 'static) {
+    let Some(window) = web_sys::window() else {
+        return f(None);
     };
+    // A timeout calls it with no argument: `deadline` is undefined then, and has no fields.
     let f = wasm_bindgen::closure::Closure::once_into_js(move |deadline: wasm_bindgen::JsValue| {
         let field = |name: &str| Reflect::get(&deadline, &name.into()).ok();
         let timed_out = field("didTimeout").is_some_and(|v| v.is_truthy());
@@ -115,9 +101,15 @@ fn when_idle_with(within_ms: u32, f: impl FnOnce(Option<f64>) + 'static) {
             .and_then(|v| v.as_f64());
         f(if timed_out { None } else { spare });
     });
-    let options = js_sys::Object::new();
-    let _ = Reflect::set(&options, &"timeout".into(), &within_ms.into());
-    let _ = idle.call2(&window, &f, &options);
+    let asked = idle_callback().is_some_and(|idle| {
+        let options = js_sys::Object::new();
+        let _ = Reflect::set(&options, &"timeout".into(), &within_ms.into());
+        idle.call2(&window, &f, &options).is_ok()
+    });
+    if !asked {
+        let _ = window
+            .set_timeout_with_callback_and_timeout_and_arguments_0(f.unchecked_ref(), fallback_ms);
+    }
 }
 
 /// Calls `f` once, `ms` milliseconds from now (`setTimeout`; on the page: a worker has no window).
