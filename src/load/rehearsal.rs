@@ -28,20 +28,17 @@ pub fn rehearse(model: &Encoded) {
             return;
         };
         drop(model);
-        next_task().await;
-        if loading() {
+        if !next_stage().await {
             return;
         }
         let device = snapshot.default_device().unwrap_or(0);
         let lifetimes = Lifetimes::of_sliced(&snapshot, device, &mut pause).await;
-        next_task().await;
-        if loading() {
+        if !next_stage().await {
             return;
         }
         let model =
             DeviceModel::of_lifetimes_sliced(&snapshot, device, lifetimes, &mut pause).await;
-        next_task().await;
-        if loading() {
+        if !next_stage().await {
             return;
         }
         let end = model.blocks.layout.x_len as i64 - 1;
@@ -53,16 +50,14 @@ pub fn rehearse(model: &Encoded) {
         let t = &model.blocks;
         let view = t.full_view();
         let theme = colors::theme(false);
-        next_task().await;
-        if loading() {
+        if !next_stage().await {
             return;
         }
         if let Some(plot) = hidden_surface(1400, 560) {
             let scale = Scale::new(view, Plot::of(plot.width, plot.height, 0), None);
             timeline::draw(&plot, &scale, t, &timeline::Overlay::plain(true), &theme);
         }
-        next_task().await;
-        if loading() {
+        if !next_stage().await {
             return;
         }
         if let Some(map) = hidden_surface(1400, 60) {
@@ -77,6 +72,12 @@ pub fn rehearse(model: &Encoded) {
             .into(),
         );
     });
+}
+
+/// Waits for a task of its own; false if a file is loading by then (the rehearsal stops).
+async fn next_stage() -> bool {
+    next_task().await;
+    !loading()
 }
 
 /// A drawing surface on a canvas that is not in the document.
