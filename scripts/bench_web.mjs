@@ -101,6 +101,8 @@ function cpuBetween(before, after) {
 
 const pct = (v, p) => { const s = [...v].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
 const median = v => pct(v, 0.5);
+/** The median and the worst (largest) of `v`. */
+const spread = v => ({ median: median(v), worst: Math.max(...v) });
 
 const server = await serve();
 const b = await browser();
@@ -249,18 +251,18 @@ for (const file of files) {
     const r = rows[kind];
     const first = r.map(x => x.first), ready = r.map(x => Math.round(x.ready));
     return {
-      first_timeline_ms: { median: median(first), worst: Math.max(...first) },
-      ready_ms: { median: median(ready), worst: Math.max(...ready) },
+      first_timeline_ms: spread(first),
+      ready_ms: spread(ready),
       ratio_to_native: { median: +(median(first) / 1000 / native).toFixed(2), worst: +(Math.max(...first) / 1000 / native).toFixed(2) },
       // Each load against the native run right after it: on this VM the machine's speed drifts over a
       // run (one file's native runs took 443 to 724 ms), and a pair shares the drift where medians
       // taken apart do not.
-      ratio_paired: (a => ({ median: +median(a).toFixed(2), worst: +Math.max(...a).toFixed(2) }))(r.map(x => x.first / 1000 / x.native)),
+      ratio_paired: spread(r.map(x => +(x.first / 1000 / x.native).toFixed(2))),
       // From the end of the worker's parse (its snapshot finished) to the first timeline: the page's
       // own part of a load (the parse, the same Rust natively, swings with the machine by up to 1.7×
       // on two cores). The worker's parse ends `worker_start + worker_waited + parse` after the load's
       // start (`parse` counts its pushing and finishing, not its waiting for pieces).
-      after_parse_ms: (a => ({ median: median(a), worst: Math.max(...a) }))(r.map(({ timings: t }) =>
+      after_parse_ms: spread(r.map(({ timings: t }) =>
         Math.round(t.first_from_load_start - t.worker_start - t.worker_waited - t.parse))),
       longest_task_ms: Math.round(Math.max(...r.map(x => x.loadLongest))),
       handed_ms: median(r.map(x => x.timings.handed_ms)),
