@@ -11,7 +11,8 @@
 // another tab first, closed before the traced load, as the benchmark's loads follow one another; WARM=1
 // chooses the file 1.5 s after the page is empty (the benchmark's warm load) instead of at once.
 // SPAN=FROM,TO (ms from the choice) prints, instead of the longest tasks, where one thread's CPU went
-// over that span, all tasks together: THREAD=page (default) or THREAD=worker (the parsing worker).
+// over that span, all tasks together: THREAD=page (default) or THREAD=worker (the parsing worker);
+// FROM=draw counts SPAN's times from the first timeline instead (SPAN=-200,0: the 200 ms before it).
 //
 // Function names need a build that keeps them: build with `--debuginfo` added to index.html's
 // `data-wasm-opt-params` (`trunk build --release --offline --dist dist-prof`, then restore index.html).
@@ -126,8 +127,10 @@ const top = counts => Object.entries(counts).sort((x, y) => y[1] - x[1]).slice(0
 const PLUMBING = /^\((root|program)\)$|^js-to-wasm$|^real$|^wasm_bindgen|^js_sys::futures|^<core::pin::Pin<P> as core::future::future::Future>::poll$/;
 console.log(`${path.basename(FILE)}: first timeline ${ms(drawn.ts - chosen.ts)} ms after the choice (traced)`);
 console.log(`load timings ${timings}`);
+// SPAN's times count from the choice, or from the first timeline with FROM=draw.
+const spanOrigin = process.env.FROM === 'draw' ? drawn.ts : chosen.ts;
 const spans = SPAN
-  ? [{ ts: chosen.ts + SPAN[0] * 1e3, dur: (SPAN[1] - SPAN[0]) * 1e3, span: true }]
+  ? [{ ts: spanOrigin + SPAN[0] * 1e3, dur: (SPAN[1] - SPAN[0]) * 1e3, span: true }]
   : longest;
 for (const task of spans) {
   const inTask = samples.filter(s => s.t >= task.ts && s.t <= task.ts + task.dur && s.stack[0] !== '(idle)');
@@ -140,10 +143,13 @@ for (const task of spans) {
   const share = n => `${String(Math.round(100 * n / Math.max(1, inTask.length))).padStart(3)} %`;
   if (task.span) {
     // CPU of the thread's tasks within the span (the profiler samples about every 0.1 ms).
-    const cpu = events.filter(e => e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask'
-      && `${e.pid}:${e.tid}` === profiled && e.ts >= task.ts && e.ts + e.dur <= task.ts + task.dur)
-      .reduce((sum, e) => sum + (e.tdur || 0), 0);
+    const tasks = events.filter(e => e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask'
+      && `${e.pid}:${e.tid}` === profiled && e.ts >= task.ts && e.ts + e.dur <= task.ts + task.dur);
+    const cpu = tasks.reduce((sum, e) => sum + (e.tdur || 0), 0);
     console.log(`\n${WORKER ? 'worker' : 'page'} from ${SPAN[0]} to ${SPAN[1]} ms: ${ms(cpu)} ms CPU in its tasks, ${inTask.length} samples`);
+    // Its tasks of 2 ms or more, as start+wall/CPU (ms from the span's origin): where the gaps are.
+    console.log(' tasks: ' + tasks.filter(e => e.dur >= 2000)
+      .map(e => `${ms(e.ts - spanOrigin)}+${ms(e.dur)}/${ms(e.tdur || 0)}`).join(' '));
   } else {
     console.log(`\ntask at ${ms(task.ts - chosen.ts)} ms: ${ms(task.dur)} ms wall, ${ms(task.tdur || 0)} ms CPU, ${inTask.length} samples`);
   }
