@@ -1076,6 +1076,8 @@ where
 {
     let (div, unit_name) = unit(top);
     let mut chart = builder(area, heading, theme)
+        // Room for half of the last x label ("100 %"), centred on the plot's right edge.
+        .margin_right(theme.px(24))
         .x_label_area_size(theme.px(36))
         .y_label_area_size(theme.px(64))
         .build_cartesian_2d(x0..x1, 0f64..top as f64 * 1.12 / div)?;
