@@ -253,7 +253,7 @@ for (const file of files) {
     return {
       first_timeline_ms: spread(first),
       ready_ms: spread(ready),
-      ratio_to_native: { median: +(median(first) / 1000 / native).toFixed(2), worst: +(Math.max(...first) / 1000 / native).toFixed(2) },
+      ratio_to_native: spread(first.map(x => +(x / 1000 / native).toFixed(2))),
       // Each load against the native run right after it: on this VM the machine's speed drifts over a
       // run (one file's native runs took 443 to 724 ms), and a pair shares the drift where medians
       // taken apart do not.
