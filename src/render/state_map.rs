@@ -9,18 +9,33 @@ use super::{Pen, Surface};
 use crate::view_model::SegmentRow;
 
 pub const ROW: f64 = 22.0;
-const LEFT: f64 = 150.0;
+/// The labels' font, and the advance of one of its characters (monospace fonts' is 0.55–0.61 em).
+const LABEL_FONT: &str = "11px ui-monospace, monospace";
+const LABEL_CHAR: f64 = 6.8;
+/// Where the labels start, and the gap between the longest and the bars.
+const LABEL_X: f64 = 4.0;
+const LABEL_GAP: f64 = 10.0;
 
 /// Pixel geometry of one frame, shared by drawing and hit-testing.
 pub struct MapGeometry {
+    /// Where the bars start: after the longest label.
+    pub left: f64,
     pub scale: f64,
     pub scroll: f64,
 }
 
+/// A segment's label: its address and size.
+fn label(r: &SegmentRow) -> String {
+    format!("{:x} {}", r.address, bytes(r.size))
+}
+
 pub fn geometry(s_width: f64, rows: &[SegmentRow], scroll: f64) -> MapGeometry {
     let largest = rows.iter().map(|r| r.size).max().unwrap_or(1).max(1) as f64;
+    let chars = rows.iter().map(|r| label(r).len()).max().unwrap_or(0);
+    let left = LABEL_X + chars as f64 * LABEL_CHAR + LABEL_GAP;
     MapGeometry {
-        scale: (s_width - LEFT - 10.0).max(10.0) / largest,
+        left,
+        scale: (s_width - left - 10.0).max(10.0) / largest,
         scroll,
     }
 }
@@ -35,7 +50,7 @@ pub fn draw<P: Pen>(
     let ctx = &s.ctx;
     ctx.set_fill_style_str(theme.background);
     ctx.fill_rect(0.0, 0.0, s.width, s.height);
-    ctx.set_font("11px ui-monospace, monospace");
+    ctx.set_font(LABEL_FONT);
     ctx.set_text_baseline("middle");
     let first = (g.scroll / ROW).floor().max(0.0) as usize;
     for (i, r) in rows.iter().enumerate().skip(first) {
@@ -45,15 +60,11 @@ pub fn draw<P: Pen>(
         }
         ctx.set_fill_style_str(theme.muted);
         ctx.set_text_align("left");
-        ctx.fill_text(
-            &format!("{:x} {}", r.address, bytes(r.size)),
-            4.0,
-            y + ROW / 2.0 - 1.0,
-        );
+        ctx.fill_text(&label(r), LABEL_X, y + ROW / 2.0 - 1.0);
         ctx.set_fill_style_str(theme.free);
-        ctx.fill_rect(LEFT, y, r.size as f64 * g.scale, ROW - 4.0);
+        ctx.fill_rect(g.left, y, r.size as f64 * g.scale, ROW - 4.0);
         for b in &r.blocks {
-            let x = LEFT + (b.address - r.address) as f64 * g.scale;
+            let x = g.left + (b.address - r.address) as f64 * g.scale;
             let w = (b.size as f64 * g.scale).max(1.0);
             ctx.set_fill_style_str(colors::allocation(b.allocation));
             ctx.set_global_alpha(if b.pending_free { 0.45 } else { 1.0 });
@@ -95,10 +106,10 @@ pub fn hit(rows: &[SegmentRow], g: &MapGeometry, x: f64, y: f64) -> Option<(usiz
         return None;
     }
     let r = rows.get(i as usize)?;
-    if x < LEFT {
+    if x < g.left {
         return Some((i as usize, None));
     }
-    let addr = r.address as f64 + (x - LEFT) / g.scale;
+    let addr = r.address as f64 + (x - g.left) / g.scale;
     let b = r
         .blocks
         .iter()

@@ -261,17 +261,18 @@ test('the state history at the end of a training step names the segment or block
   const { page, errors } = await open(b, server.url);
   await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
   await stateAtEnd(page, 19341);
+  // The bars start after the longest label (22 characters here: 164 px).
   // The first row: a segment whose only block was freed at this last entry (cached, no blocks).
   const box = await page.locator('.state-canvas').boundingBox();
-  await page.mouse.move(box.x + 152, box.y + 12);
+  await page.mouse.move(box.x + 166, box.y + 12);
   await page.waitForSelector('.state-map .tooltip');
   assert.match(await page.textContent('.state-map .tooltip'), /^segment 7f1fca000000: 98\.0 MiB .*, 0 blocks/);
   // The second: a block allocated before the trace ends and still held at the snapshot, with its stack.
-  await page.mouse.move(box.x + 160, box.y + 34);
+  await page.mouse.move(box.x + 174, box.y + 34);
   await page.waitForFunction(() => /b7f1fd2000000_1/.test(document.querySelector('.state-map .tooltip')?.textContent));
   assert.match(await page.textContent('.state-map .tooltip'),
     /^b7f1fd2000000_1 +97\.7 MiB \(102 400 000 bytes\)\nsegment 7f1fd2000000: 100\.0 MiB .*, 1 blocks, stream 0\n.*empty_strided/s);
-  await page.mouse.move(box.x + 152, box.y + 12);
+  await page.mouse.move(box.x + 166, box.y + 12);
   await shot(page, 'kk-state-end');
   assert.deepEqual(errors, []);
   await page.close();
