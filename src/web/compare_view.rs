@@ -10,7 +10,7 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use memograph_charts::{curve_points, full_range, run_color, Bars, CompareAxis, PlotArea};
 use memograph_snapshot::analysis::compare::{
-    diff, grown_sites, peak_rows, peak_table, ranks, Digest, Presence,
+    common_folder, diff, grown_sites, peak_rows, peak_table, ranks, within, Digest, Presence,
 };
 use memograph_snapshot::format::{bytes, grouped, signed_bytes};
 
@@ -76,6 +76,13 @@ fn all_digests(ui: Ui) -> Vec<Digest> {
     store::runs().into_iter().flat_map(|r| r.digests).collect()
 }
 
+/// The folder every row's file lies in, shown once in the toolbar and left out of the rows' names
+/// (files opened as a folder all begin with its name).
+fn folder_of(rows: &[Digest]) -> String {
+    let names: Vec<&str> = rows.iter().map(|d| d.file.as_str()).collect();
+    common_folder(&names).to_string()
+}
+
 fn included(ui: Ui, d: &Digest) -> bool {
     d.default_device != ui.compare.toggled.with(|t| t.contains(&key_of(d)))
 }
@@ -106,7 +113,13 @@ pub fn CompareView(ui: Ui) -> impl IntoView {
         } else {
             String::new()
         };
-        format!("{runs} runs compared{reading}")
+        let folder = digests.with(|d| folder_of(d));
+        let folder = if folder.is_empty() {
+            String::new()
+        } else {
+            format!(" · in {folder}")
+        };
+        format!("{runs} runs compared{folder}{reading}")
     };
     view! {
         <div class="compare-view">
@@ -176,6 +189,7 @@ fn PeakTable(ui: Ui, digests: Memo<Vec<Digest>>, rows: Memo<Vec<Digest>>) -> imp
         let shown = peak_table(&peak_rows(&all, base), false);
         let exact = peak_table(&peak_rows(&all, base), true);
         let order = sorted_order(&exact, ui.compare.sort.get());
+        let folder = folder_of(&all);
         let (_, b_key) = diff_pair(ui, &chosen);
         let head = sort_headers(&shown, ui.compare.sort);
         let body = order
@@ -189,7 +203,12 @@ fn PeakTable(ui: Ui, digests: Memo<Vec<Digest>>, rows: Memo<Vec<Digest>>) -> imp
                 let cells = shown.rows[i]
                     .iter()
                     .zip(&shown.numeric)
-                    .map(|(c, &n)| view! { <td class:num=n>{c.clone()}</td> })
+                    .enumerate()
+                    .map(|(k, (c, &n))| {
+                        // The file, without the folder every row shares (the toolbar names it).
+                        let c = if k == 0 { within(c, &folder) } else { c };
+                        view! { <td class:num=n>{c.to_string()}</td> }
+                    })
                     .collect_view();
                 let title = format!(
                     "{}, cuda:{}: peak {} bytes at entry {}",
@@ -500,6 +519,7 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
         let rows = rows.get();
         let refs: Vec<&Digest> = rows.iter().collect();
         let values = values_at(&refs, &axis, x);
+        let folder = folder_of(&rows);
         let at = match &axis {
             CompareAxis::Fraction => format!("at {:.1} % of each trace", x * 100.0),
             CompareAxis::Seconds => format!("at {x:.3} s"),
@@ -514,7 +534,7 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
                 view! {
                     <span class="readout-item">
                         <span class="swatch" style=format!("background:{color}")></span>
-                        {format!("{}: {}", d.file, v.map_or("—".to_string(), bytes))}
+                        {format!("{}: {}", within(&d.file, &folder), v.map_or("—".to_string(), bytes))}
                     </span>
                 }
             })
@@ -708,9 +728,11 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
             }>
                 {move || {
                     let current = pair.get().map(|(a, b)| key_of(if is_a { &a } else { &b }));
-                    rows.get().iter().enumerate().map(|(k, d)| {
+                    let rows = rows.get();
+                    let folder = folder_of(&rows);
+                    rows.iter().enumerate().map(|(k, d)| {
                         let selected = current.as_ref() == Some(&key_of(d));
-                        view! { <option value=k.to_string() selected=selected>{format!("{} · cuda:{}", d.file, d.device)}</option> }
+                        view! { <option value=k.to_string() selected=selected>{format!("{} · cuda:{}", within(&d.file, &folder), d.device)}</option> }
                     }).collect_view()
                 }}
             </select>

@@ -168,6 +168,11 @@ test('a rank set: the strip names the rank out of line and the imbalance', TIER2
   assert.ok(Math.abs(Number(await summary.getAttribute('data-imbalance')) - imbalance) < 1e-3);
   assert.equal(Math.max(...peaks), peaks[6]);
   assert.match(await summary.textContent(), /rank 6 is out of line/);
+  // The folder all eight share is named once, in the toolbar; the rows show the files in it.
+  const folder = `${path.basename(ranks)}/`;
+  assert.match(await page.textContent('[data-testid=compare-status]'), new RegExp(`^8 runs compared · in ${folder}$`));
+  const shown = await page.$$eval('tr[data-file] td:nth-child(3)', cells => cells.map(c => c.textContent));
+  assert.deepEqual(shown, files.map(f => path.basename(f)));
   await page.locator('[data-testid=rank-strip]').scrollIntoViewIfNeeded();
   await shot(page, 'compare-ranks');
   // A click on a rank opens its timeline.

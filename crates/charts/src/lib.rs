@@ -9,7 +9,7 @@
 use std::error::Error;
 
 use memograph_snapshot::analysis::categories;
-use memograph_snapshot::analysis::compare::Digest;
+use memograph_snapshot::analysis::compare::{common_folder, within, Digest};
 use memograph_snapshot::analysis::efficiency::Bucket;
 use memograph_snapshot::analysis::report::{CategorySeries, Component, DeviceReport};
 use memograph_snapshot::analysis::stats::SegmentStats;
@@ -1136,6 +1136,7 @@ where
     DB::ErrorType: 'static,
 {
     let curves: Vec<Vec<(f64, u64)>> = runs.iter().map(|(d, _)| curve_points(d, axis)).collect();
+    let folder = shared_folder(runs);
     let (x0, x1) = x_range.unwrap_or_else(|| full_range(&curves));
     let x1 = if x1 > x0 { x1 } else { x0 + 1e-9 };
     let top = runs
@@ -1182,7 +1183,7 @@ where
             .draw_series(LineSeries::new(steps, color.stroke_width(width)))?
             .label(format!(
                 "{} (peak {})",
-                d.file,
+                within(&d.file, folder),
                 bytes(d.timeline_peak_bytes)
             ))
             .legend(move |(x, y)| {
@@ -1204,6 +1205,12 @@ where
     finish_line_chart(chart, marker, SeriesLabelPosition::UpperLeft, theme)
 }
 
+/// The folder the runs' files share, left out of their labels (see [`common_folder`]).
+fn shared_folder<'a>(runs: &[(&'a Digest, RGBColor)]) -> &'a str {
+    let names: Vec<&str> = runs.iter().map(|(d, _)| d.file.as_str()).collect();
+    common_folder(&names)
+}
+
 /// The peaks of several runs as labelled bars in their run colours.
 pub fn peak_bars<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -1214,9 +1221,16 @@ pub fn peak_bars<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
+    let folder = shared_folder(runs);
     let rows: Vec<(String, u64, RGBColor)> = runs
         .iter()
-        .map(|(d, c)| (d.file.clone(), d.timeline_peak_bytes, *c))
+        .map(|(d, c)| {
+            (
+                within(&d.file, folder).to_string(),
+                d.timeline_peak_bytes,
+                *c,
+            )
+        })
         .collect();
     labelled_bars(area, heading, &rows, 0.45, theme)
 }
