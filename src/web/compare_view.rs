@@ -530,10 +530,17 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
             .zip(values)
             .enumerate()
             .map(|(k, (d, v))| {
-                let color = memograph_charts::RUN_COLORS[k % memograph_charts::RUN_COLORS.len()];
+                let palette = &memograph_charts::RUN_COLORS;
+                let color = palette[k % palette.len()];
+                // Striped where the curve is dashed (its colour's second time round).
+                let fill = if (k / palette.len()) % 2 == 1 {
+                    format!("background:repeating-linear-gradient(90deg,{color} 0 3px,transparent 3px 5px)")
+                } else {
+                    format!("background:{color}")
+                };
                 view! {
                     <span class="readout-item">
-                        <span class="swatch" style=format!("background:{color}")></span>
+                        <span class="swatch" style=fill></span>
                         {format!("{}: {}", within(&d.file, &folder), v.map_or("—".to_string(), bytes))}
                     </span>
                 }

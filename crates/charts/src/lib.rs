@@ -1165,10 +1165,13 @@ where
         theme,
     )?;
     let width = theme.px(2);
-    for (points, (d, color)) in curves.iter().zip(runs) {
+    for (n, (points, (d, color))) in curves.iter().zip(runs).enumerate() {
         if points.is_empty() {
             continue;
         }
+        // Past the palette's length colours come round again: a run whose colour an earlier run has
+        // is dashed (in its legend too), so sixteen runs stay told apart.
+        let dashed = runs[..n].iter().filter(|(_, c)| c == color).count() % 2 == 1;
         // Each point holds until the next (live bytes change at entries), clipped to the view.
         let mut steps: Vec<(f64, f64)> = Vec::with_capacity(points.len() * 2);
         for (k, &(x, b)) in points.iter().enumerate() {
@@ -1179,16 +1182,28 @@ where
             steps.push((x, y));
         }
         let color = *color;
-        chart
-            .draw_series(LineSeries::new(steps, color.stroke_width(width)))?
-            .label(format!(
-                "{} (peak {})",
-                within(&d.file, folder),
-                bytes(d.timeline_peak_bytes)
-            ))
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 12, y)], color.stroke_width(width))
-            });
+        let label = format!(
+            "{} (peak {})",
+            within(&d.file, folder),
+            bytes(d.timeline_peak_bytes)
+        );
+        let style = color.stroke_width(width);
+        if dashed {
+            let (dash, gap) = (theme.px(6), theme.px(4));
+            chart
+                .draw_series(DashedLineSeries::new(steps, dash, gap, style))?
+                .label(label)
+                .legend(move |(x, y)| {
+                    EmptyElement::at((x, y))
+                        + PathElement::new(vec![(0, 0), (5, 0)], style)
+                        + PathElement::new(vec![(8, 0), (13, 0)], style)
+                });
+        } else {
+            chart
+                .draw_series(LineSeries::new(steps, style))?
+                .label(label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], style));
+        }
         if let Some(&(px, pb)) = points
             .iter()
             .max_by(|a, b| a.1.cmp(&b.1).then(b.0.total_cmp(&a.0)))
