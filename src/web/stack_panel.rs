@@ -86,7 +86,21 @@ pub fn StackPanel(ui: Ui, segments: bool) -> impl IntoView {
                         </label>
                         <button class="button small" on:click=copy>"Copy"</button>
                     </div>
-                    <pre class="stack" class:explained=no_frames data-testid="stack-trace">{lines.join("\n")}</pre>
+                    // A frame per line. A Python frame longer than the panel wraps, its rest indented:
+                    // its file, line and function end it, and cut off they would be what is hidden. A
+                    // native one (a C++ signature, often hundreds of characters) keeps to one line,
+                    // cut short with its whole text on hover, so the Python frames below stay in view.
+                    <pre class="stack" class:explained=no_frames data-testid="stack-trace">
+                        {
+                            let last = lines.len().saturating_sub(1);
+                            lines.into_iter().enumerate().map(|(k, line)| {
+                                let end = if k < last { "\n" } else { "" };
+                                let python = line.contains(".py:");
+                                let title = (!python).then(|| line.clone());
+                                view! { <span class="frame" class:native=!python title=title>{line}{end}</span> }
+                            }).collect_view()
+                        }
+                    </pre>
                 }.into_any()
                 }
             }}
