@@ -2,9 +2,10 @@
 //! of repeats elided), with a copy button.
 
 use leptos::prelude::*;
+use memograph_snapshot::analysis::search::{self, Query};
 use memograph_snapshot::analysis::stacks::{display_lines, why_no_frames};
 
-use super::Ui;
+use super::{MadeBy, Ui};
 use crate::load::store;
 use crate::render::colors;
 
@@ -54,6 +55,16 @@ pub fn StackPanel(ui: Ui, segments: bool) -> impl IntoView {
         })
         .flatten()
     };
+    // What a search for text highlights the timeline by: the frames that hold it are marked.
+    let found = move || -> Option<String> {
+        ui.highlight.with(|h| match h.as_ref()?.made_by.as_ref()? {
+            MadeBy::Search(q) => match search::parse(q)? {
+                Query::Text(text) => Some(text),
+                _ => None,
+            },
+            MadeBy::Path(_) => None,
+        })
+    };
     let copy = move |_| {
         if let Some(Pinned { head, lines, .. }) = details() {
             let text = format!("{head}\n\n{}", lines.join("\n"));
@@ -93,11 +104,13 @@ pub fn StackPanel(ui: Ui, segments: bool) -> impl IntoView {
                     <pre class="stack" class:explained=no_frames data-testid="stack-trace">
                         {
                             let last = lines.len().saturating_sub(1);
+                            let found = found();
                             lines.into_iter().enumerate().map(|(k, line)| {
                                 let end = if k < last { "\n" } else { "" };
                                 let python = line.contains(".py:");
                                 let title = (!python).then(|| line.clone());
-                                view! { <span class="frame" class:native=!python title=title>{line}{end}</span> }
+                                let hit = found.as_ref().is_some_and(|t| line.to_ascii_lowercase().contains(t.as_str()));
+                                view! { <span class="frame" class:native=!python class:hit=hit title=title>{line}{end}</span> }
                             }).collect_view()
                         }
                     </pre>

@@ -28,6 +28,9 @@ test('a search highlights its matches; Enter pins them one by one', TIER2, async
   await page.press('[data-testid=search]', 'Enter');
   await page.waitForSelector('[data-testid=stack-trace]');
   assert.match(await page.textContent('[data-testid=stack-trace]'), /optimizers\.py:82/);
+  // The stack marks the frame the search found, and only it.
+  assert.deepEqual(await page.$$eval('[data-testid=stack-trace] .frame.hit', fs => fs.map(f => f.textContent.trim())),
+    [await page.$eval('[data-testid=stack-trace]', e => e.textContent.split('\n').find(l => l.includes('optimizers.py:82')).trim())]);
   assert.match(await page.textContent('[data-testid=search-count]'), /^1 of /);
   await page.press('[data-testid=search]', 'Enter');
   assert.match(await page.textContent('[data-testid=search-count]'), n > 1 ? /^2 of / : /^1 of /);
