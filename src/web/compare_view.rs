@@ -786,7 +786,7 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
             .into_iter()
             .take(15)
             .map(|s| {
-                let ratio = s.ratio.map_or("new".to_string(), |x| format!("×{x:.1}"));
+                let ratio = s.ratio.map_or("new".to_string(), memograph_snapshot::format::ratio);
                 view! {
                     <tr title=s.site.clone()><td class="frame">{short_frame(&s.site)}</td><td class="num">{bytes(s.a_bytes)}</td>
                         <td class="num">{bytes(s.b_bytes)}</td><td class="num grew">{ratio}</td></tr>

@@ -189,7 +189,9 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
             base.file, d.file
         );
         for s in g {
-            let ratio = s.ratio.map_or("new".to_string(), |x| format!("×{x:.1}"));
+            let ratio = s
+                .ratio
+                .map_or("new".to_string(), memograph_snapshot::format::ratio);
             let _ = writeln!(
                 o,
                 "  {:>10} → {:>10}  (+{}, {ratio})  {}",
@@ -296,7 +298,9 @@ pub fn run_diff(args: &DiffArgs) -> Result<(), Failure> {
     if !grown.is_empty() {
         let _ = writeln!(o, "\nGrew at the same call path:");
         for s in grown.iter().take(10) {
-            let ratio = s.ratio.map_or("new".to_string(), |x| format!("×{x:.1}"));
+            let ratio = s
+                .ratio
+                .map_or("new".to_string(), memograph_snapshot::format::ratio);
             let _ = writeln!(
                 o,
                 "  {:>10} → {:>10}  ({ratio})  {}",

@@ -25,6 +25,12 @@ pub fn signed_bytes(delta: i64) -> String {
     format!("{sign}{}", bytes(delta.unsigned_abs()))
 }
 
+/// A ratio of two sizes as the comparisons show it, `×1.01`: two decimals, so that a few percent of
+/// growth does not read as `×1.0`.
+pub fn ratio(x: f64) -> String {
+    format!("×{x:.2}")
+}
+
 /// `1234567` → `1 234 567` (thin grouping that reads well in tables and tooltips).
 pub fn grouped(n: u64) -> String {
     let s = n.to_string();

@@ -520,7 +520,7 @@ pub fn peak_table(rows: &[Row], exact: bool) -> Table {
                 if exact {
                     format!("{x:.4}")
                 } else {
-                    format!("×{x:.2}")
+                    crate::format::ratio(x)
                 }
             }));
             cells.push(d.peak_event_index.to_string());
