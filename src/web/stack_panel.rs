@@ -107,10 +107,11 @@ pub fn StackPanel(ui: Ui, segments: bool) -> impl IntoView {
                             let found = found();
                             lines.into_iter().enumerate().map(|(k, line)| {
                                 let end = if k < last { "\n" } else { "" };
-                                let python = line.contains(".py:");
-                                let title = (!python).then(|| line.clone());
+                                // (Why there is no stack is a sentence: it wraps.)
+                                let native = !no_frames && !line.contains(".py:");
+                                let title = native.then(|| line.clone());
                                 let hit = found.as_ref().is_some_and(|t| line.to_ascii_lowercase().contains(t.as_str()));
-                                view! { <span class="frame" class:native=!python class:hit=hit title=title>{line}{end}</span> }
+                                view! { <span class="frame" class:native=native class:hit=hit title=title>{line}{end}</span> }
                             }).collect_view()
                         }
                     </pre>

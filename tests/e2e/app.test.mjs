@@ -107,6 +107,14 @@ test('the slider goes to 100 % and clicking inside the band at the peak shows it
   const full = await page.locator('[data-testid=stack-trace]').textContent();
   assert.ok(full.split('\n').length > stack.split('\n').length);
   assert.match(full, /CapturedTraceback|unwind/);
+  // Memory allocated before recording began has no stack: the panel says why, as a sentence that wraps.
+  const early = await timelinePoint(page, 10, d.timeline_peak_bytes * 0.05, xLen, d.timeline_peak_bytes);
+  await page.mouse.click(early.x, early.y);
+  await page.waitForFunction(() => /^No stack: this memory was allocated before recording began/.test(document.querySelector('[data-testid=stack-trace]')?.textContent));
+  assert.equal(await page.locator('[data-testid=stack-trace] .frame.native').count(), 0);
+  const why = await page.locator('[data-testid=stack-trace]').boundingBox();
+  assert.ok(why.height > 40, `the explanation wraps onto several lines: ${JSON.stringify(why)}`);
+  await shot(page, 'no-stack');
   assert.deepEqual(errors, []);
   await page.close();
 });
