@@ -746,12 +746,14 @@ fn draw_peak<P: Pen>(s: &Surface<P>, f: &Scale, model: &TimelineModel, theme: &T
     ctx.set_fill_style_str(theme.peak);
     ctx.set_font("bold 11px system-ui, sans-serif");
     let label = format!("peak {}", bytes(model.peak.bytes));
-    let right = px + 4.0 + 90.0 > f.plot.left + f.plot.width;
+    // Clear of the line and of the analysis' marker head (10 px wide) when it stands at the peak.
+    const GAP: f64 = 8.0;
+    let right = px + GAP + 90.0 > f.plot.left + f.plot.width;
     ctx.set_text_align(if right { "right" } else { "left" });
     ctx.set_text_baseline("top");
     ctx.fill_text(
         &label,
-        if right { px - 4.0 } else { px + 4.0 },
+        if right { px - GAP } else { px + GAP },
         f.plot.top + 2.0,
     );
 }
