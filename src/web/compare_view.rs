@@ -12,7 +12,7 @@ use memograph_charts::{curve_points, full_range, run_color, Bars, CompareAxis, P
 use memograph_snapshot::analysis::compare::{
     common_folder, diff, grown_sites, peak_rows, peak_table, ranks, within, Digest, Presence,
 };
-use memograph_snapshot::format::{bytes, grouped, signed_bytes};
+use memograph_snapshot::format::{bytes, grouped, ratio, signed_bytes};
 
 use super::{Phase, Ui, View};
 use crate::load::{self, store};
@@ -79,8 +79,7 @@ fn all_digests(ui: Ui) -> Vec<Digest> {
 /// The folder every row's file lies in, shown once in the toolbar and left out of the rows' names
 /// (files opened as a folder all begin with its name).
 fn folder_of(rows: &[Digest]) -> String {
-    let names: Vec<&str> = rows.iter().map(|d| d.file.as_str()).collect();
-    common_folder(&names).to_string()
+    common_folder(rows.iter().map(|d| d.file.as_str())).to_string()
 }
 
 fn included(ui: Ui, d: &Digest) -> bool {
@@ -532,8 +531,8 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
             .map(|(k, (d, v))| {
                 let palette = &memograph_charts::RUN_COLORS;
                 let color = palette[k % palette.len()];
-                // Striped where the curve is dashed (its colour's second time round).
-                let fill = if (k / palette.len()) % 2 == 1 {
+                // Striped where the curve is dashed.
+                let fill = if memograph_charts::run_dashed(k) {
                     format!("background:repeating-linear-gradient(90deg,{color} 0 3px,transparent 3px 5px)")
                 } else {
                     format!("background:{color}")
@@ -680,11 +679,11 @@ fn RankStrip(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
         let mean_at = strip.mean_bytes / max * 100.0;
         let mean_title = format!("mean {}", bytes(strip.mean_bytes as u64));
         let summary = format!(
-            "{} ranks · mean {} · max {} · imbalance ×{:.2}{}",
+            "{} ranks · mean {} · max {} · imbalance {}{}",
             strip.peaks.len(),
             bytes(strip.mean_bytes as u64),
             bytes(strip.max_bytes),
-            strip.imbalance,
+            ratio(strip.imbalance),
             strip
                 .outlier
                 .map(|r| format!(" · rank {r} is out of line"))
@@ -762,8 +761,8 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
             <div class="diff-total" data-testid="compare-diff-total" data-delta=t.delta_bytes.to_string()
                 data-entry-a=live_entry(&a).to_string() data-entry-b=live_entry(&b).to_string()
                 title=format!("{} − {} = {} bytes", grouped(t.b_bytes), grouped(t.a_bytes), t.delta_bytes)>
-                {format!("{when}: {} → {} ({}, ×{:.2})", bytes(t.a_bytes), bytes(t.b_bytes),
-                    signed_bytes(t.delta_bytes), t.b_bytes as f64 / t.a_bytes.max(1) as f64)}
+                {format!("{when}: {} → {} ({}, {})", bytes(t.a_bytes), bytes(t.b_bytes),
+                    signed_bytes(t.delta_bytes), ratio(t.b_bytes as f64 / t.a_bytes.max(1) as f64))}
                 <Show when=move || ui.compare.at.with(|x| x.is_some())>
                     <button class="button small" data-testid="back-to-peaks" on:click=move |_| ui.compare.at.set(None)>"Back to the peaks"</button>
                 </Show>
@@ -786,7 +785,7 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
             .into_iter()
             .take(15)
             .map(|s| {
-                let ratio = s.ratio.map_or("new".to_string(), memograph_snapshot::format::ratio);
+                let ratio = s.ratio.map_or("new".to_string(), ratio);
                 view! {
                     <tr title=s.site.clone()><td class="frame">{short_frame(&s.site)}</td><td class="num">{bytes(s.a_bytes)}</td>
                         <td class="num">{bytes(s.b_bytes)}</td><td class="num grew">{ratio}</td></tr>

@@ -986,6 +986,12 @@ pub fn run_color(k: usize) -> RGBColor {
     rgb(RUN_COLORS[k % RUN_COLORS.len()])
 }
 
+/// Whether compared run `k` is drawn dashed: past the palette's length colours come round again, and
+/// every other time round the runs are dashed, so sixteen runs stay told apart.
+pub fn run_dashed(k: usize) -> bool {
+    (k / RUN_COLORS.len()) % 2 == 1
+}
+
 /// The x axis of overlaid live curves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CompareAxis {
@@ -1136,7 +1142,7 @@ where
     DB::ErrorType: 'static,
 {
     let curves: Vec<Vec<(f64, u64)>> = runs.iter().map(|(d, _)| curve_points(d, axis)).collect();
-    let folder = shared_folder(runs);
+    let folder = common_folder(runs.iter().map(|(d, _)| d.file.as_str()));
     let (x0, x1) = x_range.unwrap_or_else(|| full_range(&curves));
     let x1 = if x1 > x0 { x1 } else { x0 + 1e-9 };
     let top = runs
@@ -1169,9 +1175,9 @@ where
         if points.is_empty() {
             continue;
         }
-        // Past the palette's length colours come round again: a run whose colour an earlier run has
-        // is dashed (in its legend too), so sixteen runs stay told apart.
-        let dashed = runs[..n].iter().filter(|(_, c)| c == color).count() % 2 == 1;
+        // Dashed, legend too, on the palette's second time round (callers colour run `n` with
+        // `run_color(n)`).
+        let dashed = run_dashed(n);
         // Each point holds until the next (live bytes change at entries), clipped to the view.
         let mut steps: Vec<(f64, f64)> = Vec::with_capacity(points.len() * 2);
         for (k, &(x, b)) in points.iter().enumerate() {
@@ -1220,12 +1226,6 @@ where
     finish_line_chart(chart, marker, SeriesLabelPosition::UpperLeft, theme)
 }
 
-/// The folder the runs' files share, left out of their labels (see [`common_folder`]).
-fn shared_folder<'a>(runs: &[(&'a Digest, RGBColor)]) -> &'a str {
-    let names: Vec<&str> = runs.iter().map(|(d, _)| d.file.as_str()).collect();
-    common_folder(&names)
-}
-
 /// The peaks of several runs as labelled bars in their run colours.
 pub fn peak_bars<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -1236,7 +1236,7 @@ pub fn peak_bars<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let folder = shared_folder(runs);
+    let folder = common_folder(runs.iter().map(|(d, _)| d.file.as_str()));
     let rows: Vec<(String, u64, RGBColor)> = runs
         .iter()
         .map(|(d, c)| {

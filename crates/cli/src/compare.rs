@@ -9,7 +9,7 @@ use memograph_snapshot::analysis::compare::{
     SiteDelta,
 };
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
-use memograph_snapshot::format::{bytes, signed_bytes};
+use memograph_snapshot::format::{bytes, ratio, signed_bytes};
 use memograph_snapshot::Snapshot;
 
 use crate::{load, Failure};
@@ -168,11 +168,11 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
     if let Some(s) = &strip {
         let _ = writeln!(
             o,
-            "\nRanks: {} · mean {} · max {} · imbalance ×{:.2}{}",
+            "\nRanks: {} · mean {} · max {} · imbalance {}{}",
             s.peaks.len(),
             bytes(s.mean_bytes as u64),
             bytes(s.max_bytes),
-            s.imbalance,
+            ratio(s.imbalance),
             s.outlier
                 .map(|r| format!(" · rank {r} is out of line"))
                 .unwrap_or_default()
@@ -189,9 +189,7 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
             base.file, d.file
         );
         for s in g {
-            let ratio = s
-                .ratio
-                .map_or("new".to_string(), memograph_snapshot::format::ratio);
+            let ratio = s.ratio.map_or("new".to_string(), ratio);
             let _ = writeln!(
                 o,
                 "  {:>10} → {:>10}  (+{}, {ratio})  {}",
@@ -298,9 +296,7 @@ pub fn run_diff(args: &DiffArgs) -> Result<(), Failure> {
     if !grown.is_empty() {
         let _ = writeln!(o, "\nGrew at the same call path:");
         for s in grown.iter().take(10) {
-            let ratio = s
-                .ratio
-                .map_or("new".to_string(), memograph_snapshot::format::ratio);
+            let ratio = s.ratio.map_or("new".to_string(), ratio);
             let _ = writeln!(
                 o,
                 "  {:>10} → {:>10}  ({ratio})  {}",

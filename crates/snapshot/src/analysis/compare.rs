@@ -316,11 +316,13 @@ fn strip_extensions(name: &str) -> &str {
 /// The folder every name in `names` lies in (`runs/ctx128/` of `runs/ctx128/rank0.pickle` and
 /// `runs/ctx128/rank1.pickle`), to be shown once rather than on every run: the longest prefix ending in
 /// `/` that all of them share, when there are two or more; else empty.
-pub fn common_folder<'a>(names: &[&'a str]) -> &'a str {
-    let [first, rest @ ..] = names else {
+pub fn common_folder<'a>(names: impl IntoIterator<Item = &'a str>) -> &'a str {
+    let mut names = names.into_iter();
+    let Some(first) = names.next() else {
         return "";
     };
-    if rest.is_empty() {
+    let mut rest = names.peekable();
+    if rest.peek().is_none() {
         return "";
     }
     let mut len = first.rfind('/').map_or(0, |k| k + 1);
@@ -734,27 +736,28 @@ pub fn ranks(digests: &[&Digest]) -> Option<RankStrip> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn the_folder_runs_share_is_shown_once() {
         assert_eq!(
-            common_folder(&["runs/ctx128/rank0.pickle", "runs/ctx128/rank1.pickle"]),
+            common_folder(["runs/ctx128/rank0.pickle", "runs/ctx128/rank1.pickle"]),
             "runs/ctx128/"
         );
         // Up to the last `/` both have: a shared start of a file name is not a folder.
         assert_eq!(
-            common_folder(&["runs/ctx128/a.pickle", "runs/ctx256/a.pickle"]),
+            common_folder(["runs/ctx128/a.pickle", "runs/ctx256/a.pickle"]),
             "runs/"
         );
-        assert_eq!(common_folder(&["rank0.pickle", "rank1.pickle"]), "");
-        assert_eq!(common_folder(&["a/x.pickle", "b/x.pickle"]), "");
-        assert_eq!(common_folder(&["a/x.pickle", "x.pickle"]), "");
+        assert_eq!(common_folder(["rank0.pickle", "rank1.pickle"]), "");
+        assert_eq!(common_folder(["a/x.pickle", "b/x.pickle"]), "");
+        assert_eq!(common_folder(["a/x.pickle", "x.pickle"]), "");
         // One run, or none: nothing to factor out.
-        assert_eq!(common_folder(&["runs/a.pickle"]), "");
-        assert_eq!(common_folder(&[]), "");
+        assert_eq!(common_folder(["runs/a.pickle"]), "");
+        assert_eq!(common_folder([]), "");
         // Multi-byte names are cut at a `/`, never inside a character.
         assert_eq!(
-            common_folder(&["läufe/é/a.pickle", "läufe/é/b.pickle", "läufe/è/c.pickle"]),
+            common_folder(["läufe/é/a.pickle", "läufe/é/b.pickle", "läufe/è/c.pickle"]),
             "läufe/"
         );
         assert_eq!(
@@ -763,8 +766,6 @@ mod tests {
         );
         assert_eq!(within("other/rank0.pickle", "runs/"), "other/rank0.pickle");
     }
-
-    use super::*;
 
     fn node(frame: &str, bytes: u64, children: Vec<Node>) -> Node {
         Node {
