@@ -13,6 +13,9 @@
 //     alone uses ~350 ms of CPU then) to every load;
 //   - from the end of the worker's parse to the first timeline (`after_parse_ms`): the page's own
 //     part of a load, which the parse's swings (the same Rust natively) do not blur;
+//   - the browser's read of the file alone (`read_alone_ms`: its byte stream into 4 MiB buffers, on
+//     an empty page, once per round): a floor under every load that the native run, reading from the
+//     page cache, does not have;
 //   - the longest main-thread task (PerformanceObserver 'longtask') from the choice until ready (each
 //     load's tasks, with when they began, are in its `parts_ms`: `long_tasks`, `opened_from_choice`), while
 //     every view opens afterwards (segments, state history, where the memory goes; each waited for
@@ -176,6 +179,33 @@ async function loadOnce(file, warm) {
   return { page, first, ready: ready - chosen, loadLongest, longest, timings, cpu };
 }
 
+/** How long the browser takes to hand a page `file`'s bytes and nothing else: its byte stream read
+ *  into 4 MiB buffers, as a load reads it, in a tab of its own on an empty page. A floor under any
+ *  load (no parse, no worker), beside the native run, which reads from the page cache at memory speed. */
+async function readAlone(file) {
+  const page = windowOf ? await windowOf.newPage() : await b.newPage({ viewport: VIEWPORT });
+  await page.setContent('<input type=file>');
+  await page.setInputFiles('input[type=file]', file);
+  const ms = await page.evaluate(async () => {
+    const piece = 4 << 20;
+    const started = performance.now();
+    const reader = document.querySelector('input').files[0].stream().getReader({ mode: 'byob' });
+    let buffer = new ArrayBuffer(piece), done = false;
+    while (!done) {
+      let filled = 0;
+      while (filled < piece) {
+        const r = await reader.read(new Uint8Array(buffer, filled, piece - filled));
+        buffer = r.value.buffer;
+        filled += r.value.length;
+        if (r.done) { done = true; break; }
+      }
+    }
+    return performance.now() - started;
+  });
+  await page.close();
+  return Math.round(ms);
+}
+
 /** Zooms into the timeline in `box`, drags it and zooms back out: 120 input events, a frame each. */
 async function panAndZoom(page, box) {
   await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.5);
@@ -207,9 +237,10 @@ const RUNS = Number(process.env.RUNS || 3);
 const results = [];
 for (const file of files) {
   const size = fs.statSync(file).size;
-  const rows = { cold: [], warm: [] }, natives = [];
+  const rows = { cold: [], warm: [] }, natives = [], reads = [];
   let last;
   for (let k = 0; k < RUNS; k++) {
+    reads.push(await readAlone(file));
     for (const kind of ['cold', 'warm']) {
       const run = await loadOnce(file, kind === 'warm');
       run.native = nativeSeconds(file);
@@ -274,6 +305,7 @@ for (const file of files) {
   const r = {
     file: path.basename(file), mb: +(size / 1e6).toFixed(1), runs: RUNS, loads_in: LOADS_IN,
     native_summary_ms: { median: Math.round(native * 1000), all: natives.map(n => Math.round(n * 1000)) },
+    read_alone_ms: { ...spread(reads), all: reads, ratio_to_native: +(median(reads) / 1000 / native).toFixed(2) },
     cold: summary('cold'), warm: summary('warm'),
     views_ms: views.viewsMs, views_longest_task_ms: Math.round(views.viewsLongest),
     detail_100_ms: detailMs, drawn, detail_pan_search_longest_task_ms: Math.round(detailLongest),
@@ -304,6 +336,11 @@ console.log('\nfrom the parse\'s end to the first timeline, median (worst), cold
 for (const r of results) {
   const a = k => `${r[k].after_parse_ms.median} (${r[k].after_parse_ms.worst})`;
   console.log(`${r.file}: ${a('cold')} / ${a('warm')} ms`);
+}
+console.log('\nthe browser\'s read of the file alone (its byte stream, nothing parsed), median (worst): under any load');
+for (const r of results) {
+  const a = r.read_alone_ms;
+  console.log(`${r.file}: ${a.median} (${a.worst}) ms = ${a.ratio_to_native}× the native summary`);
 }
 console.log('\nChromium CPU from the choice to the first timeline, medians (ms): busiest renderer / other renderers / browser process / other processes');
 const cpuLine = runs => {
