@@ -13,6 +13,21 @@ pub const RIGHT: f64 = 12.0;
 pub const BOTTOM: f64 = 26.0;
 /// Height of one row of annotation spans above the plot (at most four rows are shown).
 pub const ANNOTATION_ROW: f64 = 15.0;
+/// Annotation rows drawn above the plot, at most.
+pub const ANNOTATION_ROWS: usize = 4;
+
+/// Top and height of annotation row `row`'s strip above the plot: the same for drawing and pointing.
+pub fn annotation_strip(row: usize) -> (f64, f64) {
+    (6.0 + row as f64 * ANNOTATION_ROW, ANNOTATION_ROW - 2.0)
+}
+
+/// The annotation row whose strip holds `py`, if any (of the `rows` drawn).
+pub fn annotation_row_at(py: f64, rows: usize) -> Option<usize> {
+    (0..rows.min(ANNOTATION_ROWS)).find(|&row| {
+        let (top, height) = annotation_strip(row);
+        py >= top && py < top + height
+    })
+}
 
 /// Where the plot lies on its canvas, in CSS pixels.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,7 +41,7 @@ pub struct Plot {
 impl Plot {
     /// The plot area of a `width` × `height` canvas with `annotation_rows` rows of spans above it.
     pub fn of(width: f64, height: f64, annotation_rows: usize) -> Plot {
-        let top = 8.0 + annotation_rows.min(4) as f64 * ANNOTATION_ROW;
+        let top = 8.0 + annotation_rows.min(ANNOTATION_ROWS) as f64 * ANNOTATION_ROW;
         Plot {
             left: LEFT,
             top,
@@ -230,6 +245,21 @@ mod tests {
         }
         assert_eq!(s.entry_at(s.plot.left + s.plot.width, 500), 499);
         assert!((s.bytes_at(s.py(40.0)) - 40.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn annotation_strips_lie_above_the_plot_and_the_pointer_finds_them() {
+        let rows = 2;
+        let plot = Plot::of(800.0, 400.0, rows);
+        let (top, height) = annotation_strip(rows - 1);
+        assert!(top + height <= plot.top);
+        assert_eq!(annotation_row_at(annotation_strip(0).0, rows), Some(0));
+        assert_eq!(annotation_row_at(top + height - 0.5, rows), Some(1));
+        // Between strips, below them, and rows that are not drawn.
+        assert_eq!(annotation_row_at(annotation_strip(1).0 - 1.0, rows), None);
+        assert_eq!(annotation_row_at(plot.top + 1.0, rows), None);
+        assert_eq!(annotation_row_at(annotation_strip(2).0, rows), None);
+        assert_eq!(annotation_row_at(annotation_strip(4).0, 9), None);
     }
 
     /// Times that bunch up: most entries in the first tenth of the time, then a long gap.

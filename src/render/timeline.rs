@@ -10,7 +10,7 @@ use memograph_snapshot::format::bytes;
 use super::colors::{self, Theme};
 use super::{Pen, Surface};
 use crate::pixels::{self, Pixels};
-use crate::scale::{Scale, ANNOTATION_ROW};
+use crate::scale::{annotation_strip, Scale, ANNOTATION_ROW, ANNOTATION_ROWS};
 use crate::view_model::lit::{any_bit, LitBand, LitBands, LitRaster};
 use crate::view_model::{AnnotationSpan, TimelineModel, LIT_IN_A_FRAME};
 use crate::viewport::{byte_ticks, nice_ticks};
@@ -763,22 +763,35 @@ fn draw_annotations<P: Pen>(s: &Surface<P>, f: &Scale, spans: &[AnnotationSpan],
     ctx.set_font("10px system-ui, sans-serif");
     ctx.set_text_baseline("middle");
     ctx.set_text_align("left");
-    for a in spans.iter().filter(|a| a.row < 4) {
-        if a.end < f.view.x0 || a.start > f.view.x1 {
+    let right = f.plot.left + f.plot.width;
+    // Spans come by start, so the next of a row is the first after it in that row.
+    for (k, a) in spans.iter().enumerate() {
+        if a.row >= ANNOTATION_ROWS || a.end < f.view.x0 || a.start > f.view.x1 {
             continue;
         }
         let (x0, x1) = (f.px(a.start.max(f.view.x0)), f.px(a.end.min(f.view.x1)));
-        let y = 6.0 + a.row as f64 * ANNOTATION_ROW;
+        let (y, height) = annotation_strip(a.row);
         ctx.set_fill_style_str(theme.annotation);
-        ctx.fill_rect(x0, y, (x1 - x0).max(1.0), ANNOTATION_ROW - 2.0);
+        ctx.fill_rect(x0, y, (x1 - x0).max(1.0), height);
         ctx.fill_rect(x0, f.plot.top, (x1 - x0).max(1.0), f.plot.height);
-        if x1 - x0 > 40.0 {
+        // A span too narrow for its name (a step's `zero_grad` is a line) is named in the room after
+        // it, up to the next span of its row.
+        let room = if x1 - x0 > 40.0 {
+            x1 - x0
+        } else {
+            let next = spans[k + 1..]
+                .iter()
+                .find(|b| b.row == a.row)
+                .map_or(right, |b| f.px(b.start.max(f.view.x0)));
+            next.min(right) - x0
+        };
+        if room > 40.0 {
             ctx.set_fill_style_str(theme.text);
             ctx.save();
             ctx.begin_path();
-            ctx.rect(x0, y, x1 - x0, ANNOTATION_ROW);
+            ctx.rect(x0, y, room, ANNOTATION_ROW);
             ctx.clip();
-            ctx.fill_text(&a.name, x0 + 3.0, y + (ANNOTATION_ROW - 2.0) / 2.0);
+            ctx.fill_text(&a.name, x0 + 3.0, y + height / 2.0);
             ctx.restore();
         }
     }

@@ -20,6 +20,7 @@ use std::rc::Rc;
 use memograph_snapshot::analysis::lifetimes::{Kind, Lifetimes};
 use memograph_snapshot::analysis::report::{report_sliced, DeviceReport, ReportOptions};
 use memograph_snapshot::batch::{run_ready, NoPause, Pause};
+use memograph_snapshot::format::grouped;
 use memograph_snapshot::Snapshot;
 
 pub use state::{
@@ -350,6 +351,43 @@ pub struct AnnotationSpan {
     pub end: f64,
     /// Nesting row, so overlapping spans do not hide each other.
     pub row: usize,
+    /// From its START to its END in microseconds (`None`: it never ended).
+    pub micros: Option<i64>,
+}
+
+impl AnnotationSpan {
+    /// What a pointer on it reads: its name, the entries it spans and how long it lasted.
+    pub fn describe(&self) -> String {
+        let (first, end) = (self.start as u64, self.end as u64);
+        let entries = if end > first {
+            format!("entries {}–{}", grouped(first), grouped(end - 1))
+        } else {
+            format!("at entry {}, no allocator event during it", grouped(first))
+        };
+        let lasted = match self.micros {
+            Some(us) if us < 1_000 => format!(" · {us} µs"),
+            Some(us) if us < 1_000_000 => format!(" · {:.1} ms", us as f64 / 1e3),
+            Some(us) => format!(" · {:.3} s", us as f64 / 1e6),
+            None => " · not ended when the snapshot was taken".to_string(),
+        };
+        format!("{}\nprofiler annotation · {entries}{lasted}", self.name)
+    }
+}
+
+/// The spans of annotation row `row` that reach into entries `[x0, x1]`, described one per paragraph
+/// (`None` when there are none): what the strip above the plot says under the pointer.
+pub fn describe_annotations(
+    spans: &[AnnotationSpan],
+    row: usize,
+    x0: f64,
+    x1: f64,
+) -> Option<String> {
+    let found: Vec<String> = spans
+        .iter()
+        .filter(|a| a.row == row && a.start <= x1 && a.end >= x0)
+        .map(AnnotationSpan::describe)
+        .collect();
+    (!found.is_empty()).then(|| found.join("\n\n"))
 }
 
 /// Maps each START/END annotation of `device` to entry positions via `time_us` (needs times).
@@ -358,7 +396,7 @@ pub fn annotation_spans(snapshot: &Snapshot, device: i64, times: &[i64]) -> Vec<
         return Vec::new();
     }
     let at = |t: i64| times.partition_point(|&x| x < t) as f64;
-    let mut open: Vec<(String, f64)> = Vec::new();
+    let mut open: Vec<(String, f64, i64)> = Vec::new();
     let mut spans = Vec::new();
     for a in snapshot
         .external_annotations
@@ -368,15 +406,16 @@ pub fn annotation_spans(snapshot: &Snapshot, device: i64, times: &[i64]) -> Vec<
         let Some(t) = a.time_us else { continue };
         let name = snapshot.str(a.name).to_string();
         match snapshot.str(a.stage) {
-            "START" => open.push((name, at(t))),
+            "START" => open.push((name, at(t), t)),
             "END" => {
-                if let Some(k) = open.iter().rposition(|(n, _)| *n == name) {
-                    let (name, start) = open.remove(k);
+                if let Some(k) = open.iter().rposition(|(n, _, _)| *n == name) {
+                    let (name, start, began) = open.remove(k);
                     spans.push(AnnotationSpan {
                         name,
                         start,
                         end: at(t),
                         row: 0,
+                        micros: Some(t.saturating_sub(began)),
                     });
                 }
             }
@@ -384,11 +423,12 @@ pub fn annotation_spans(snapshot: &Snapshot, device: i64, times: &[i64]) -> Vec<
         }
     }
     let end = times.len() as f64;
-    spans.extend(open.into_iter().map(|(name, start)| AnnotationSpan {
+    spans.extend(open.into_iter().map(|(name, start, _)| AnnotationSpan {
         name,
         start,
         end,
         row: 0,
+        micros: None,
     }));
     spans.sort_by(|a, b| a.start.total_cmp(&b.start));
     // Greedy rows: each span goes to the first row whose last span ended before it starts.
@@ -449,6 +489,53 @@ mod tests {
         assert!(spans
             .iter()
             .any(|a| a.name == "Optimizer.zero_grad#AdamW.zero_grad"));
+        // Both last under a tenth of a second and hold no allocator event: a pointer on their strip
+        // reads their names (the strip is too narrow to label).
+        let zero_grad = spans
+            .iter()
+            .find(|a| a.name.starts_with("Optimizer"))
+            .unwrap();
+        assert_eq!(zero_grad.micros, Some(31));
+        let text = describe_annotations(
+            spans,
+            zero_grad.row,
+            zero_grad.start - 0.5,
+            zero_grad.start + 0.5,
+        )
+        .unwrap();
+        assert!(
+            text.contains("Optimizer.zero_grad#AdamW.zero_grad\nprofiler annotation · at entry")
+        );
+        assert!(text.contains("no allocator event during it · 31 µs"));
+        let loader = spans
+            .iter()
+            .find(|a| a.name.starts_with("enumerate"))
+            .unwrap();
+        assert_eq!(loader.micros, Some(78_625));
+        assert!(loader.describe().ends_with(" · 78.6 ms"));
+        assert_eq!(describe_annotations(spans, 1, 0.0, 1e9), None);
+    }
+
+    #[test]
+    fn an_annotation_names_the_entries_it_spans_and_says_when_it_never_ended() {
+        let span = AnnotationSpan {
+            name: "forward".into(),
+            start: 10.0,
+            end: 1510.0,
+            row: 0,
+            micros: None,
+        };
+        assert_eq!(
+            span.describe(),
+            "forward\nprofiler annotation · entries 10–1 509 · not ended when the snapshot was taken"
+        );
+        let long = AnnotationSpan {
+            micros: Some(2_500_000),
+            ..span
+        };
+        assert!(long.describe().ends_with(" · 2.500 s"));
+        assert!(describe_annotations(std::slice::from_ref(&long), 0, 1509.0, 1600.0).is_some());
+        assert!(describe_annotations(&[long], 0, 1511.0, 1600.0).is_none());
     }
 
     #[test]

@@ -12,7 +12,7 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use memograph_charts::{Bars, Theme};
 use memograph_snapshot::analysis::report::{Component, DeviceReport};
-use memograph_snapshot::format::{bytes, grouped};
+use memograph_snapshot::format::{at_entry, bytes, grouped};
 use memograph_snapshot::Snapshot;
 use plotters::coord::Shift;
 use plotters::prelude::{DrawingArea, DrawingBackend};
@@ -57,10 +57,7 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
     let headline = move || {
         with_report(ui, |r| {
             let at = if ui.analysis_event.get().is_none() {
-                format!(
-                    "Live at the peak (entry {})",
-                    grouped(r.event.max(0) as u64)
-                )
+                format!("Live at the peak ({})", at_entry(r.event))
             } else if r.event < 0 {
                 "Live before the first entry".to_string()
             } else {

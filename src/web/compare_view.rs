@@ -12,7 +12,7 @@ use memograph_charts::{curve_points, full_range, run_color, Bars, CompareAxis, P
 use memograph_snapshot::analysis::compare::{
     common_folder, diff, grown_sites, peak_rows, peak_table, ranks, within, Digest, Presence,
 };
-use memograph_snapshot::format::{bytes, grouped, ratio, signed_bytes};
+use memograph_snapshot::format::{at_entry, bytes, grouped, ratio, signed_bytes};
 
 use super::{Phase, Ui, View};
 use crate::load::{self, store};
@@ -210,11 +210,11 @@ fn PeakTable(ui: Ui, digests: Memo<Vec<Digest>>, rows: Memo<Vec<Digest>>) -> imp
                     })
                     .collect_view();
                 let title = format!(
-                    "{}, cuda:{}: peak {} bytes at entry {}",
+                    "{}, cuda:{}: peak {} bytes {}",
                     d.file,
                     d.device,
                     grouped(d.timeline_peak_bytes),
-                    d.peak_event_index
+                    at_entry(d.peak_event_index)
                 );
                 let (k1, k2, k3) = (key.clone(), key.clone(), key.clone());
                 let open_key = key.clone();

@@ -4,16 +4,16 @@
 
 use leptos::html::Canvas;
 use leptos::prelude::*;
-use memograph_snapshot::format::{bytes, grouped};
+use memograph_snapshot::format::{at_entry, bytes, grouped};
 
 use super::stack_panel::StackPanel;
 use super::{Highlight, Ui};
 use crate::load::build::Part;
 use crate::load::{now, store};
 use crate::render::{self, colors, Pen, Surface};
-use crate::scale::{Plot, Scale};
+use crate::scale::{annotation_row_at, Plot, Scale};
 use crate::view_model::lit::LitBands;
-use crate::view_model::{AnnotationSpan, Categories, TimelineModel};
+use crate::view_model::{describe_annotations, AnnotationSpan, Categories, TimelineModel};
 use crate::viewport::Viewport;
 
 /// What a timeline frame needs besides its model.
@@ -399,6 +399,20 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         .flatten()
     };
 
+    // The profiler annotations under the pointer in the strips above the plot (a few pixels either
+    // side: a span without allocator events is a line), described.
+    let annotation_hit = move |ev: &web_sys::MouseEvent| -> Option<String> {
+        let d = drawn.get_value()?;
+        let (px, py) = (ev.offset_x() as f64, ev.offset_y() as f64);
+        with_timeline(ui, segments, |_, c| {
+            let row = annotation_row_at(py, c.rows())?;
+            let times = if d.time_axis { c.times } else { None };
+            let f = Scale::new(d.view, d.plot, times);
+            describe_annotations(c.annotations, row, f.x_at(px - 3.0), f.x_at(px + 3.0))
+        })
+        .flatten()
+    };
+
     let on_move = move |ev: web_sys::MouseEvent| {
         if let Some((x0, view, moved)) = drag.get_value() {
             if ev.buttons() & 1 == 1 {
@@ -424,7 +438,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             }
             None => {
                 ui.hovered.set(None);
-                tooltip.set(None);
+                let note = annotation_hit(&ev);
+                tooltip.set(note.map(|text| (ev.offset_x() as f64, ev.offset_y() as f64, text)));
             }
         }
     };
@@ -514,7 +529,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         <div class="timeline-view">
             <div class="view-toolbar">
                 <span class="peak" data-testid="peak" title=move || {
-                    stats().map(|(_, _, p, _)| format!("{} bytes at entry {}", p.bytes, p.event))
+                    stats().map(|(_, _, p, _)| format!("{} bytes {}", p.bytes, at_entry(p.event)))
                 }>
                     {move || match stats() {
                         Some((_, _, p, _)) => {

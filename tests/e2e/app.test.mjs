@@ -171,6 +171,15 @@ test('devices and views switch (cs_memory_snapshot has three devices)', TIER2, a
   const at = await timelinePoint(page, d0.peak_event_index, d0.timeline_peak_bytes * 0.5, xLen0, d0.timeline_peak_bytes);
   await page.mouse.click(at.x, at.y);
   assert.match(await page.locator('[data-testid=stack-trace]').textContent({ timeout: 5000 }), /\.py:\d+:/);
+  // The step's `zero_grad` holds no allocator event: a line, named in the room after it, and a pointer
+  // on its strip above the plot reads what it is.
+  const box = await page.locator('[data-testid=timeline]').boundingBox();
+  let tip = '';
+  for (let x = box.x + 72; x < box.x + box.width - 12 && !tip; x += 4) {
+    await page.mouse.move(x, box.y + 12);
+    if (await page.locator('.tooltip').count()) tip = await page.locator('.tooltip').textContent();
+  }
+  assert.match(tip, /Optimizer\.zero_grad#AdamW\.zero_grad\s*profiler annotation · at entry [\d ]+, no allocator event during it · 31 µs/);
   await shot(page, 'cs-device0-annotations');
   await page.selectOption('[data-testid=device-select]', '1');
   await page.waitForFunction(p => document.querySelector('[data-testid=peak]').title.includes(p),

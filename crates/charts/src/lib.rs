@@ -13,7 +13,7 @@ use memograph_snapshot::analysis::compare::{common_folder, within, Digest};
 use memograph_snapshot::analysis::efficiency::Bucket;
 use memograph_snapshot::analysis::report::{CategorySeries, Component, DeviceReport};
 use memograph_snapshot::analysis::stats::SegmentStats;
-use memograph_snapshot::format::bytes;
+use memograph_snapshot::format::{at_entry, bytes};
 use memograph_snapshot::steps::{StepRecord, StepRun};
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::coord::ranged1d::SegmentedCoord;
@@ -301,7 +301,7 @@ where
         HPos::Left
     };
     chart.draw_series(std::iter::once(Text::new(
-        format!(" peak {} at entry {} ", bytes(r.peak.bytes), r.peak.event),
+        format!(" peak {} {} ", bytes(r.peak.bytes), at_entry(r.peak.event)),
         (x, y * 1.05),
         theme.text(13).color(&PEAK).pos(Pos::new(h, VPos::Bottom)),
     )))?;
@@ -364,7 +364,7 @@ where
     let when = if r.event == r.peak.event {
         "at the peak".to_string()
     } else {
-        format!("at entry {}", r.event)
+        at_entry(r.event)
     };
     // Stack bottom-up in order; paint the tallest first so each smaller stack sits on top.
     let mut stacked: Vec<Vec<u64>> = Vec::with_capacity(s.bytes.len());

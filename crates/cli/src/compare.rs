@@ -9,7 +9,7 @@ use memograph_snapshot::analysis::compare::{
     SiteDelta,
 };
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
-use memograph_snapshot::format::{bytes, ratio, signed_bytes};
+use memograph_snapshot::format::{at_entry, bytes, ratio, signed_bytes};
 use memograph_snapshot::Snapshot;
 
 use crate::{load, Failure};
@@ -313,10 +313,11 @@ pub fn run_diff(args: &DiffArgs) -> Result<(), Failure> {
 fn at_text(d: &Digest, entry: Option<i64>) -> String {
     match entry {
         None => format!(
-            "cuda:{} at its peak, entry {}",
-            d.device, d.peak_event_index
+            "cuda:{}, its peak {}",
+            d.device,
+            at_entry(d.peak_event_index)
         ),
-        Some(e) => format!("cuda:{} at entry {e}", d.device),
+        Some(e) => format!("cuda:{} {}", d.device, at_entry(e)),
     }
 }
 

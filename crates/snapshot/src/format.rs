@@ -49,6 +49,16 @@ pub fn bytes_exact(n: u64) -> String {
     format!("{} ({} bytes)", bytes(n), grouped(n))
 }
 
+/// Where a trace entry stands, as every view and the CLI say it: `at entry 1 234`, or `before the first
+/// entry` for the `-1` the analyses give the state before any entry (a peak there is memory allocated
+/// before recording began, e.g. a snapshot whose trace holds one `snapshot` entry).
+pub fn at_entry(event: i64) -> String {
+    match u64::try_from(event) {
+        Ok(e) => format!("at entry {}", grouped(e)),
+        Err(_) => "before the first entry".to_string(),
+    }
+}
+
 /// Time of entry `i` since the first entry, as the page and the CLI show it: `+1.234 s`. `None` when
 /// `times` does not reach `i`.
 pub fn seconds_since(times: &[i64], i: usize) -> Option<String> {
@@ -59,6 +69,13 @@ pub fn seconds_since(times: &[i64], i: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entries_read_as_words_and_minus_one_as_before_the_first() {
+        assert_eq!(at_entry(1_234_567), "at entry 1 234 567");
+        assert_eq!(at_entry(0), "at entry 0");
+        assert_eq!(at_entry(-1), "before the first entry");
+    }
 
     #[test]
     fn times_read_as_seconds_since_the_first_entry() {
