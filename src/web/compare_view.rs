@@ -358,7 +358,9 @@ fn diff_at(ui: Ui, rows: &[Digest], x: f64) {
         return;
     };
     ui.compare.at_status.set(Some(format!(
-        "reading A at entry {ea} and B at entry {eb}…"
+        "reading A {} and B {}…",
+        at_entry(ea),
+        at_entry(eb)
     )));
     let results: std::rc::Rc<std::cell::RefCell<[Option<Digest>; 2]>> = Default::default();
     for (side, (key, entry)) in [(ka, ea), (kb, eb)].into_iter().enumerate() {
@@ -751,11 +753,13 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
         let when = if ui.compare.at.with(|x| x.is_none()) || at_peaks {
             "At their peaks".to_string()
         } else {
-            format!(
-                "At entry {} of A and {} of B",
-                live_entry(&a),
-                live_entry(&b)
-            )
+            // "At entry 1 200 of A and the start of B" (before its first entry).
+            let of = |e: i64, run: &str| match e {
+                e if e < 0 => format!("the start of {run}"),
+                e => format!("entry {} of {run}", grouped(e as u64)),
+            };
+            let (a, b) = (of(live_entry(&a), "A"), of(live_entry(&b), "B"));
+            format!("At {a} and {b}")
         };
         Some(view! {
             <div class="diff-total" data-testid="compare-diff-total" data-delta=t.delta_bytes.to_string()
