@@ -208,10 +208,18 @@ fn tail(text: &str, max: usize) -> String {
     }
 }
 
-/// `n` equal slots for bars (at least one). plotters' integer ranges include their end, so `0..n`
-/// would make `n + 1`.
+/// `n` equal slots for bars, at least two: plotters' integer ranges include their end (so `0..n`
+/// would make `n + 1`), and one slot (`0..0`) maps every bar edge to the same pixel, a bar of no
+/// width (a histogram of one bucket, the only allocation live). A lone bar takes the first of two.
 fn slots(n: u32) -> SegmentedCoord<RangedCoordu32> {
-    (0..n.max(1) - 1).into_segmented()
+    (0..n.max(2) - 1).into_segmented()
+}
+
+/// Every `k`-th column is labelled, so that labels about `label_px` wide do not run into each other on
+/// `n` columns across `width_px` (a size histogram's 15 buckets on half a page).
+fn label_every(n: usize, width_px: f64, label_px: f64) -> usize {
+    let column = width_px / n.max(1) as f64;
+    ((label_px + 6.0) / column.max(1.0)).ceil().max(1.0) as usize
 }
 
 /// A chart builder on `area`, with a caption when `heading` is not empty.
@@ -252,9 +260,29 @@ where
         (-1.0, entries(r)),
         y_top.max(1),
         ("trace entry", "{unit}"),
-        &|x| format!("{x:.0}"),
+        &entry_label,
         theme,
     )
+}
+
+/// An x tick of a chart over trace entries: entries are whole, so a tick between two (a trace of a
+/// few entries gets ticks every 0.2) has no label, rather than its neighbour's ("-1 -1 -1 -0 -0 0").
+fn entry_label(x: &f64) -> String {
+    let whole = x.round();
+    if (x - whole).abs() < 1e-6 {
+        format!("{}", whole as i64)
+    } else {
+        String::new()
+    }
+}
+
+/// A series over trace entries as drawn: one sample (a trace of one entry) holds across the chart's
+/// x range `(x0, x1)`, which a single point would not show at all.
+fn across(points: Vec<(f64, f64)>, (x0, x1): (f64, f64)) -> Vec<(f64, f64)> {
+    match points.as_slice() {
+        [(_, y)] => vec![(x0, *y), (x1, *y)],
+        _ => points,
+    }
 }
 
 fn legend<'a, DB: DrawingBackend + 'a>(
@@ -280,6 +308,16 @@ fn swatch(color: RGBColor, theme: &Theme) -> impl Fn((i32, i32)) -> Rectangle<(i
     move |(x, y)| Rectangle::new([(x, y - h), (x + 2 * h, y + h)], color.filled())
 }
 
+/// Where the legend of a chart over the trace goes: in the upper corner away from the peak, whose
+/// label it would hide (a peak before the first entry is at the left edge).
+fn away_from_peak(r: &DeviceReport) -> SeriesLabelPosition {
+    if (r.peak.event as f64) < entries(r) / 2.0 {
+        SeriesLabelPosition::UpperRight
+    } else {
+        SeriesLabelPosition::UpperLeft
+    }
+}
+
 fn peak_marker<'a, DB: DrawingBackend + 'a>(
     chart: &mut LineChart<'a, DB>,
     r: &DeviceReport,
@@ -289,7 +327,8 @@ fn peak_marker<'a, DB: DrawingBackend + 'a>(
 where
     DB::ErrorType: 'static,
 {
-    let x = r.peak.event.max(0) as f64;
+    // The axis begins at -1, before the first entry, where a peak of memory held before recording lies.
+    let x = r.peak.event.max(-1) as f64;
     let y = r.peak.bytes as f64 / div;
     chart.draw_series(std::iter::once(PathElement::new(
         vec![(x, 0.0), (x, y * 1.04)],
@@ -360,6 +399,7 @@ where
     let top = (0..n).map(|k| s.total_at(k)).max().unwrap_or(0);
     let y_top = top.max(s.reserved.iter().copied().max().unwrap_or(0));
     let (mut chart, div) = over_trace(area, heading, r, y_top, theme)?;
+    let range = (chart.x_range().start, chart.x_range().end);
     let xs: Vec<f64> = s.entries.iter().map(|&e| e as f64).collect();
     let when = if r.event == r.peak.event {
         "at the peak".to_string()
@@ -387,7 +427,7 @@ where
             .collect();
         let here = at_event.get(j).copied().unwrap_or(0);
         chart
-            .draw_series(AreaSeries::new(points, 0.0, color.filled()))?
+            .draw_series(AreaSeries::new(across(points, range), 0.0, color.filled()))?
             .label(format!("{} ({} {when})", s.categories[j], bytes(here)))
             .legend(swatch(color, theme));
     }
@@ -396,6 +436,7 @@ where
         .zip(&s.reserved)
         .map(|(&x, &b)| (x, b as f64 / div))
         .collect();
+    let reserved = across(reserved, range);
     let ink = theme.ink;
     let width = theme.px(2);
     chart
@@ -403,7 +444,7 @@ where
         .label("reserved by the allocator")
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], ink.stroke_width(width)));
     peak_marker(&mut chart, r, div, theme)?;
-    legend(&mut chart, SeriesLabelPosition::UpperLeft, theme)
+    legend(&mut chart, away_from_peak(r), theme)
 }
 
 /// Horizontal bars with a text label per row, largest on top.
@@ -587,6 +628,17 @@ where
         .x_label_area_size(theme.px(if x_desc.is_empty() { 28 } else { 40 }))
         .y_label_area_size(theme.px(64))
         .build_cartesian_2d(slots(n), 0f64..max as f64 * 1.18 / div)?;
+    let (plot_x, _) = chart.plotting_area().get_pixel_range();
+    let widest = cols
+        .iter()
+        .map(|c| c.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    let every = label_every(
+        cols.len(),
+        f64::from(plot_x.end - plot_x.start),
+        widest as f64 * 6.2 * theme.scale,
+    );
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -597,7 +649,7 @@ where
         .y_desc(format!("{unit_name}{y_desc}"))
         .x_labels(n as usize)
         .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) => cols
+            SegmentValue::CenterOf(i) if (*i as usize).is_multiple_of(every) => cols
                 .get(*i as usize)
                 .map(|c| c.label.clone())
                 .unwrap_or_default(),
@@ -679,7 +731,13 @@ where
             label: bytes(b.from).replace(".0", ""),
             bytes: b.bytes,
             color,
-            note: format!("×{}", b.count),
+            // An empty bucket has no bar and no count: "×0" over most of a histogram's buckets crowded
+            // the counts that matter into each other.
+            note: if b.count == 0 {
+                String::new()
+            } else {
+                format!("×{}", b.count)
+            },
         })
         .collect();
     let descs = ("size (at least)", " in the bucket");
@@ -705,15 +763,18 @@ where
         .unwrap_or(0)
         .max(r.peak.bytes);
     let (mut chart, div) = over_trace(area, heading, r, y_top, theme)?;
+    let range = (chart.x_range().start, chart.x_range().end);
     let xs: Vec<f64> = s.entries.iter().map(|&x| x as f64).collect();
     let reserved: Vec<(f64, f64)> = xs
         .iter()
         .zip(&s.reserved)
         .map(|(&x, &b)| (x, b as f64 / div))
         .collect();
+    let reserved = across(reserved, range);
     let allocated: Vec<(f64, f64)> = (0..xs.len())
         .map(|k| (xs[k], s.total_at(k) as f64 / div))
         .collect();
+    let allocated = across(allocated, range);
     chart
         .draw_series(AreaSeries::new(reserved, 0.0, RESERVED.filled()))?
         .label("reserved (cached + allocated)")
@@ -727,7 +788,7 @@ where
         .label("allocated (live)")
         .legend(swatch(ALLOCATED, theme));
     peak_marker(&mut chart, r, div, theme)?;
-    legend(&mut chart, SeriesLabelPosition::UpperLeft, theme)
+    legend(&mut chart, away_from_peak(r), theme)
 }
 
 /// A stacked part of a segment's bar: its name, colour and byte range within the segment.
@@ -971,6 +1032,153 @@ mod tests {
             ..rows
         };
         assert_eq!(columns.at(499, 50), Some(4));
+    }
+
+    use plotters_backend::{
+        BackendColor, BackendCoord, BackendStyle, BackendTextStyle, DrawingErrorKind,
+    };
+
+    /// What a chart drew: its filled rectangles and its texts (a backend that only records).
+    #[derive(Default)]
+    struct Drawn {
+        rects: Vec<((i32, i32), (i32, i32))>,
+        texts: Vec<(String, (i32, i32))>,
+    }
+
+    struct Recorder(std::rc::Rc<std::cell::RefCell<Drawn>>);
+
+    impl DrawingBackend for Recorder {
+        type ErrorType = std::io::Error;
+        fn get_size(&self) -> (u32, u32) {
+            (640, 320)
+        }
+        fn ensure_prepared(&mut self) -> std::result::Result<(), DrawingErrorKind<std::io::Error>> {
+            Ok(())
+        }
+        fn present(&mut self) -> std::result::Result<(), DrawingErrorKind<std::io::Error>> {
+            Ok(())
+        }
+        fn draw_pixel(
+            &mut self,
+            _: BackendCoord,
+            _: BackendColor,
+        ) -> std::result::Result<(), DrawingErrorKind<std::io::Error>> {
+            Ok(())
+        }
+        fn draw_rect<S: BackendStyle>(
+            &mut self,
+            upper_left: BackendCoord,
+            bottom_right: BackendCoord,
+            _: &S,
+            fill: bool,
+        ) -> std::result::Result<(), DrawingErrorKind<std::io::Error>> {
+            if fill {
+                self.0.borrow_mut().rects.push((upper_left, bottom_right));
+            }
+            Ok(())
+        }
+        fn draw_text<T: BackendTextStyle>(
+            &mut self,
+            text: &str,
+            _: &T,
+            at: BackendCoord,
+        ) -> std::result::Result<(), DrawingErrorKind<std::io::Error>> {
+            self.0.borrow_mut().texts.push((text.to_string(), at));
+            Ok(())
+        }
+        fn estimate_text_size<T: BackendTextStyle>(
+            &self,
+            text: &str,
+            _: &T,
+        ) -> std::result::Result<(u32, u32), DrawingErrorKind<std::io::Error>> {
+            Ok((text.chars().count() as u32 * 6, 11))
+        }
+    }
+
+    fn histogram_drawn(buckets: &[Bucket]) -> Drawn {
+        let drawn = std::rc::Rc::new(std::cell::RefCell::new(Drawn::default()));
+        let area = Recorder(drawn.clone()).into_drawing_area();
+        size_histogram(&area, "Sizes", buckets, ALLOCATED, &Theme::light()).unwrap();
+        drop(area);
+        std::rc::Rc::try_unwrap(drawn).ok().unwrap().into_inner()
+    }
+
+    #[test]
+    fn a_histogram_of_one_bucket_draws_a_bar_with_width() {
+        // yiyi_oom_snapshot's cached free blocks: three of 1–2 MiB. One slot made a bar of no width
+        // at the left edge, its count floating in the middle.
+        let drawn = histogram_drawn(&[Bucket {
+            from: 1 << 20,
+            count: 3,
+            bytes: 4_500_000,
+        }]);
+        let [((x0, _), (x1, _))] = drawn.rects[..] else {
+            panic!("one bar: {:?}", drawn.rects)
+        };
+        assert!(x1 - x0 > 100, "{x0}..{x1}");
+        let (_, (count_x, _)) = drawn.texts.iter().find(|(t, _)| t == "×3").unwrap();
+        assert!((x0..x1).contains(count_x), "the count over its bar");
+    }
+
+    #[test]
+    fn a_crowded_histogram_labels_every_other_bucket_and_none_touch() {
+        // 8 KiB to 128 MiB, as a snapshot's live allocations make: on 640 px each label needs two.
+        let buckets: Vec<Bucket> = (13..28)
+            .map(|k| Bucket {
+                from: 1 << k,
+                count: if k == 20 { 0 } else { k },
+                bytes: if k == 20 { 0 } else { 1 << k },
+            })
+            .collect();
+        let drawn = histogram_drawn(&buckets);
+        let labels: Vec<&(String, (i32, i32))> = drawn
+            .texts
+            .iter()
+            .filter(|(t, _)| t.ends_with("iB"))
+            .collect();
+        assert!(
+            labels.len() < buckets.len() && labels.len() >= buckets.len() / 3,
+            "{labels:?}"
+        );
+        assert_eq!(labels[0].0, "8 KiB");
+        for pair in labels.windows(2) {
+            let room = pair[1].1 .0 - pair[0].1 .0;
+            assert!(room > pair[0].0.len() as i32 * 6, "{pair:?}");
+        }
+        // Every bucket still has its bar and its count, but an empty one ("×0" over most buckets of a
+        // real histogram crowded the counts that matter).
+        assert_eq!(drawn.rects.len(), buckets.len());
+        let counts: Vec<&str> = drawn
+            .texts
+            .iter()
+            .map(|(t, _)| t.as_str())
+            .filter(|t| t.starts_with('×'))
+            .collect();
+        assert_eq!(counts.len(), buckets.len() - 1);
+        assert!(!counts.contains(&"×0"));
+    }
+
+    #[test]
+    fn few_buckets_are_each_labelled() {
+        assert_eq!(label_every(6, 560.0, 60.0), 1);
+        assert_eq!(label_every(15, 560.0, 45.0), 2);
+        assert_eq!(label_every(0, 560.0, 45.0), 1);
+    }
+
+    #[test]
+    fn entries_label_whole_ticks_only_and_a_lone_sample_spans_the_chart() {
+        assert_eq!(entry_label(&-1.0), "-1");
+        assert_eq!(entry_label(&(5.0 * 0.2 - 1.0)), "0");
+        assert_eq!(entry_label(&(5.0 * 0.2)), "1");
+        assert_eq!(entry_label(&-0.2), "");
+        assert_eq!(entry_label(&1_234_000.0), "1234000");
+        assert_eq!(
+            across(vec![(0.0, 5.0)], (-1.0, 1.0)),
+            vec![(-1.0, 5.0), (1.0, 5.0)]
+        );
+        let two = vec![(0.0, 5.0), (3.0, 1.0)];
+        assert_eq!(across(two.clone(), (-1.0, 9.0)), two);
+        assert!(across(Vec::new(), (-1.0, 9.0)).is_empty());
     }
 }
 
