@@ -730,7 +730,13 @@ fn draw_summary<P: Pen>(s: &Surface<P>, f: &Scale, model: &TimelineModel, theme:
 
 fn draw_peak<P: Pen>(s: &Surface<P>, f: &Scale, model: &TimelineModel, theme: &Theme) {
     let ctx = &s.ctx;
-    let x = model.peak.event.max(0) as f64 + 0.5;
+    // An entry's moment is the middle of its column; a peak before the first entry (memory held
+    // before recording, the whole trace one `snapshot` entry) stands at the left edge.
+    let x = if model.peak.event < 0 {
+        0.0
+    } else {
+        model.peak.event as f64 + 0.5
+    };
     if x < f.view.x0 || x > f.view.x1 {
         return;
     }
