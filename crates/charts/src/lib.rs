@@ -1166,6 +1166,14 @@ mod tests {
     }
 
     #[test]
+    fn a_one_entry_trace_is_a_level_over_its_whole_share() {
+        assert_eq!(from_the_start(vec![(1.0, 7)]), vec![(0.0, 7), (1.0, 7)]);
+        let more = vec![(0.5, 7), (1.0, 9)];
+        assert_eq!(from_the_start(more.clone()), more);
+        assert!(from_the_start(Vec::new()).is_empty());
+    }
+
+    #[test]
     fn entries_label_whole_ticks_only_and_a_lone_sample_spans_the_chart() {
         assert_eq!(entry_label(&-1.0), "-1");
         assert_eq!(entry_label(&(5.0 * 0.2 - 1.0)), "0");
@@ -1239,6 +1247,16 @@ pub fn curve_points(d: &Digest, axis: &CompareAxis) -> Vec<(f64, u64)> {
             .zip(&c.bytes)
             .map(|(&t, &b)| (t as f64 / 1e6, b))
             .collect(),
+    }
+}
+
+/// A curve over shares of its trace as drawn: a trace of one entry is one level over the whole of it,
+/// from 0, not a lone point at 100 % (which drew as the peak's dot and no line). Drawn only: a point
+/// of [`curve_points`] stands for an entry of the curve.
+fn from_the_start(points: Vec<(f64, u64)>) -> Vec<(f64, u64)> {
+    match points[..] {
+        [(x, b)] if x > 0.0 => vec![(0.0, b), (x, b)],
+        _ => points,
     }
 }
 
@@ -1386,9 +1404,13 @@ where
         // Dashed, legend too, on the palette's second time round (callers colour run `n` with
         // `run_color(n)`).
         let dashed = run_dashed(n);
+        let drawn = match axis {
+            CompareAxis::Fraction => from_the_start(points.clone()),
+            _ => points.clone(),
+        };
         // Each point holds until the next (live bytes change at entries), clipped to the view.
-        let mut steps: Vec<(f64, f64)> = Vec::with_capacity(points.len() * 2);
-        for (k, &(x, b)) in points.iter().enumerate() {
+        let mut steps: Vec<(f64, f64)> = Vec::with_capacity(drawn.len() * 2);
+        for (k, &(x, b)) in drawn.iter().enumerate() {
             let y = b as f64 / div;
             if k > 0 {
                 steps.push((x, steps.last().map_or(y, |p| p.1)));
