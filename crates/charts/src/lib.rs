@@ -215,8 +215,9 @@ fn slots(n: u32) -> SegmentedCoord<RangedCoordu32> {
     (0..n.max(2) - 1).into_segmented()
 }
 
-/// Every `k`-th column is labelled, so that labels about `label_px` wide do not run into each other on
-/// `n` columns across `width_px` (a size histogram's 15 buckets on half a page).
+/// Every `k`-th column is labelled, so that neighbouring labels whose centres need `label_px` between
+/// them do not run into each other on `n` columns across `width_px` (a size histogram's 25 buckets on
+/// half a page); the components' six names all fit.
 fn label_every(n: usize, width_px: f64, label_px: f64) -> usize {
     let column = width_px / n.max(1) as f64;
     ((label_px + 6.0) / column.max(1.0)).ceil().max(1.0) as usize
@@ -629,16 +630,13 @@ where
         .y_label_area_size(theme.px(64))
         .build_cartesian_2d(slots(n), 0f64..max as f64 * 1.18 / div)?;
     let (plot_x, _) = chart.plotting_area().get_pixel_range();
-    let widest = cols
-        .iter()
-        .map(|c| c.label.chars().count())
-        .max()
-        .unwrap_or(0);
-    let every = label_every(
-        cols.len(),
-        f64::from(plot_x.end - plot_x.start),
-        widest as f64 * 6.2 * theme.scale,
-    );
+    // What two neighbouring labels need between their centres (about 5.8 px a character at 11 px).
+    let width = |c: &Column| c.label.chars().count() as f64 * 5.8 * theme.scale;
+    let neighbours = cols
+        .windows(2)
+        .map(|w| (width(&w[0]) + width(&w[1])) / 2.0)
+        .fold(0.0, f64::max);
+    let every = label_every(cols.len(), f64::from(plot_x.end - plot_x.start), neighbours);
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -1045,12 +1043,13 @@ mod tests {
         texts: Vec<(String, (i32, i32))>,
     }
 
-    struct Recorder(std::rc::Rc<std::cell::RefCell<Drawn>>);
+    /// Records what is drawn on a canvas of the given size.
+    struct Recorder(std::rc::Rc<std::cell::RefCell<Drawn>>, (u32, u32));
 
     impl DrawingBackend for Recorder {
         type ErrorType = std::io::Error;
         fn get_size(&self) -> (u32, u32) {
-            (640, 320)
+            self.1
         }
         fn ensure_prepared(&mut self) -> std::result::Result<(), DrawingErrorKind<std::io::Error>> {
             Ok(())
@@ -1097,7 +1096,7 @@ mod tests {
 
     fn histogram_drawn(buckets: &[Bucket]) -> Drawn {
         let drawn = std::rc::Rc::new(std::cell::RefCell::new(Drawn::default()));
-        let area = Recorder(drawn.clone()).into_drawing_area();
+        let area = Recorder(drawn.clone(), (640, 320)).into_drawing_area();
         size_histogram(&area, "Sizes", buckets, ALLOCATED, &Theme::light()).unwrap();
         drop(area);
         std::rc::Rc::try_unwrap(drawn).ok().unwrap().into_inner()
@@ -1156,6 +1155,35 @@ mod tests {
             .collect();
         assert_eq!(counts.len(), buckets.len() - 1);
         assert!(!counts.contains(&"×0"));
+    }
+
+    #[test]
+    fn the_six_components_are_each_labelled() {
+        let cols: Vec<Column> = [
+            "Parameters",
+            "Gradients",
+            "Optimizer state",
+            "Activations",
+            "Before recording",
+            "Other",
+        ]
+        .iter()
+        .map(|l| Column {
+            label: l.to_string(),
+            bytes: 1 << 30,
+            color: ALLOCATED,
+            note: String::new(),
+        })
+        .collect();
+        // Half of a 1400 px page, as the page shows them (they were, until every other one went).
+        let drawn = std::rc::Rc::new(std::cell::RefCell::new(Drawn::default()));
+        let area = Recorder(drawn.clone(), (660, 320)).into_drawing_area();
+        columns(&area, "Components", &cols, ("", ""), 10, &Theme::light()).unwrap();
+        drop(area);
+        let texts: Vec<String> = drawn.borrow().texts.iter().map(|t| t.0.clone()).collect();
+        for c in &cols {
+            assert!(texts.contains(&c.label), "{} in {texts:?}", c.label);
+        }
     }
 
     #[test]
