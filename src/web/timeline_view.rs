@@ -98,18 +98,18 @@ fn record_frame(ms: f64) {
 }
 
 /// Runs `f` with the mapping the frame `drawn` was drawn with (over `view` instead of its own, when
-/// given): input maps pixels exactly as drawing did.
+/// given), and what the frame drew besides the model: input maps pixels exactly as drawing did.
 fn with_scale<R>(
     ui: Ui,
     segments: bool,
     drawn: Option<Drawn>,
     view: Option<Viewport>,
-    f: &dyn Fn(&Scale, &TimelineModel) -> R,
+    f: &dyn Fn(&Scale, &TimelineModel, &Context) -> R,
 ) -> Option<R> {
     let d = drawn?;
     with_timeline(ui, segments, |t, c| {
         let times = if d.time_axis { c.times } else { None };
-        f(&Scale::new(view.unwrap_or(d.view), d.plot, times), t)
+        f(&Scale::new(view.unwrap_or(d.view), d.plot, times), t, &c)
     })
 }
 
@@ -367,7 +367,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         ev.prevent_default();
         let px = ev.offset_x() as f64;
         let sideways = ev.shift_key() || ev.delta_x().abs() > ev.delta_y().abs();
-        let next = with_scale(ui, segments, drawn.get_value(), None, &|f, t| {
+        let next = with_scale(ui, segments, drawn.get_value(), None, &|f, t, _| {
             let x_len = t.layout.x_len as f64;
             if sideways {
                 let d = if ev.delta_x().abs() > ev.delta_y().abs() {
@@ -388,7 +388,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
     // The band under the pointer: (band, allocation, px, py).
     let hit = move |ev: &web_sys::MouseEvent| -> Option<(usize, u32, f64, f64)> {
         let (px, py) = (ev.offset_x() as f64, ev.offset_y() as f64);
-        with_scale(ui, segments, drawn.get_value(), None, &|f, t| {
+        with_scale(ui, segments, drawn.get_value(), None, &|f, t, _| {
             if !f.plot.contains_x(px) {
                 return None;
             }
@@ -402,12 +402,9 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
     // The profiler annotations under the pointer in the strips above the plot (a few pixels either
     // side: a span without allocator events is a line), described.
     let annotation_hit = move |ev: &web_sys::MouseEvent| -> Option<String> {
-        let d = drawn.get_value()?;
         let (px, py) = (ev.offset_x() as f64, ev.offset_y() as f64);
-        with_timeline(ui, segments, |_, c| {
+        with_scale(ui, segments, drawn.get_value(), None, &|f, _, c| {
             let row = annotation_row_at(py, c.rows())?;
-            let times = if d.time_axis { c.times } else { None };
-            let f = Scale::new(d.view, d.plot, times);
             describe_annotations(c.annotations, row, f.x_at(px - 3.0), f.x_at(px + 3.0))
         })
         .flatten()
@@ -418,9 +415,10 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             if ev.buttons() & 1 == 1 {
                 let dx = ev.offset_x() as f64 - x0;
                 if moved || dx.abs() > 3.0 {
-                    let next = with_scale(ui, segments, drawn.get_value(), Some(view), &|f, t| {
-                        f.pan_by_px(-dx, t.layout.x_len as f64)
-                    });
+                    let next =
+                        with_scale(ui, segments, drawn.get_value(), Some(view), &|f, t, _| {
+                            f.pan_by_px(-dx, t.layout.x_len as f64)
+                        });
                     if next.is_some() {
                         ui.viewport.set(next);
                         drag.set_value(Some((x0, view, true)));

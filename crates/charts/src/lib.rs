@@ -277,9 +277,19 @@ fn entry_label(x: &f64) -> String {
     }
 }
 
-/// A series over trace entries as drawn: one sample (a trace of one entry) holds across the chart's
-/// x range `(x0, x1)`, which a single point would not show at all.
-fn across(points: Vec<(f64, f64)>, (x0, x1): (f64, f64)) -> Vec<(f64, f64)> {
+/// A series of `bytes` at trace `entries` as drawn, in units of `div`: one sample (a trace of one
+/// entry) holds across the chart's x range `(x0, x1)`, which a single point would not show at all.
+fn over_entries(
+    entries: &[i64],
+    bytes: impl IntoIterator<Item = u64>,
+    div: f64,
+    (x0, x1): (f64, f64),
+) -> Vec<(f64, f64)> {
+    let points: Vec<(f64, f64)> = entries
+        .iter()
+        .zip(bytes)
+        .map(|(&e, b)| (e as f64, b as f64 / div))
+        .collect();
     match points.as_slice() {
         [(_, y)] => vec![(x0, *y), (x1, *y)],
         _ => points,
@@ -401,7 +411,6 @@ where
     let y_top = top.max(s.reserved.iter().copied().max().unwrap_or(0));
     let (mut chart, div) = over_trace(area, heading, r, y_top, theme)?;
     let range = (chart.x_range().start, chart.x_range().end);
-    let xs: Vec<f64> = s.entries.iter().map(|&e| e as f64).collect();
     let when = if r.event == r.peak.event {
         "at the peak".to_string()
     } else {
@@ -421,23 +430,14 @@ where
             continue;
         }
         let color = colors.get(j).copied().unwrap_or(RESERVED);
-        let points: Vec<(f64, f64)> = xs
-            .iter()
-            .zip(&stacked[j])
-            .map(|(&x, &b)| (x, b as f64 / div))
-            .collect();
+        let points = over_entries(&s.entries, stacked[j].iter().copied(), div, range);
         let here = at_event.get(j).copied().unwrap_or(0);
         chart
-            .draw_series(AreaSeries::new(across(points, range), 0.0, color.filled()))?
+            .draw_series(AreaSeries::new(points, 0.0, color.filled()))?
             .label(format!("{} ({} {when})", s.categories[j], bytes(here)))
             .legend(swatch(color, theme));
     }
-    let reserved: Vec<(f64, f64)> = xs
-        .iter()
-        .zip(&s.reserved)
-        .map(|(&x, &b)| (x, b as f64 / div))
-        .collect();
-    let reserved = across(reserved, range);
+    let reserved = over_entries(&s.entries, s.reserved.iter().copied(), div, range);
     let ink = theme.ink;
     let width = theme.px(2);
     chart
@@ -762,17 +762,8 @@ where
         .max(r.peak.bytes);
     let (mut chart, div) = over_trace(area, heading, r, y_top, theme)?;
     let range = (chart.x_range().start, chart.x_range().end);
-    let xs: Vec<f64> = s.entries.iter().map(|&x| x as f64).collect();
-    let reserved: Vec<(f64, f64)> = xs
-        .iter()
-        .zip(&s.reserved)
-        .map(|(&x, &b)| (x, b as f64 / div))
-        .collect();
-    let reserved = across(reserved, range);
-    let allocated: Vec<(f64, f64)> = (0..xs.len())
-        .map(|k| (xs[k], s.total_at(k) as f64 / div))
-        .collect();
-    let allocated = across(allocated, range);
+    let reserved = over_entries(&s.entries, s.reserved.iter().copied(), div, range);
+    let allocated = over_entries(&s.entries, (0..).map(|k| s.total_at(k)), div, range);
     chart
         .draw_series(AreaSeries::new(reserved, 0.0, RESERVED.filled()))?
         .label("reserved (cached + allocated)")
@@ -1094,12 +1085,17 @@ mod tests {
         }
     }
 
-    fn histogram_drawn(buckets: &[Bucket]) -> Drawn {
+    /// What `draw` draws on a canvas of `size`.
+    fn drawn_by(size: (u32, u32), draw: impl FnOnce(&DrawingArea<Recorder, Shift>)) -> Drawn {
         let drawn = std::rc::Rc::new(std::cell::RefCell::new(Drawn::default()));
-        let area = Recorder(drawn.clone(), (640, 320)).into_drawing_area();
-        size_histogram(&area, "Sizes", buckets, ALLOCATED, &Theme::light()).unwrap();
-        drop(area);
+        draw(&Recorder(drawn.clone(), size).into_drawing_area());
         std::rc::Rc::try_unwrap(drawn).ok().unwrap().into_inner()
+    }
+
+    fn histogram_drawn(buckets: &[Bucket]) -> Drawn {
+        drawn_by((640, 320), |area| {
+            size_histogram(area, "Sizes", buckets, ALLOCATED, &Theme::light()).unwrap()
+        })
     }
 
     #[test]
@@ -1176,11 +1172,10 @@ mod tests {
         })
         .collect();
         // Half of a 1400 px page, as the page shows them (they were, until every other one went).
-        let drawn = std::rc::Rc::new(std::cell::RefCell::new(Drawn::default()));
-        let area = Recorder(drawn.clone(), (660, 320)).into_drawing_area();
-        columns(&area, "Components", &cols, ("", ""), 10, &Theme::light()).unwrap();
-        drop(area);
-        let texts: Vec<String> = drawn.borrow().texts.iter().map(|t| t.0.clone()).collect();
+        let drawn = drawn_by((660, 320), |area| {
+            columns(area, "Components", &cols, ("", ""), 10, &Theme::light()).unwrap();
+        });
+        let texts: Vec<String> = drawn.texts.iter().map(|t| t.0.clone()).collect();
         for c in &cols {
             assert!(texts.contains(&c.label), "{} in {texts:?}", c.label);
         }
@@ -1209,12 +1204,12 @@ mod tests {
         assert_eq!(entry_label(&-0.2), "");
         assert_eq!(entry_label(&1_234_000.0), "1234000");
         assert_eq!(
-            across(vec![(0.0, 5.0)], (-1.0, 1.0)),
+            over_entries(&[0], [10], 2.0, (-1.0, 1.0)),
             vec![(-1.0, 5.0), (1.0, 5.0)]
         );
         let two = vec![(0.0, 5.0), (3.0, 1.0)];
-        assert_eq!(across(two.clone(), (-1.0, 9.0)), two);
-        assert!(across(Vec::new(), (-1.0, 9.0)).is_empty());
+        assert_eq!(over_entries(&[0, 3], [10, 2], 2.0, (-1.0, 9.0)), two);
+        assert!(over_entries(&[], [], 2.0, (-1.0, 9.0)).is_empty());
     }
 }
 
