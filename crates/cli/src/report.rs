@@ -12,7 +12,7 @@ use memograph_snapshot::analysis::compare::{digest_at, Digest};
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
 use memograph_snapshot::analysis::live_set::Node;
 use memograph_snapshot::analysis::report::{device_report, Component, DeviceReport, ReportOptions};
-use memograph_snapshot::format::{bytes, bytes_exact, grouped};
+use memograph_snapshot::format::{self, bytes, bytes_exact, grouped};
 use memograph_snapshot::Snapshot;
 
 use crate::{charts, load, Failure};
@@ -332,14 +332,12 @@ fn pct(part: u64, whole: u64) -> f64 {
 }
 
 fn at_entry(r: &DeviceReport) -> String {
+    let at = format::at_entry(r.event);
     if r.event < 0 {
-        "before the first trace entry".into()
+        at
     } else {
-        format!(
-            "at entry {} of {}",
-            r.event,
-            r.summary.events.values().sum::<u64>()
-        )
+        let entries: u64 = r.summary.events.values().sum();
+        format!("{at} of {}", grouped(entries))
     }
 }
 

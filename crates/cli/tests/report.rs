@@ -96,15 +96,21 @@ fn every_fixture_gets_a_report_directory_with_five_charts_two_texts_and_latest_p
         let r = reference(&name);
         for (device, figures) in r["devices"].as_object().unwrap() {
             let peak = figures["timeline_peak_bytes"].as_u64().unwrap();
-            let grouped = grouped(peak);
+            let exact = grouped(peak);
             assert!(
                 text.contains(&format!("======== cuda:{device} ========")),
                 "{name}"
             );
             assert!(
-                text.contains(&grouped),
-                "{name}: the text report names the exact peak {grouped}"
+                text.contains(&exact),
+                "{name}: the text report names the exact peak {exact}"
             );
+            // Where the peak is, worded as the page words it.
+            let at = match figures["peak_event_index"].as_i64().unwrap() {
+                e if e < 0 => "before the first entry".to_string(),
+                e => format!("at entry {}", grouped(e as u64)),
+            };
+            assert!(text.contains(&at), "{name}: the text report says {at}");
         }
         for section in [
             "Allocator efficiency",
