@@ -308,9 +308,7 @@ fn Chart(
 ) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
     let bars = StoredValue::new(None::<(Bars, f64)>);
-    let resized = RwSignal::new(0u32);
-    let on_resize = window_event_listener(leptos::ev::resize, move |_| resized.update(|r| *r += 1));
-    on_cleanup(move || on_resize.remove());
+    let resized = super::window_resizes();
     Effect::new(move |_| {
         resized.track();
         let dark = ui.dark.get();
@@ -374,9 +372,7 @@ fn Chart(
 #[component]
 fn CompactTimeline(ui: Ui) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
-    let resized = RwSignal::new(0u32);
-    let on_resize = window_event_listener(leptos::ev::resize, move |_| resized.update(|r| *r += 1));
-    on_cleanup(move || on_resize.remove());
+    let resized = super::window_resizes();
     Effect::new(move |_| {
         resized.track();
         let (dark, picked) = (ui.dark.get(), ui.highlight.get());

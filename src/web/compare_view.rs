@@ -424,9 +424,7 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
     let plot = StoredValue::new(None::<(PlotArea, f64)>);
     let drag = StoredValue::new(None::<(f64, (f64, f64))>);
-    let resized = RwSignal::new(0u32);
-    let on_resize = window_event_listener(leptos::ev::resize, move |_| resized.update(|r| *r += 1));
-    on_cleanup(move || on_resize.remove());
+    let resized = super::window_resizes();
     Effect::new(move |_| {
         resized.track();
         let (dark, axis, range, hover) = (

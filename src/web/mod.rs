@@ -399,6 +399,15 @@ impl Listener for Ui {
     }
 }
 
+/// A count that changes whenever the window is resized, for the effects that measure their elements
+/// (canvases, the state history's list) to track; the listener goes with the component.
+pub(crate) fn window_resizes() -> RwSignal<u32> {
+    let resized = RwSignal::new(0u32);
+    let listener = window_event_listener(leptos::ev::resize, move |_| resized.update(|r| *r += 1));
+    on_cleanup(move || listener.remove());
+    resized
+}
+
 /// Where a tooltip goes for the pointer at (`x`, `y`) on `plot`'s canvas (the tooltip's container is
 /// the plot): beside the pointer, on the side with more room, so that near the plot's right edge it does
 /// not cover the stack panel beside it, nor run off the bottom.

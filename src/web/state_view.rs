@@ -19,7 +19,16 @@ pub fn StateView(ui: Ui) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
     let scroll = RwSignal::new(0.0f64);
     let map_scroll = RwSignal::new(0.0f64);
+    // The list's height, measured as it mounts, as the window is resized and as it scrolls: the rows
+    // it shows are those that fit (a fixed guess left a tall window's list blank below 32 rows).
     let height = RwSignal::new(600.0f64);
+    let resized = super::window_resizes();
+    Effect::new(move |_| {
+        resized.track();
+        if let Some(el) = list.get() {
+            height.set(el.client_height() as f64);
+        }
+    });
     let hover = RwSignal::new(None::<(f64, f64, String)>);
     // While allocations are highlighted (a search, a picked call path or category), the list shows
     // only their events, unless the user asks for all.

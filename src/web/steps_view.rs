@@ -172,9 +172,7 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
     let plot = StoredValue::new(None::<(PlotArea, f64)>);
     let s = ui.steps_ui;
-    let resized = RwSignal::new(0u32);
-    let on_resize = window_event_listener(leptos::ev::resize, move |_| resized.update(|r| *r += 1));
-    on_cleanup(move || on_resize.remove());
+    let resized = super::window_resizes();
     // Snapshots of the same runs (open or compared), by rank and step in their names.
     let marks = Memo::new(move |_| {
         ui.files.get();

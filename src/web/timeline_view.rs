@@ -285,7 +285,7 @@ struct Drawn {
 pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
     let minimap = NodeRef::<Canvas>::new();
-    let resized = RwSignal::new(0u32);
+    let resized = super::window_resizes();
     let tooltip = RwSignal::new(None::<(f64, f64, String)>);
     // Where a drag began: pixel, the view then, and whether it has moved yet.
     let drag = StoredValue::new(None::<(f64, Viewport, bool)>);
@@ -358,10 +358,6 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             }
         }
     });
-    let on_resize = leptos::prelude::window_event_listener(leptos::ev::resize, move |_| {
-        resized.update(|r| *r += 1)
-    });
-    on_cleanup(move || on_resize.remove());
 
     let on_wheel = move |ev: web_sys::WheelEvent| {
         ev.prevent_default();

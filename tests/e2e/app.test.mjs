@@ -193,6 +193,16 @@ test('devices and views switch (cs_memory_snapshot has three devices)', TIER2, a
   await page.click('.event-row >> nth=3');
   await page.keyboard.press('ArrowDown');
   assert.equal(await page.$eval('.event-row.selected .idx', e => e.textContent), '4');
+  // The rows fill the list however tall the window is, also once it grows (the list once showed 32
+  // rows whatever its height).
+  const filled = () => page.waitForFunction(() => {
+    const list = document.querySelector('.event-list');
+    const rows = [...list.querySelectorAll('.event-row')].map(r => r.getBoundingClientRect().bottom);
+    return rows.length > 32 && Math.max(...rows) >= list.getBoundingClientRect().bottom - 1;
+  }, null, { timeout: 5000 });
+  await page.setViewportSize({ width: 1400, height: 1300 });
+  await filled();
+  await page.setViewportSize({ width: 1400, height: 860 });
   await page.waitForTimeout(200);
   await shot(page, 'cs-device1-state');
   await page.selectOption('[data-testid=view-select]', 'settings');
