@@ -1,7 +1,8 @@
-//! Allocator Settings: what `allocator_settings` recorded, one row per setting.
+//! Allocator Settings: what the file is (its shape, each device's trace), then what
+//! `allocator_settings` recorded, one row per setting.
 
 use leptos::prelude::*;
-use memograph_snapshot::PyValue;
+use memograph_snapshot::{format, PyValue};
 
 use super::Ui;
 use crate::load::store;
@@ -13,17 +14,44 @@ pub fn SettingsView(ui: Ui) -> impl IntoView {
         store::with_file(file, |f| {
             let s = &f.snapshot;
             let mut rows = vec![
-                ("pickle protocol".to_string(), s.protocol.to_string()),
-                ("format".to_string(), format!("{:?}", s.format)),
                 (
-                    "devices".to_string(),
-                    s.devices()
-                        .iter()
-                        .map(|d| format!("cuda:{d}"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    "file".to_string(),
+                    format!("{} ({})", f.name, format::bytes(f.bytes)),
                 ),
+                ("pickle protocol".to_string(), s.protocol.to_string()),
+                ("format".to_string(), s.format.describe().to_string()),
             ];
+            // Each device's trace: how long, over how much time. A trace shorter than the run
+            // (`max_entries` reached) begins with blocks allocated before it.
+            rows.extend(s.devices().into_iter().map(|d| {
+                let trace = s.trace(d);
+                let n = trace.len();
+                let span = match (trace.time_us.first(), trace.time_us.last()) {
+                    (Some(&first), Some(&last))
+                        if n > 1 && first != i64::MIN && last != i64::MIN =>
+                    {
+                        format!(" over {:.3} s", last.saturating_sub(first) as f64 / 1e6)
+                    }
+                    _ => String::new(),
+                };
+                (
+                    format!("cuda:{d}"),
+                    format!(
+                        "{} trace entries{span}, {} segments at the snapshot",
+                        format::grouped(n as u64),
+                        format::grouped(s.segments.iter().filter(|g| g.device == d).count() as u64)
+                    ),
+                )
+            }));
+            if !s.external_annotations.is_empty() {
+                rows.push((
+                    "annotations".to_string(),
+                    format!(
+                        "{} profiler annotation entries",
+                        format::grouped(s.external_annotations.len() as u64)
+                    ),
+                ));
+            }
             match &s.allocator_settings {
                 Some(PyValue::Dict(kv)) => rows.extend(kv.iter().map(|(k, v)| {
                     let key = match k {

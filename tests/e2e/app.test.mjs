@@ -206,7 +206,14 @@ test('devices and views switch (cs_memory_snapshot has three devices)', TIER2, a
   await page.waitForTimeout(200);
   await shot(page, 'cs-device1-state');
   await page.selectOption('[data-testid=view-select]', 'settings');
-  assert.match(await page.textContent('.settings'), /expandable_segments:True/);
+  const settings = await page.textContent('.settings');
+  assert.match(settings, /expandable_segments:True/);
+  assert.match(settings, /segments and device traces \(PyTorch 2\.1 and later\)/);
+  // Each device's trace, as long as the reference counts it.
+  for (const [d, r] of Object.entries(ref.devices)) {
+    const entries = String(Object.values(r.events).reduce((a, b) => a + b, 0)).replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
+    assert.match(settings, new RegExp(`cuda:${d}${entries} trace entries over [\\d.]+ s`));
+  }
   await shot(page, 'cs-settings');
   await page.selectOption('[data-testid=device-select]', '2');
   await page.selectOption('[data-testid=view-select]', 'timeline');

@@ -605,6 +605,17 @@ pub enum Format {
     SegmentList,
 }
 
+impl Format {
+    /// The shape in words, with the PyTorch that writes it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Format::Current => "segments and device traces (PyTorch 2.1 and later)",
+            Format::LegacyHistory => "segments whose blocks keep history records (PyTorch 2.0)",
+            Format::SegmentList => "a bare list of segments (torch.cuda.memory_snapshot())",
+        }
+    }
+}
+
 /// A whole snapshot: every device's segments and trace, plus the recorded settings.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
