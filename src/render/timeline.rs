@@ -12,12 +12,14 @@ use super::{Pen, Surface};
 use crate::pixels::{self, Pixels};
 use crate::scale::{annotation_strip, Scale, ANNOTATION_ROW, ANNOTATION_ROWS};
 use crate::view_model::lit::{any_bit, LitBand, LitBands, LitRaster};
-use crate::view_model::{AnnotationSpan, TimelineModel, LIT_IN_A_FRAME};
+use crate::view_model::{AnnotationSpan, OomMark, TimelineModel, LIT_IN_A_FRAME};
 use crate::viewport::{byte_ticks, nice_ticks};
 
 /// What to draw besides the bands.
 pub struct Overlay<'a> {
     pub annotations: &'a [AnnotationSpan],
+    /// Where the allocator ran out of memory: a line and a label each.
+    pub ooms: &'a [OomMark],
     /// The band under the pointer and its allocation: drawn only while that band still is that
     /// allocation's (a layout made since, at another detail, has other bands).
     pub hovered: Option<(usize, u32)>,
@@ -39,6 +41,7 @@ impl Overlay<'static> {
     pub fn plain(show_peak: bool) -> Overlay<'static> {
         Overlay {
             annotations: &[],
+            ooms: &[],
             hovered: None,
             pinned: None,
             show_peak,
@@ -75,6 +78,7 @@ pub fn draw<P: Pen>(
     if overlay.show_peak {
         draw_peak(s, f, model, theme);
     }
+    draw_ooms(s, f, overlay.ooms, theme);
     ctx.restore();
     draw_annotations(s, f, overlay.annotations, theme);
     draw_x_axis(s, f, theme);
@@ -762,6 +766,38 @@ fn draw_peak<P: Pen>(s: &Surface<P>, f: &Scale, model: &TimelineModel, theme: &T
         if right { px - GAP } else { px + GAP },
         f.plot.top + 2.0,
     );
+}
+
+/// A solid line at each out-of-memory entry, labelled below the peak's label (a label only where the
+/// last one left room).
+fn draw_ooms<P: Pen>(s: &Surface<P>, f: &Scale, ooms: &[OomMark], theme: &Theme) {
+    let ctx = &s.ctx;
+    let mut labelled_to = f64::NEG_INFINITY;
+    for m in ooms {
+        let x = f64::from(m.entry) + 0.5;
+        if x < f.view.x0 || x > f.view.x1 {
+            continue;
+        }
+        let px = f.px(x).round() + 0.5;
+        ctx.set_stroke_style_str(theme.peak);
+        ctx.set_line_width(2.0);
+        ctx.begin_path();
+        ctx.move_to(px, f.plot.top);
+        ctx.line_to(px, f.plot.top + f.plot.height);
+        ctx.stroke();
+        if px > labelled_to {
+            const LABEL: &str = "✕ out of memory";
+            const WIDTH: f64 = 96.0;
+            let right = px + 6.0 + WIDTH > f.plot.left + f.plot.width;
+            ctx.set_fill_style_str(theme.peak);
+            ctx.set_font("bold 11px system-ui, sans-serif");
+            ctx.set_text_align(if right { "right" } else { "left" });
+            ctx.set_text_baseline("top");
+            let at = if right { px - 6.0 } else { px + 6.0 };
+            ctx.fill_text(LABEL, at, f.plot.top + 18.0);
+            labelled_to = px + 6.0 + WIDTH;
+        }
+    }
 }
 
 fn draw_annotations<P: Pen>(s: &Surface<P>, f: &Scale, spans: &[AnnotationSpan], theme: &Theme) {

@@ -18,10 +18,12 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use memograph_snapshot::analysis::lifetimes::{Kind, Lifetimes};
+use memograph_snapshot::analysis::live_set::allocation_site;
 use memograph_snapshot::analysis::report::{report_sliced, DeviceReport, ReportOptions};
 use memograph_snapshot::batch::{run_ready, NoPause, Pause};
-use memograph_snapshot::format::grouped;
-use memograph_snapshot::Snapshot;
+use memograph_snapshot::format::{at_entry, bytes, grouped};
+use memograph_snapshot::model::StackId;
+use memograph_snapshot::{Action, Snapshot};
 
 pub use state::{
     allocator_state_at, describe_block, event_rows, events_of, rows_of, EventRow, SegmentRow,
@@ -37,6 +39,8 @@ pub struct DeviceModel {
     pub has_times: bool,
     /// Profiler annotations as spans of entries (needs `time_us`).
     pub annotations: Vec<AnnotationSpan>,
+    /// Where the allocator ran out of memory (the trace's `oom` entries).
+    pub ooms: Vec<OomMark>,
     /// The Active Cached Segment Timeline.
     segments: OnceCell<TimelineModel>,
     /// What the Allocator State History needs beyond the segment timeline.
@@ -161,6 +165,7 @@ impl DeviceModel {
         pause: &mut P,
     ) -> DeviceModel {
         let detail = default_detail(blocks.allocations.len());
+        let ooms = oom_marks(snapshot, device, &blocks, pause).await;
         let blocks = TimelineModel::new_sliced(blocks, detail, pause).await;
         let trace = snapshot.trace(device);
         let has_times = trace.has_time_sliced(pause).await;
@@ -168,6 +173,7 @@ impl DeviceModel {
             device,
             blocks,
             has_times,
+            ooms,
             annotations: if has_times {
                 annotation_spans(snapshot, device, &trace.time_us)
             } else {
@@ -238,6 +244,7 @@ impl DeviceModel {
         Option<&mut TimelineModel>,
         &[AnnotationSpan],
         Option<&Categories>,
+        &[OomMark],
     ) {
         let timeline = match segments {
             true => self.segments.get_mut(),
@@ -248,7 +255,7 @@ impl DeviceModel {
             .get()
             .map(|c| &**c)
             .filter(|_| by_category && !segments);
-        (timeline, &self.annotations, categories)
+        (timeline, &self.annotations, categories, &self.ooms)
     }
 
     /// Takes the segment timeline, built apart.
@@ -390,6 +397,80 @@ pub fn describe_annotations(
     (!found.is_empty()).then(|| found.join("\n\n"))
 }
 
+/// An `oom` entry of a device's trace: where the allocator could not find the memory it was asked
+/// for, even after freeing its cache.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OomMark {
+    /// The entry, whose column's middle is the mark's moment on the timeline.
+    pub entry: u32,
+    pub requested: u64,
+    /// What the driver reported free on the device then, when the entry says.
+    pub device_free: Option<u64>,
+    /// Bytes allocated by PyTorch then (the block timeline's live bytes).
+    pub allocated: u64,
+    /// The code that asked, when the entry has a stack.
+    pub site: Option<String>,
+}
+
+impl OomMark {
+    /// What a pointer on the mark reads.
+    pub fn describe(&self) -> String {
+        let free = self
+            .device_free
+            .map(|f| format!(" with {} free on the device", bytes(f)))
+            .unwrap_or_default();
+        let mut text = format!(
+            "out of memory {}\na request of {}{free}; {} allocated by PyTorch then",
+            at_entry(i64::from(self.entry)),
+            bytes(self.requested),
+            bytes(self.allocated)
+        );
+        if let Some(site) = &self.site {
+            text.push_str(&format!("\nasked for by {site}"));
+        }
+        text
+    }
+}
+
+/// The marks whose moment lies within entries `[x0, x1]`, described one per paragraph (`None`: none).
+pub fn describe_ooms(marks: &[OomMark], x0: f64, x1: f64) -> Option<String> {
+    let found: Vec<String> = marks
+        .iter()
+        .filter(|m| (x0..=x1).contains(&(f64::from(m.entry) + 0.5)))
+        .map(OomMark::describe)
+        .collect();
+    (!found.is_empty()).then(|| found.join("\n\n"))
+}
+
+/// The `oom` entries of `device`'s trace, with the bytes `blocks` has live at each.
+async fn oom_marks<P: Pause>(
+    snapshot: &Snapshot,
+    device: i64,
+    blocks: &Lifetimes,
+    pause: &mut P,
+) -> Vec<OomMark> {
+    let trace = snapshot.trace(device);
+    let mut found = Vec::new();
+    let scan = |r: std::ops::Range<usize>| {
+        found.extend(r.filter(|&i| trace.action[i] == Action::Oom));
+    };
+    memograph_snapshot::batch::ranges_paused(trace.len(), scan, pause).await;
+    found
+        .into_iter()
+        .map(|i| {
+            let entry = trace.get(i);
+            OomMark {
+                entry: i as u32,
+                requested: entry.size,
+                device_free: entry.device_free,
+                allocated: blocks.live_bytes_at(i as i64),
+                site: (entry.stack != StackId::EMPTY)
+                    .then(|| allocation_site(snapshot, entry.stack)),
+            }
+        })
+        .collect()
+}
+
 /// Maps each START/END annotation of `device` to entry positions via `time_us` (needs times).
 pub fn annotation_spans(snapshot: &Snapshot, device: i64, times: &[i64]) -> Vec<AnnotationSpan> {
     if times.is_empty() {
@@ -474,6 +555,45 @@ mod tests {
             peak.bytes
         );
         assert_eq!(m.blocks.detail, 1.0);
+    }
+
+    #[test]
+    fn an_out_of_memory_entry_is_marked_with_what_was_asked_and_what_was_free() {
+        // Recorded on an H200 (PyTorch 2.11): a 4 MiB tensor, then a request the device cannot hold.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/oom.pickle");
+        let s = memograph_snapshot::read_bytes(&std::fs::read(path).unwrap()).unwrap();
+        let m = DeviceModel::new(&s, 0);
+        let trace = s.trace(0);
+        let oom = (0..trace.len())
+            .find(|&i| trace.action[i] == Action::Oom)
+            .unwrap();
+        let entry = trace.get(oom);
+        assert_eq!(m.ooms.len(), 1);
+        let mark = &m.ooms[0];
+        assert_eq!(mark.entry as usize, oom);
+        assert_eq!(mark.requested, entry.size);
+        assert_eq!(mark.device_free, entry.device_free);
+        assert!(mark.device_free.is_some_and(|f| f > 0));
+        // The reference's peak: the 4 MiB tensor, live when the request failed.
+        assert_eq!(mark.allocated, 4 << 20);
+        assert!(mark.site.as_deref().is_some_and(|s| s.contains(".py:")));
+        let text = mark.describe();
+        assert!(
+            text.starts_with(&format!("out of memory at entry {oom}\na request of ")),
+            "{text}"
+        );
+        assert!(
+            text.contains(" free on the device; 4.0 MiB allocated by PyTorch then"),
+            "{text}"
+        );
+        // A pointer within the entry's column finds it; one an entry away does not.
+        let at = f64::from(mark.entry);
+        assert_eq!(describe_ooms(&m.ooms, at, at + 1.0), Some(text));
+        assert_eq!(describe_ooms(&m.ooms, at + 1.0, at + 2.0), None);
+        // A trace without one has none.
+        let plain = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pools.pickle");
+        let s = memograph_snapshot::read_bytes(&std::fs::read(plain).unwrap()).unwrap();
+        assert!(DeviceModel::new(&s, 0).ooms.is_empty());
     }
 
     #[test]
@@ -635,7 +755,7 @@ mod tests {
         assert_eq!(rows[0].index, 0);
         assert!(rows.iter().all(|r| !r.action.is_empty()));
         m.segments(&s);
-        let (t, _, cats) = m.timeline_parts(true, true);
+        let (t, _, cats, _) = m.timeline_parts(true, true);
         assert!(cats.is_none(), "segments are never coloured by category");
         let t = t.unwrap();
         assert_eq!(t.peak.bytes, t.lifetimes.peak().bytes);
@@ -692,7 +812,7 @@ mod tests {
             memograph_snapshot::read_bytes(&memograph_snapshot::synth::pickle(300).bytes).unwrap();
         let mut apart = DeviceModel::new(&s, 0);
         let mut whole = DeviceModel::new(&s, 0);
-        let (t, _, c) = apart.timeline_parts(true, true);
+        let (t, _, c, _) = apart.timeline_parts(true, true);
         assert!(
             t.is_none() && c.is_none(),
             "nothing is built by asking what is built"
@@ -720,7 +840,7 @@ mod tests {
         );
 
         apart.set_segments(run_ready(segment_timeline(&s, 0, &mut NoPause)));
-        let (t, _, _) = apart.timeline_parts(true, false);
+        let (t, _, _, _) = apart.timeline_parts(true, false);
         assert_eq!(t.unwrap().layout, whole.segments(&s).layout);
 
         assert!(!apart.built_history());

@@ -410,6 +410,7 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
                 .and_then(|h| super::timeline_view::lit_or_want(t, &h.allocations, &wants_lit));
             let overlay = render::timeline::Overlay {
                 annotations: &[],
+                ooms: &m.ooms,
                 hovered: None,
                 pinned: None,
                 show_peak: true,

@@ -13,13 +13,17 @@ use crate::load::{now, store};
 use crate::render::{self, colors, Pen, Surface};
 use crate::scale::{annotation_row_at, Plot, Scale};
 use crate::view_model::lit::LitBands;
-use crate::view_model::{describe_annotations, AnnotationSpan, Categories, TimelineModel};
+use crate::view_model::{
+    describe_annotations, describe_ooms, AnnotationSpan, Categories, OomMark, TimelineModel,
+};
 use crate::viewport::Viewport;
 
 /// What a timeline frame needs besides its model.
 pub struct Context<'a> {
     pub times: Option<&'a [i64]>,
     pub annotations: &'a [AnnotationSpan],
+    /// Where the allocator ran out of memory.
+    pub ooms: &'a [OomMark],
     /// Block categories, when the view is coloured by category.
     pub categories: Option<&'a Categories>,
 }
@@ -51,7 +55,7 @@ fn with_timeline<R>(
     let mut colours_wanted = false;
     let done = store::with_model(file, device, |m, s| {
         let times = m.times(s);
-        let (t, annotations, categories) = m.timeline_parts(segments, by_category);
+        let (t, annotations, categories, ooms) = m.timeline_parts(segments, by_category);
         colours_wanted = by_category && categories.is_none();
         let Some(t) = t else {
             wanted = Some(Part::Segments);
@@ -65,6 +69,7 @@ fn with_timeline<R>(
             Context {
                 times,
                 annotations,
+                ooms,
                 categories,
             },
         ))
@@ -160,6 +165,7 @@ fn paint<P: Pen>(ui: Ui, segments: bool, surface: &Surface<P>, look: &Look) -> O
         let highlighted = set.as_ref().map_or(&[][..], |set| set.as_slice());
         let overlay = render::timeline::Overlay {
             annotations: c.annotations,
+            ooms: c.ooms,
             hovered: look.hovered,
             pinned: look.pinned,
             show_peak: true,
@@ -406,6 +412,18 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         .flatten()
     };
 
+    // The out-of-memory marks within a few pixels of the pointer, described.
+    let oom_hit = move |ev: &web_sys::MouseEvent| -> Option<String> {
+        let px = ev.offset_x() as f64;
+        with_scale(ui, segments, drawn.get_value(), None, &|f, _, c| {
+            if c.ooms.is_empty() || !f.plot.contains_x(px) {
+                return None;
+            }
+            describe_ooms(c.ooms, f.x_at(px - 3.0), f.x_at(px + 3.0))
+        })
+        .flatten()
+    };
+
     let on_move = move |ev: web_sys::MouseEvent| {
         if let Some((x0, view, moved)) = drag.get_value() {
             if ev.buttons() & 1 == 1 {
@@ -422,6 +440,12 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                     return;
                 }
             }
+        }
+        // A mark is a line over the bands: on it, the pointer reads the mark.
+        if let Some(text) = oom_hit(&ev) {
+            ui.hovered.set(None);
+            tooltip.set(Some((ev.offset_x() as f64, ev.offset_y() as f64, text)));
+            return;
         }
         match hit(&ev) {
             Some((band, allocation, px, py)) => {

@@ -184,6 +184,17 @@ test('devices and views switch (cs_memory_snapshot has three devices)', TIER2, a
   await page.selectOption('[data-testid=device-select]', '1');
   await page.waitForFunction(p => document.querySelector('[data-testid=peak]').title.includes(p),
     String(ref.devices['1'].timeline_peak_bytes));
+  // Device 1 ran out of memory: a line and a label mark the entry, and a pointer on the line reads
+  // what was asked for and what was free.
+  assert.equal(ref.devices['1'].events.oom, 1);
+  const area = await page.locator('[data-testid=timeline]').boundingBox();
+  let oom = '';
+  for (let x = area.x + 72; x < area.x + area.width - 12 && !oom; x += 3) {
+    await page.mouse.move(x, area.y + area.height / 2);
+    const tip = page.locator('.tooltip');
+    if (await tip.count() && /out of memory/.test(await tip.textContent())) oom = await tip.textContent();
+  }
+  assert.match(oom, /^out of memory at entry [\d ]+\s*a request of [\d.]+ [KMGT]?i?B with [\d.]+ [KMGT]?i?B free on the device; [\d.]+ [KMGT]?i?B allocated by PyTorch then\s*asked for by \S+\.py:\d+/);
   await shot(page, 'cs-device1-timeline');
   await page.selectOption('[data-testid=view-select]', 'segments');
   await page.waitForTimeout(200);

@@ -3,7 +3,8 @@
 use std::fmt::Write as _;
 
 use memograph_snapshot::analysis::summary::{summarize, DeviceSummary};
-use memograph_snapshot::format::{bytes_exact, grouped};
+use memograph_snapshot::format::{at_entry, bytes, bytes_exact, grouped};
+use memograph_snapshot::{Action, Snapshot};
 
 use crate::{load, Failure, Options};
 
@@ -16,7 +17,7 @@ pub fn run(o: &Options) -> Result<(), Failure> {
                 if o.json {
                     println!("{}", json_line(path, &devices));
                 } else {
-                    print!("{}", table(path, snapshot.protocol, &devices));
+                    print!("{}", table(path, &snapshot, &devices));
                 }
             }
             // Keep going through the other files: report each failure now, exit 1 at the end.
@@ -43,7 +44,8 @@ pub fn json_line(path: &str, devices: &[DeviceSummary]) -> String {
     serde_json::json!({ "file": path, "devices": map }).to_string()
 }
 
-pub fn table(path: &str, protocol: u8, devices: &[DeviceSummary]) -> String {
+pub fn table(path: &str, snapshot: &Snapshot, devices: &[DeviceSummary]) -> String {
+    let protocol = snapshot.protocol;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -100,6 +102,33 @@ pub fn table(path: &str, protocol: u8, devices: &[DeviceSummary]) -> String {
             "    unique frames    {}",
             grouped(d.unique_frames as u64)
         );
+        out_of_memory(&mut out, snapshot, d.device);
     }
     out
+}
+
+/// A line for each of the first few `oom` entries of `device`'s trace: where, what was asked for and
+/// what the device had free.
+fn out_of_memory(out: &mut String, snapshot: &Snapshot, device: i64) {
+    const SHOWN: usize = 3;
+    let trace = snapshot.trace(device);
+    let ooms: Vec<usize> = (0..trace.len())
+        .filter(|&i| trace.action[i] == Action::Oom)
+        .collect();
+    for &i in ooms.iter().take(SHOWN) {
+        let entry = trace.get(i);
+        let free = entry
+            .device_free
+            .map(|f| format!(" with {} free on the device", bytes(f)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "    out of memory    {}: a request of {}{free}",
+            at_entry(i as i64),
+            bytes_exact(entry.size)
+        );
+    }
+    if ooms.len() > SHOWN {
+        let _ = writeln!(out, "                     and {} more", ooms.len() - SHOWN);
+    }
 }

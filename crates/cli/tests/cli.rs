@@ -45,6 +45,33 @@ fn summary_table_shows_exact_peak_bytes_per_device() {
         stdout.contains("timeline peak    78.3 GiB (84 063 351 764 bytes)  after entry 420"),
         "{stdout}"
     );
+    // Device 1 ran out of memory right after its peak; the others did not.
+    let ooms: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("out of memory"))
+        .collect();
+    assert_eq!(
+        ooms,
+        ["    out of memory    at entry 421: a request of 4.9 GiB (5 308 694 528 bytes) with 91.2 MiB free on the device"],
+        "{stdout}"
+    );
+}
+
+#[test]
+fn summary_names_an_out_of_memory_entry_of_a_repository_fixture() {
+    // Tier 1: recorded on an H200 (PyTorch 2.11), a request of 1 PiB after a 4 MiB tensor.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/oom.pickle"
+    );
+    let (code, stdout, _) = memograph(&["summary", path]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains(
+            "out of memory    at entry 2: a request of 1.0 PiB (1 125 899 906 842 624 bytes) with "
+        ),
+        "{stdout}"
+    );
 }
 
 #[test]
