@@ -54,10 +54,22 @@ fn with_model_untracked<R>(
 
 #[component]
 pub fn AnalysisView(ui: Ui) -> impl IntoView {
+    // The device's first out-of-memory entry, if it ran out: what was live then is the question.
+    let first_oom = move || {
+        let (file, device) = ui.current()?;
+        store::with_model(file, device, |m, _| {
+            m.ooms.first().map(|o| i64::from(o.entry))
+        })
+        .flatten()
+    };
     let headline = move || {
+        // Read before the report: the store is borrowed while `with_report` runs.
+        let oom = first_oom();
         with_report(ui, |r| {
             let at = if ui.analysis_event.get().is_none() {
                 format!("Live at the peak ({})", at_entry(r.event))
+            } else if oom == Some(r.event) {
+                format!("Live when it ran out of memory ({})", at_entry(r.event))
             } else if r.event < 0 {
                 "Live before the first entry".to_string()
             } else {
@@ -78,6 +90,10 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
                 <span class="peak" data-testid="analysis-at">{headline}</span>
                 <Show when=move || ui.analysis_event.get().is_some()>
                     <button class="button small" data-testid="back-to-peak" on:click=move |_| ui.analysis_event.set(None)>"Back to the peak"</button>
+                </Show>
+                <Show when=move || first_oom().is_some_and(|e| ui.analysis_event.get() != Some(e))>
+                    <button class="button small" data-testid="at-oom" on:click=move |_| ui.analysis_event.set(first_oom())
+                        title="What was live when the allocator ran out of memory">"At the out of memory"</button>
                 </Show>
                 <label class="check" title="Hide torch, Python library and C++ frames so your own code is on top">
                     <input type="checkbox" prop:checked=move || ui.hide_framework.get()

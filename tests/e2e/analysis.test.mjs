@@ -116,6 +116,12 @@ test('an OOM snapshot leads with its OOM recommendation (cs_memory_snapshot, dev
   const recs = page.locator('[data-testid=recommendations]');
   await recs.waitFor();
   assert.match(await recs.textContent(), /ran out of memory.*entry \d+: a request of/s);
+  // One click analyses the entry where it ran out, and back.
+  await page.click('[data-testid=at-oom]');
+  await page.waitForFunction(() => /^Live when it ran out of memory \(at entry 421\): /.test(document.querySelector('[data-testid=analysis-at]').textContent));
+  assert.equal(await page.locator('[data-testid=at-oom]').count(), 0);
+  await page.click('[data-testid=back-to-peak]');
+  await page.waitForFunction(() => /^Live at the peak/.test(document.querySelector('[data-testid=analysis-at]').textContent));
   await page.locator('[data-testid=recommendations]').scrollIntoViewIfNeeded();
   await shot(page, 'analysis-oom');
   await page.click('text=☾ Dark');
