@@ -791,7 +791,10 @@ fn Header(ui: Ui) -> impl IntoView {
             </label>
             <button class="button" on:click=move |_| load::load_example(ui.listener())>"Open example"</button>
             <Show when=move || !files().is_empty()>
-                <select class="select" title="Open files" on:change=move |ev| {
+                // Narrow, so the header stays one row: the whole name is its title.
+                <select class="select file-select"
+                    title=move || files().get(ui.file.get()).map(|f| format!("{} (open files)", f.0)).unwrap_or_default()
+                    on:change=move |ev| {
                     if let Ok(i) = event_target_value(&ev).parse::<usize>() {
                         let device = store::with_file(i, |f| f.snapshot.default_device().unwrap_or(0)).unwrap_or(0);
                         ui.select(i, device);
@@ -843,8 +846,12 @@ fn Header(ui: Ui) -> impl IntoView {
             <Show when=move || store_count(ui) != 0>
                 <share::CopyLink ui=ui />
             </Show>
-            <button class="button" title="Dark or light theme" on:click=move |_| ui.dark.update(|d| *d = !*d)>
-                {move || if ui.dark.get() { "☀ Light" } else { "☾ Dark" }}
+            // An icon, so that the header stays one row on a laptop's screen with a file open.
+            <button class="button icon" data-testid="theme"
+                title=move || if ui.dark.get() { "Light theme" } else { "Dark theme" }
+                aria-label=move || if ui.dark.get() { "Light theme" } else { "Dark theme" }
+                on:click=move |_| ui.dark.update(|d| *d = !*d)>
+                {move || if ui.dark.get() { "☀" } else { "☾" }}
             </button>
         </header>
     }

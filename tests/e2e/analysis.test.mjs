@@ -124,7 +124,7 @@ test('an OOM snapshot leads with its OOM recommendation (cs_memory_snapshot, dev
   await page.waitForFunction(() => /^Live at the peak/.test(document.querySelector('[data-testid=analysis-at]').textContent));
   await page.locator('[data-testid=recommendations]').scrollIntoViewIfNeeded();
   await shot(page, 'analysis-oom');
-  await page.click('text=☾ Dark');
+  await page.click('[data-testid=theme]');
   await page.waitForTimeout(300);
   await page.evaluate(() => document.querySelector('.analysis-body').scrollTo(0, 0));
   await shot(page, 'analysis-dark');
