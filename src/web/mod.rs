@@ -792,7 +792,7 @@ fn Header(ui: Ui) -> impl IntoView {
             <button class="button" on:click=move |_| load::load_example(ui.listener())>"Open example"</button>
             <Show when=move || !files().is_empty()>
                 // Narrow, so the header stays one row: the whole name is its title.
-                <select class="select file-select"
+                <select class="select file-select" data-testid="file-select"
                     title=move || files().get(ui.file.get()).map(|f| format!("{} (open files)", f.0)).unwrap_or_default()
                     on:change=move |ev| {
                     if let Ok(i) = event_target_value(&ev).parse::<usize>() {

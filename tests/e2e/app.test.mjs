@@ -61,7 +61,7 @@ async function showsReferencePeaks(dir, refs, screenshot) {
     const text = await peakText(page);
     assert.ok(text.includes(String(ref.devices[device].timeline_peak_bytes)), `${ref.file}: ${text}`);
   }
-  const files = await page.$$eval('select[title="Open files"] option', o => o.length);
+  const files = await page.$$eval('[data-testid=file-select] option', o => o.length);
   assert.equal(files, refs.length);
   await shot(page, screenshot);
   assert.deepEqual(errors, []);
