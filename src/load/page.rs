@@ -880,6 +880,9 @@ impl Load {
         self.read_ms.set(now() - self.started);
         self.handed_over.set(true);
         post(&self.worker, ToWorker::End);
+        if matches!(self.purpose, Purpose::Open) {
+            super::rehearsal::warm_up_drawing();
+        }
     }
 }
 

@@ -2,6 +2,8 @@
 //! spare worker parsed, build its model and the parts other views use, draw its timeline on a canvas
 //! that is never shown, then drop it all.
 
+use std::cell::Cell;
+
 use wasm_bindgen::JsCast;
 
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
@@ -12,6 +14,54 @@ use super::protocol::{Arrivals, Encoded};
 use crate::render::{colors, minimap, timeline, Surface};
 use crate::scale::{Plot, Scale};
 use crate::view_model::{allocator_state_at, event_rows, DeviceModel};
+
+thread_local! {
+    /// Whether this page has drawn a timeline yet (rehearsed or warmed up).
+    static DRAWN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// How many steps the late warm-up's snapshot has: a few hundred allocations.
+const WARM_STEPS: usize = 12;
+
+/// A cold load's late warm-up: when a file chosen before the page rehearsed has been read whole (its
+/// parse about to end, the page's thread idle until the model comes), the page builds and draws a
+/// tiny synthetic snapshot's timeline unseen, so that the first real frame does not pay for the
+/// browser's first text and first uses of the drawing code.
+pub fn warm_up_drawing() {
+    if DRAWN.replace(true) {
+        return;
+    }
+    leptos::task::spawn_local(async move {
+        next_task().await;
+        let started = now();
+        let bytes = memograph_snapshot::synth::pickle(WARM_STEPS).bytes;
+        let Ok(snapshot) = memograph_snapshot::read_bytes(&bytes) else {
+            return;
+        };
+        let device = snapshot.default_device().unwrap_or(0);
+        let mut pause = Pauser::new();
+        let lifetimes = Lifetimes::of_sliced(&snapshot, device, &mut pause).await;
+        let model =
+            DeviceModel::of_lifetimes_sliced(&snapshot, device, lifetimes, &mut pause).await;
+        next_task().await;
+        draw_unseen(&model);
+        web_sys::console::debug_1(&format!("memograph warm-up: {:.0} ms", now() - started).into());
+    });
+}
+
+/// Draws `model`'s timeline and minimap on canvases that are never shown.
+fn draw_unseen(model: &DeviceModel) {
+    let t = &model.blocks;
+    let view = t.full_view();
+    let theme = colors::theme(false);
+    if let Some(plot) = hidden_surface(1400, 560) {
+        let scale = Scale::new(view, Plot::of(plot.width, plot.height, 0), None);
+        timeline::draw(&plot, &scale, t, &timeline::Overlay::plain(true), &theme);
+    }
+    if let Some(map) = hidden_surface(1400, 60) {
+        minimap::draw(&map, t, view, None, &theme);
+    }
+}
 
 /// Runs the page's rehearsal on the model the worker sent, each stage in tasks of its own (sliced as a
 /// load's are): on code not yet optimised it takes the page's thread 50–150 ms. A file chosen as the
@@ -53,6 +103,7 @@ pub fn rehearse(model: &Encoded) {
         if !next_stage().await {
             return;
         }
+        DRAWN.set(true);
         if let Some(plot) = hidden_surface(1400, 560) {
             let scale = Scale::new(view, Plot::of(plot.width, plot.height, 0), None);
             timeline::draw(&plot, &scale, t, &timeline::Overlay::plain(true), &theme);
