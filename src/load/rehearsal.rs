@@ -13,7 +13,7 @@ use super::page::{decode_sliced, loading, next_task, Pauser};
 use super::protocol::{Arrivals, Encoded};
 use crate::render::{colors, minimap, timeline, Surface};
 use crate::scale::{Plot, Scale};
-use crate::view_model::{allocator_state_at, event_rows, DeviceModel};
+use crate::view_model::{allocator_state_at, event_rows, DeviceModel, TimelineModel};
 
 thread_local! {
     /// Whether this page has drawn a timeline yet (rehearsed or warmed up).
@@ -51,15 +51,24 @@ pub fn warm_up_drawing() {
 
 /// Draws `model`'s timeline and minimap on canvases that are never shown.
 fn draw_unseen(model: &DeviceModel) {
-    let t = &model.blocks;
-    let view = t.full_view();
-    let theme = colors::theme(false);
+    draw_timeline_unseen(&model.blocks);
+    draw_minimap_unseen(&model.blocks);
+}
+
+/// Draws `t` on a canvas of a timeline's size that is never shown.
+fn draw_timeline_unseen(t: &TimelineModel) {
+    DRAWN.set(true);
     if let Some(plot) = hidden_surface(1400, 560) {
-        let scale = Scale::new(view, Plot::of(plot.width, plot.height, 0), None);
+        let scale = Scale::new(t.full_view(), Plot::of(plot.width, plot.height, 0), None);
+        let theme = colors::theme(false);
         timeline::draw(&plot, &scale, t, &timeline::Overlay::plain(true), &theme);
     }
+}
+
+/// Draws `t`'s minimap on a canvas that is never shown.
+fn draw_minimap_unseen(t: &TimelineModel) {
     if let Some(map) = hidden_surface(1400, 60) {
-        minimap::draw(&map, t, view, None, &theme);
+        minimap::draw(&map, t, t.full_view(), None, &colors::theme(false));
     }
 }
 
@@ -97,23 +106,14 @@ pub fn rehearse(model: &Encoded) {
         // Each drawing is one task that cannot give the thread back (on code not yet optimised, the
         // timeline's took 40 ms of CPU and, sharing two cores with a load that had just begun, 90 ms
         // of the page's thread): neither starts once a file is loading.
-        let t = &model.blocks;
-        let view = t.full_view();
-        let theme = colors::theme(false);
         if !next_stage().await {
             return;
         }
-        DRAWN.set(true);
-        if let Some(plot) = hidden_surface(1400, 560) {
-            let scale = Scale::new(view, Plot::of(plot.width, plot.height, 0), None);
-            timeline::draw(&plot, &scale, t, &timeline::Overlay::plain(true), &theme);
-        }
+        draw_timeline_unseen(&model.blocks);
         if !next_stage().await {
             return;
         }
-        if let Some(map) = hidden_surface(1400, 60) {
-            minimap::draw(&map, t, view, None, &theme);
-        }
+        draw_minimap_unseen(&model.blocks);
         web_sys::console::debug_1(
             &format!(
                 "memograph rehearsal: done {:.0} ms after the page started, {:.0} ms after it began",
