@@ -741,18 +741,9 @@ fn draw_peak<P: Pen>(s: &Surface<P>, f: &Scale, model: &TimelineModel, theme: &T
     } else {
         model.peak.event as f64 + 0.5
     };
-    if x < f.view.x0 || x > f.view.x1 {
+    let Some(px) = entry_line(s, f, x, theme.peak, 1.0, &[4.0, 3.0]) else {
         return;
-    }
-    let px = f.px(x).round() + 0.5;
-    ctx.set_stroke_style_str(theme.peak);
-    ctx.set_line_width(1.0);
-    ctx.set_line_dash(&[4.0, 3.0]);
-    ctx.begin_path();
-    ctx.move_to(px, f.plot.top);
-    ctx.line_to(px, f.plot.top + f.plot.height);
-    ctx.stroke();
-    ctx.set_line_dash(&[]);
+    };
     ctx.set_fill_style_str(theme.peak);
     ctx.set_font("bold 11px system-ui, sans-serif");
     let label = format!("peak {}", bytes(model.peak.bytes));
@@ -768,23 +759,41 @@ fn draw_peak<P: Pen>(s: &Surface<P>, f: &Scale, model: &TimelineModel, theme: &T
     );
 }
 
+/// A vertical line across the plot at entry position `x`, `width` pixels wide and dashed as `dash`
+/// says (empty: solid); the pixel column it is drawn at, `None` (nothing drawn) when `x` is out of view.
+fn entry_line<P: Pen>(
+    s: &Surface<P>,
+    f: &Scale,
+    x: f64,
+    color: &str,
+    width: f64,
+    dash: &[f64],
+) -> Option<f64> {
+    if x < f.view.x0 || x > f.view.x1 {
+        return None;
+    }
+    let ctx = &s.ctx;
+    let px = f.px(x).round() + 0.5;
+    ctx.set_stroke_style_str(color);
+    ctx.set_line_width(width);
+    ctx.set_line_dash(dash);
+    ctx.begin_path();
+    ctx.move_to(px, f.plot.top);
+    ctx.line_to(px, f.plot.top + f.plot.height);
+    ctx.stroke();
+    ctx.set_line_dash(&[]);
+    Some(px)
+}
+
 /// A solid line at each out-of-memory entry, labelled below the peak's label (a label only where the
 /// last one left room).
 fn draw_ooms<P: Pen>(s: &Surface<P>, f: &Scale, ooms: &[OomMark], theme: &Theme) {
     let ctx = &s.ctx;
     let mut labelled_to = f64::NEG_INFINITY;
     for m in ooms {
-        let x = f64::from(m.entry) + 0.5;
-        if x < f.view.x0 || x > f.view.x1 {
+        let Some(px) = entry_line(s, f, f64::from(m.entry) + 0.5, theme.peak, 2.0, &[]) else {
             continue;
-        }
-        let px = f.px(x).round() + 0.5;
-        ctx.set_stroke_style_str(theme.peak);
-        ctx.set_line_width(2.0);
-        ctx.begin_path();
-        ctx.move_to(px, f.plot.top);
-        ctx.line_to(px, f.plot.top + f.plot.height);
-        ctx.stroke();
+        };
         if px > labelled_to {
             const LABEL: &str = "✕ out of memory";
             const WIDTH: f64 = 96.0;
@@ -841,17 +850,10 @@ fn draw_annotations<P: Pen>(s: &Surface<P>, f: &Scale, spans: &[AnnotationSpan],
 
 /// A vertical line at entry `x` across the plot: the entry the analysis panels describe.
 pub fn draw_marker<P: Pen>(s: &Surface<P>, f: &Scale, x: f64, theme: &Theme) {
-    if x < f.view.x0 || x > f.view.x1 {
+    let Some(px) = entry_line(s, f, x, theme.highlight, 2.0, &[]) else {
         return;
-    }
+    };
     let ctx = &s.ctx;
-    let px = f.px(x).round() + 0.5;
-    ctx.set_stroke_style_str(theme.highlight);
-    ctx.set_line_width(2.0);
-    ctx.begin_path();
-    ctx.move_to(px, f.plot.top);
-    ctx.line_to(px, f.plot.top + f.plot.height);
-    ctx.stroke();
     ctx.set_fill_style_str(theme.highlight);
     ctx.begin_path();
     ctx.move_to(px - 5.0, f.plot.top);
