@@ -68,7 +68,7 @@ fn draw_timeline_unseen(t: &TimelineModel) {
 /// Draws `t`'s minimap on a canvas that is never shown.
 fn draw_minimap_unseen(t: &TimelineModel) {
     if let Some(map) = hidden_surface(1400, 60) {
-        minimap::draw(&map, t, t.full_view(), None, &colors::theme(false));
+        minimap::draw(&map, t, &[], t.full_view(), None, &colors::theme(false));
     }
 }
 

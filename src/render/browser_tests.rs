@@ -9,7 +9,7 @@ use super::colors;
 use super::timeline::{draw, Overlay};
 use super::Surface;
 use crate::scale::{Plot, Scale};
-use crate::view_model::{DeviceModel, TimelineModel};
+use crate::view_model::{DeviceModel, OomMark, TimelineModel};
 
 fn synth() -> (
     memograph_snapshot::Snapshot,
@@ -337,6 +337,42 @@ fn a_timeline_drawn_as_svg_has_its_bands_axes_and_peak() {
         svg.contains("stroke-dasharray=\"4 3\""),
         "the peak line is dashed"
     );
+}
+
+#[wasm_bindgen_test]
+fn an_out_of_memory_entry_is_a_labelled_line_while_in_view() {
+    let (s, _) = synth();
+    let m = DeviceModel::new(&s, 0);
+    let t = &m.blocks;
+    let mid = t.layout.x_len / 2;
+    let ooms = [OomMark {
+        entry: mid,
+        requested: 1 << 30,
+        device_free: Some(1 << 20),
+        allocated: 0,
+        site: None,
+    }];
+    let drawn = |x0: f64, x1: f64| {
+        let surface = Surface::svg(800.0, 400.0);
+        let view = crate::viewport::Viewport {
+            x0,
+            x1,
+            ..t.full_view()
+        };
+        let f = Scale::new(view, Plot::of(surface.width, surface.height, 0), None);
+        let overlay = Overlay {
+            ooms: &ooms,
+            ..Overlay::plain(false)
+        };
+        draw(&surface, &f, t, &overlay, &colors::theme(false));
+        surface.finish()
+    };
+    let whole = drawn(0.0, f64::from(t.layout.x_len));
+    assert_eq!(whole.matches(">✕ out of memory</text>").count(), 1);
+    assert!(whole.contains("stroke-width=\"2\""), "a solid 2 px line");
+    // Zoomed to before it: neither line nor label.
+    let before = drawn(0.0, f64::from(mid) / 2.0);
+    assert!(!before.contains("out of memory"));
 }
 
 /// Every pixel of `canvas` (device pixels, RGB), and its width.

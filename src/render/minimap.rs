@@ -3,12 +3,15 @@
 use super::colors::Theme;
 use super::{Pen, Surface};
 use crate::scale::Plot;
-use crate::view_model::TimelineModel;
+use crate::view_model::{OomMark, TimelineModel};
 use crate::viewport::Viewport;
 
+/// Draws the live bytes of `model` over its whole trace, a tick at each of `ooms` (found however far
+/// the view is zoomed in), and the brush (`brush` while dragged, else `view`).
 pub fn draw<P: Pen>(
     s: &Surface<P>,
     model: &TimelineModel,
+    ooms: &[OomMark],
     view: Viewport,
     brush: Option<(f64, f64)>,
     theme: &Theme,
@@ -34,6 +37,15 @@ pub fn draw<P: Pen>(
     ctx.set_fill_style_str(theme.summarized);
     ctx.fill();
     let px = |x: f64| left + x / n * width;
+    ctx.set_fill_style_str(theme.peak);
+    for m in ooms {
+        ctx.fill_rect(
+            px(f64::from(m.entry) + 0.5).round() - 1.0,
+            0.0,
+            2.0,
+            s.height,
+        );
+    }
     let (a, b) = brush.unwrap_or((view.x0, view.x1));
     ctx.set_fill_style_str(theme.annotation);
     ctx.fill_rect(

@@ -340,8 +340,9 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         let done = paint(ui, segments, &surface, &look).map(|d| {
             drawn.set_value(Some(d));
             if let Some(m) = minimap.get().and_then(|m| Surface::of(&m)) {
-                with_timeline(ui, segments, |t, _| {
-                    render::minimap::draw(&m, t, d.view, brush_now, &colors::theme(look.dark))
+                with_timeline(ui, segments, |t, c| {
+                    let theme = colors::theme(look.dark);
+                    render::minimap::draw(&m, t, c.ooms, d.view, brush_now, &theme)
                 });
             }
         });
