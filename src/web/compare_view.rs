@@ -133,7 +133,7 @@ pub fn CompareView(ui: Ui) -> impl IntoView {
                     <PeakTable ui=ui digests=digests rows=rows />
                 </section>
                 <section class="panel wide">
-                    <h3>"Live memory over each trace" <span class="muted">" · wheel: zoom · drag: pan · double-click: all"</span></h3>
+                    <h3>"Live memory over each trace" <span class="muted">" · ● peak · ✕ out of memory · wheel: zoom · drag: pan · double-click: all"</span></h3>
                     <OverlaidChart ui=ui rows=rows />
                 </section>
                 <RankStrip ui=ui rows=rows />

@@ -1211,6 +1211,35 @@ mod tests {
         assert_eq!(over_entries(&[0, 3], [10, 2], 2.0, (-1.0, 9.0)), two);
         assert!(over_entries(&[], [], 2.0, (-1.0, 9.0)).is_empty());
     }
+
+    #[test]
+    fn an_out_of_memory_is_placed_where_its_entry_is_on_every_axis() {
+        use memograph_snapshot::analysis::categories::Rules;
+        use memograph_snapshot::analysis::compare::{digests, OomPoint};
+        let written = memograph_snapshot::synth::pickle(40);
+        let s = memograph_snapshot::read_bytes(&written.bytes).unwrap();
+        let mut d = digests(&s, &Rules::built_in(), "run.pickle", 0).remove(0);
+        assert_eq!(oom_point(&d, &CompareAxis::Fraction), None);
+        let entry = d.entries as i64 / 2;
+        d.oom_at = Some(OomPoint {
+            entry,
+            time_us: Some(1_500_000),
+            bytes: 7,
+        });
+        d.marks = vec![("step".into(), 10)];
+        let share = (entry as f64 + 1.0) / d.entries as f64;
+        assert_eq!(oom_point(&d, &CompareAxis::Fraction), Some((share, 7)));
+        assert_eq!(oom_point(&d, &CompareAxis::Seconds), Some((1.5, 7)));
+        let from_mark = CompareAxis::AtMark("step".into());
+        assert_eq!(oom_point(&d, &from_mark), Some(((entry - 10) as f64, 7)));
+        assert_eq!(oom_point(&d, &CompareAxis::AtMark("other".into())), None);
+        // The curve's points go through the same placing: the first one's share is its entry's.
+        let first = curve_points(&d, &CompareAxis::Fraction)[0];
+        let e0 = d.curve.entries[0];
+        assert_eq!(first.0, (e0.max(0) as f64 + 1.0) / d.entries as f64);
+        d.oom_at.as_mut().unwrap().time_us = None;
+        assert_eq!(oom_point(&d, &CompareAxis::Seconds), None);
+    }
 }
 
 /// One colour per compared run, in the order the runs are listed (the page's overlaid chart and the
@@ -1243,34 +1272,37 @@ pub enum CompareAxis {
     AtMark(String),
 }
 
+/// Where entry `entry` of digest `d` (at `time_us` from its trace's start, when known) lies on `axis`;
+/// `None` when it cannot be placed there (no such mark, no time).
+fn place(d: &Digest, axis: &CompareAxis, entry: i64, time_us: Option<i64>) -> Option<f64> {
+    match axis {
+        CompareAxis::AtMark(name) => {
+            let &(_, at) = d.marks.iter().find(|(n, _)| n == name)?;
+            Some((entry - at) as f64)
+        }
+        CompareAxis::Fraction => Some((entry.max(0) as f64 + 1.0) / d.entries.max(1) as f64),
+        CompareAxis::Seconds => time_us.map(|t| t as f64 / 1e6),
+    }
+}
+
 /// A curve's points on `axis`: (x, bytes). Empty when the digest cannot be placed on it.
 pub fn curve_points(d: &Digest, axis: &CompareAxis) -> Vec<(f64, u64)> {
     let c = &d.curve;
-    match axis {
-        CompareAxis::AtMark(name) => match d.marks.iter().find(|(n, _)| n == name) {
-            Some(&(_, at)) => c
-                .entries
-                .iter()
-                .zip(&c.bytes)
-                .map(|(&e, &b)| ((e - at) as f64, b))
-                .collect(),
-            None => Vec::new(),
-        },
-        CompareAxis::Fraction => {
-            let n = d.entries.max(1) as f64;
-            c.entries
-                .iter()
-                .zip(&c.bytes)
-                .map(|(&e, &b)| ((e.max(0) as f64 + 1.0) / n, b))
-                .collect()
-        }
-        CompareAxis::Seconds => c
-            .time_us
-            .iter()
-            .zip(&c.bytes)
-            .map(|(&t, &b)| (t as f64 / 1e6, b))
-            .collect(),
-    }
+    let placed: Option<Vec<(f64, u64)>> = c
+        .entries
+        .iter()
+        .zip(&c.bytes)
+        .enumerate()
+        .map(|(k, (&e, &b))| Some((place(d, axis, e, c.time_us.get(k).copied())?, b)))
+        .collect();
+    placed.unwrap_or_default()
+}
+
+/// Where the run first ran out of memory on `axis`: (x, bytes live then); `None` when it never did or
+/// that cannot be placed there.
+pub fn oom_point(d: &Digest, axis: &CompareAxis) -> Option<(f64, u64)> {
+    let o = d.oom_at?;
+    Some((place(d, axis, o.entry, o.time_us)?, o.bytes))
 }
 
 /// A curve over shares of its trace as drawn: a trace of one entry is one level over the whole of it,
@@ -1474,6 +1506,14 @@ where
                     color.filled(),
                 )))?;
             }
+        }
+        // Where it ran out of memory: a cross on its curve.
+        if let Some((ox, ob)) = oom_point(d, axis).filter(|p| (x0..=x1).contains(&p.0)) {
+            chart.draw_series(std::iter::once(Cross::new(
+                (ox, ob as f64 / div),
+                theme.px(6),
+                color.stroke_width(theme.px(2)),
+            )))?;
         }
     }
     finish_line_chart(chart, marker, SeriesLabelPosition::UpperLeft, theme)

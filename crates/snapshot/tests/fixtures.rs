@@ -301,6 +301,13 @@ fn pytorch_2_11_cpp_frames_oom_and_protocol_5() {
     let i = first_oom(t);
     assert_eq!(t.size[i], 1 << 50);
     assert_eq!(t.device_free, [(i as u32, 149_536_505_856)]);
+    // A comparison places it on the run's curve: its entry, time and the 4 MiB live then.
+    use memograph_snapshot::analysis::{categories::Rules, compare::digests};
+    let d = &digests(&o, &Rules::built_in(), "oom.pickle", 0)[0];
+    let at = d.oom_at.expect("the oom entry's point");
+    assert!(d.oom);
+    assert_eq!((at.entry, at.bytes), (i as i64, 4 << 20));
+    assert_eq!(at.time_us, Some(t.time_us[i] - t.time_us[0]));
     assert_eq!(repository_fixture("training.pickle").protocol, 5);
 }
 

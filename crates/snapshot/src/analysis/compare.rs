@@ -42,6 +42,9 @@ pub struct Digest {
     pub entries: usize,
     /// The trace holds an `oom` entry.
     pub oom: bool,
+    /// Where the first `oom` entry is (see [`OomPoint`]).
+    #[serde(default)]
+    pub oom_at: Option<OomPoint>,
     /// Knobs read from the file name (see [`config_from_name`]).
     pub config: BTreeMap<String, String>,
     pub curve: Curve,
@@ -64,6 +67,15 @@ impl Digest {
         self.file_bytes = file_bytes;
         self.config = config_from_name(file);
     }
+}
+
+/// Where a trace first ran out of memory: its entry, microseconds since the trace's first entry (when
+/// every entry has a time) and the bytes live then, to be placed on its curve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OomPoint {
+    pub entry: i64,
+    pub time_us: Option<i64>,
+    pub bytes: u64,
 }
 
 /// Live bytes over the trace, downsampled: each point stands for a run of entries and is taken at the
@@ -121,6 +133,17 @@ pub fn digest_at(
         -1 => start,
         e => reserved.get(e as usize).copied().unwrap_or(start),
     };
+    let oom_at = trace
+        .action
+        .iter()
+        .position(|&a| a == Action::Oom)
+        .map(|i| OomPoint {
+            entry: i as i64,
+            time_us: trace
+                .has_time()
+                .then(|| trace.time_us[i].saturating_sub(trace.time_us[0])),
+            bytes: lifetimes.live_bytes_at(i as i64),
+        });
     let live = lifetimes.live_set_at(event);
     let mut sites: HashMap<crate::model::StackId, (u64, u64)> = HashMap::new();
     for &i in &live {
@@ -159,7 +182,8 @@ pub fn digest_at(
             .unwrap_or(0),
         allocations: lifetimes.allocations.len(),
         entries: trace.len(),
-        oom: trace.action.contains(&Action::Oom),
+        oom: oom_at.is_some(),
+        oom_at,
         config: BTreeMap::new(),
         curve: curve(snapshot, lifetimes, CURVE_POINTS),
         marks: marks(snapshot, device),
@@ -853,6 +877,7 @@ mod tests {
                 allocations: 0,
                 entries: 0,
                 oom: false,
+                oom_at: None,
                 config: BTreeMap::new(),
                 curve: Curve::default(),
                 marks: Vec::new(),
