@@ -149,6 +149,7 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
                     "allocations": d.allocations,
                     "entries": d.entries,
                     "oom": d.oom,
+                    "oom_entry": d.oom_at.map(|o| o.entry),
                     "grown": grown(d),
                 })
             })

@@ -51,11 +51,40 @@ fn compare_json_rows_hold_the_reference_peaks_config_and_deltas() {
             .sum();
         assert_eq!(components, peak, "{name}");
         assert!(row["reserved_at_peak_bytes"].as_i64().unwrap() >= peak);
+        // None of these devices ran out of memory (their references count no `oom` entry).
+        assert!(r["events"].get("oom").is_none(), "{name}");
+        assert_eq!(
+            (&row["oom"], &row["oom_entry"]),
+            (&false.into(), &serde_json::Value::Null)
+        );
     }
     assert_eq!(rows[1]["config"]["phase"], "fullstep");
     assert_eq!(rows[0]["config"]["ctx"], "128");
     assert_eq!(rows[0]["config"]["phase"], "forward");
     assert_eq!(rows[2]["config"], serde_json::json!({}));
+}
+
+#[test]
+fn compare_json_says_where_a_run_ran_out_of_memory() {
+    // Tier 1: the repository's fixtures, one of which asked for 1 PiB at its entry 2.
+    let repo = |name: &str| format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let (code, stdout, stderr) = memograph(&[
+        "compare",
+        "--json",
+        &repo("oom.pickle"),
+        &repo("pools.pickle"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(
+        (&rows[0]["oom"], &rows[0]["oom_entry"]),
+        (&true.into(), &2.into())
+    );
+    assert_eq!(
+        (&rows[1]["oom"], &rows[1]["oom_entry"]),
+        (&false.into(), &serde_json::Value::Null)
+    );
 }
 
 #[test]
