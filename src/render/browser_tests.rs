@@ -350,6 +350,7 @@ fn an_out_of_memory_entry_is_a_labelled_line_while_in_view() {
         requested: 1 << 30,
         device_free: Some(1 << 20),
         allocated: 0,
+        reserved: 0,
         site: None,
     }];
     let drawn = |x0: f64, x1: f64| {

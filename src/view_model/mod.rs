@@ -17,7 +17,7 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use memograph_snapshot::analysis::lifetimes::{Kind, Lifetimes};
+use memograph_snapshot::analysis::lifetimes::{reserved_at_sliced, Kind, Lifetimes};
 use memograph_snapshot::analysis::live_set::allocation_site;
 use memograph_snapshot::analysis::report::{report_sliced, DeviceReport, ReportOptions};
 use memograph_snapshot::batch::{run_ready, NoPause, Pause};
@@ -406,8 +406,9 @@ pub struct OomMark {
     pub requested: u64,
     /// What the driver reported free on the device then, when the entry says.
     pub device_free: Option<u64>,
-    /// Bytes allocated by PyTorch then (the block timeline's live bytes).
+    /// Bytes allocated by PyTorch then (the block timeline's live bytes), and reserved in its segments.
     pub allocated: u64,
+    pub reserved: u64,
     /// The code that asked, when the entry has a stack.
     pub site: Option<String>,
 }
@@ -419,12 +420,23 @@ impl OomMark {
             .device_free
             .map(|f| format!(" with {} free on the device", bytes(f)))
             .unwrap_or_default();
+        let cached = self.reserved.saturating_sub(self.allocated);
         let mut text = format!(
-            "out of memory {}\na request of {}{free}; {} allocated by PyTorch then",
+            "out of memory {}\na request of {}{free}\nPyTorch held {} allocated, {} reserved ({} cached but free)",
             at_entry(i64::from(self.entry)),
             bytes(self.requested),
-            bytes(self.allocated)
+            bytes(self.allocated),
+            bytes(self.reserved),
+            bytes(cached)
         );
+        if cached >= self.requested && self.requested > 0 {
+            // The allocator frees whole cached segments before it gives up: what is left is free
+            // space split among segments that also hold live blocks.
+            text.push_str(
+                "\nmore than the request was cached but free, in pieces: fragmentation \
+                 (expandable_segments:True may help)",
+            );
+        }
         if let Some(site) = &self.site {
             text.push_str(&format!("\nasked for by {site}"));
         }
@@ -455,15 +467,21 @@ async fn oom_marks<P: Pause>(
         found.extend(r.filter(|&i| trace.action[i] == Action::Oom));
     };
     memograph_snapshot::batch::ranges_paused(trace.len(), scan, pause).await;
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let reserved = reserved_at_sliced(snapshot, device, &found, pause).await;
     found
         .into_iter()
-        .map(|i| {
+        .zip(reserved)
+        .map(|(i, reserved)| {
             let entry = trace.get(i);
             OomMark {
                 entry: i as u32,
                 requested: entry.size,
                 device_free: entry.device_free,
                 allocated: blocks.live_bytes_at(i as i64),
+                reserved,
                 site: (entry.stack != StackId::EMPTY)
                     .then(|| allocation_site(snapshot, entry.stack)),
             }
@@ -582,10 +600,21 @@ mod tests {
             text.starts_with(&format!("out of memory at entry {oom}\na request of ")),
             "{text}"
         );
+        // The fixture's one 20 MiB segment held the 4 MiB tensor.
+        assert_eq!(mark.reserved, 20 << 20);
         assert!(
-            text.contains(" free on the device; 4.0 MiB allocated by PyTorch then"),
+            text.contains(" free on the device\nPyTorch held 4.0 MiB allocated, 20.0 MiB reserved (16.0 MiB cached but free)"),
             "{text}"
         );
+        assert!(!text.contains("fragmentation"), "{text}");
+        // More cached than asked for, yet out of memory: the cache is in pieces.
+        let split = OomMark {
+            requested: 1 << 20,
+            allocated: 1 << 30,
+            reserved: (1 << 30) + (8 << 20),
+            ..mark.clone()
+        };
+        assert!(split.describe().contains("(8.0 MiB cached but free)\nmore than the request was cached but free, in pieces: fragmentation"));
         // A pointer within the entry's column finds it; one an entry away does not.
         let at = f64::from(mark.entry);
         assert_eq!(describe_ooms(&m.ooms, at, at + 1.0), Some(text));

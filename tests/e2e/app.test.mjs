@@ -194,7 +194,7 @@ test('devices and views switch (cs_memory_snapshot has three devices)', TIER2, a
     const tip = page.locator('.tooltip');
     if (await tip.count() && /out of memory/.test(await tip.textContent())) oom = await tip.textContent();
   }
-  assert.match(oom, /^out of memory at entry [\d ]+\s*a request of [\d.]+ [KMGT]?i?B with [\d.]+ [KMGT]?i?B free on the device; [\d.]+ [KMGT]?i?B allocated by PyTorch then\s*asked for by \S+\.py:\d+/);
+  assert.match(oom, /^out of memory at entry [\d ]+\s*a request of [\d.]+ [KMGT]?i?B with [\d.]+ [KMGT]?i?B free on the device\s*PyTorch held [\d.]+ [KMGT]?i?B allocated, [\d.]+ [KMGT]?i?B reserved \([\d.]+ [KMGT]?i?B cached but free\)\s*asked for by \S+\.py:\d+/);
   await shot(page, 'cs-device1-timeline');
   await page.selectOption('[data-testid=view-select]', 'segments');
   await page.waitForTimeout(200);

@@ -2,7 +2,7 @@
 
 mod common;
 
-use memograph_snapshot::analysis::lifetimes::{reserved_series, Lifetimes};
+use memograph_snapshot::analysis::lifetimes::{reserved_at_sliced, reserved_series, Lifetimes};
 use memograph_snapshot::analysis::timeline::{timeline_layout, RangeMax};
 use memograph_snapshot::read_bytes;
 
@@ -98,6 +98,16 @@ fn at_full_detail_the_bands_at_the_peak_are_the_live_set_and_do_not_overlap() {
 fn the_reserved_series_ends_at_the_reserved_bytes() {
     each_device(|name, s, d, r| {
         let (start, series) = reserved_series(s, d);
+        // The same figures at a few entries, without the series.
+        let picked: Vec<usize> = (0..series.len()).step_by(series.len() / 7 + 1).collect();
+        let at = memograph_snapshot::batch::run_ready(reserved_at_sliced(
+            s,
+            d,
+            &picked,
+            &mut memograph_snapshot::batch::NoPause,
+        ));
+        let expected: Vec<u64> = picked.iter().map(|&i| series[i]).collect();
+        assert_eq!(at, expected, "{name} device {d}");
         let end = series.last().copied().unwrap_or(start);
         assert_eq!(
             end,

@@ -630,6 +630,37 @@ pub async fn reserved_series_sliced<P: crate::batch::Pause>(
     device: i64,
     pause: &mut P,
 ) -> (u64, Vec<u64>) {
+    let mut series = Vec::with_capacity(snapshot.trace(device).len());
+    let start = reserved_walk(snapshot, device, pause, |_, r| series.push(r)).await;
+    (start, series)
+}
+
+/// Reserved bytes right after each of `entries` (ascending) of `device`'s trace, as
+/// [`reserved_series`] has them, without keeping the series (a few entries of a long trace).
+pub async fn reserved_at_sliced<P: crate::batch::Pause>(
+    snapshot: &Snapshot,
+    device: i64,
+    entries: &[usize],
+    pause: &mut P,
+) -> Vec<u64> {
+    let mut at = Vec::with_capacity(entries.len());
+    reserved_walk(snapshot, device, pause, |i, r| {
+        if entries.get(at.len()) == Some(&i) {
+            at.push(r);
+        }
+    })
+    .await;
+    at
+}
+
+/// Walks `device`'s trace handing `each` every entry's index and the reserved bytes right after it;
+/// returns the reserved bytes before the first entry.
+async fn reserved_walk<P: crate::batch::Pause>(
+    snapshot: &Snapshot,
+    device: i64,
+    pause: &mut P,
+    mut each: impl FnMut(usize, u64),
+) -> u64 {
     let trace = snapshot.trace(device);
     let end: i128 = snapshot
         .segments_of(device)
@@ -647,15 +678,14 @@ pub async fn reserved_series_sliced<P: crate::batch::Pause>(
     crate::batch::ranges_paused(trace.len(), sum, pause).await;
     let start = (end - net).max(0);
     let mut cur = start;
-    let mut series = Vec::with_capacity(trace.len());
     let running = |r: std::ops::Range<usize>| {
-        series.extend(r.map(|i| {
+        for i in r {
             cur += delta(i);
-            cur.max(0) as u64
-        }))
+            each(i, cur.max(0) as u64);
+        }
     };
     crate::batch::ranges_paused(trace.len(), running, pause).await;
-    (start as u64, series)
+    start as u64
 }
 
 /// MemoryViz's version of each trace entry's address: how many times that block address (or segment
