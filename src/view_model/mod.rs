@@ -454,7 +454,8 @@ pub fn describe_ooms(marks: &[OomMark], x0: f64, x1: f64) -> Option<String> {
     (!found.is_empty()).then(|| found.join("\n\n"))
 }
 
-/// The `oom` entries of `device`'s trace, with the bytes `blocks` has live at each.
+/// The `oom` entries of `device`'s trace, with the bytes `blocks` has live and the segments reserve at
+/// each.
 async fn oom_marks<P: Pause>(
     snapshot: &Snapshot,
     device: i64,
