@@ -17,13 +17,13 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use memograph_snapshot::analysis::lifetimes::{reserved_at_sliced, Kind, Lifetimes};
-use memograph_snapshot::analysis::live_set::allocation_site;
+use memograph_snapshot::analysis::lifetimes::{Kind, Lifetimes};
+use memograph_snapshot::analysis::oom::oom_marks_sliced;
+pub use memograph_snapshot::analysis::oom::OomMark;
 use memograph_snapshot::analysis::report::{report_sliced, DeviceReport, ReportOptions};
 use memograph_snapshot::batch::{run_ready, NoPause, Pause};
-use memograph_snapshot::format::{at_entry, bytes, grouped};
-use memograph_snapshot::model::StackId;
-use memograph_snapshot::{Action, Snapshot};
+use memograph_snapshot::format::grouped;
+use memograph_snapshot::Snapshot;
 
 pub use state::{
     allocator_state_at, describe_block, event_rows, events_of, rows_of, EventRow, SegmentRow,
@@ -165,7 +165,7 @@ impl DeviceModel {
         pause: &mut P,
     ) -> DeviceModel {
         let detail = default_detail(blocks.allocations.len());
-        let ooms = oom_marks(snapshot, device, &blocks, pause).await;
+        let ooms = oom_marks_sliced(snapshot, device, &blocks, pause).await;
         let blocks = TimelineModel::new_sliced(blocks, detail, pause).await;
         let trace = snapshot.trace(device);
         let has_times = trace.has_time_sliced(pause).await;
@@ -397,53 +397,6 @@ pub fn describe_annotations(
     (!found.is_empty()).then(|| found.join("\n\n"))
 }
 
-/// An `oom` entry of a device's trace: where the allocator could not find the memory it was asked
-/// for, even after freeing its cache.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OomMark {
-    /// The entry, whose column's middle is the mark's moment on the timeline.
-    pub entry: u32,
-    pub requested: u64,
-    /// What the driver reported free on the device then, when the entry says.
-    pub device_free: Option<u64>,
-    /// Bytes allocated by PyTorch then (the block timeline's live bytes), and reserved in its segments.
-    pub allocated: u64,
-    pub reserved: u64,
-    /// The code that asked, when the entry has a stack.
-    pub site: Option<String>,
-}
-
-impl OomMark {
-    /// What a pointer on the mark reads.
-    pub fn describe(&self) -> String {
-        let free = self
-            .device_free
-            .map(|f| format!(" with {} free on the device", bytes(f)))
-            .unwrap_or_default();
-        let cached = self.reserved.saturating_sub(self.allocated);
-        let mut text = format!(
-            "out of memory {}\na request of {}{free}\nPyTorch held {} allocated, {} reserved ({} cached but free)",
-            at_entry(i64::from(self.entry)),
-            bytes(self.requested),
-            bytes(self.allocated),
-            bytes(self.reserved),
-            bytes(cached)
-        );
-        if cached >= self.requested && self.requested > 0 {
-            // The allocator frees whole cached segments before it gives up: what is left is free
-            // space split among segments that also hold live blocks.
-            text.push_str(
-                "\nmore than the request was cached but free, in pieces: fragmentation \
-                 (expandable_segments:True may help)",
-            );
-        }
-        if let Some(site) = &self.site {
-            text.push_str(&format!("\nasked for by {site}"));
-        }
-        text
-    }
-}
-
 /// The marks whose moment lies within entries `[x0, x1]`, described one per paragraph (`None`: none).
 pub fn describe_ooms(marks: &[OomMark], x0: f64, x1: f64) -> Option<String> {
     let found: Vec<String> = marks
@@ -452,42 +405,6 @@ pub fn describe_ooms(marks: &[OomMark], x0: f64, x1: f64) -> Option<String> {
         .map(OomMark::describe)
         .collect();
     (!found.is_empty()).then(|| found.join("\n\n"))
-}
-
-/// The `oom` entries of `device`'s trace, with the bytes `blocks` has live and the segments reserve at
-/// each.
-async fn oom_marks<P: Pause>(
-    snapshot: &Snapshot,
-    device: i64,
-    blocks: &Lifetimes,
-    pause: &mut P,
-) -> Vec<OomMark> {
-    let trace = snapshot.trace(device);
-    let mut found = Vec::new();
-    let scan = |r: std::ops::Range<usize>| {
-        found.extend(r.filter(|&i| trace.action[i] == Action::Oom));
-    };
-    memograph_snapshot::batch::ranges_paused(trace.len(), scan, pause).await;
-    if found.is_empty() {
-        return Vec::new();
-    }
-    let reserved = reserved_at_sliced(snapshot, device, &found, pause).await;
-    found
-        .into_iter()
-        .zip(reserved)
-        .map(|(i, reserved)| {
-            let entry = trace.get(i);
-            OomMark {
-                entry: i as u32,
-                requested: entry.size,
-                device_free: entry.device_free,
-                allocated: blocks.live_bytes_at(i as i64),
-                reserved,
-                site: (entry.stack != StackId::EMPTY)
-                    .then(|| allocation_site(snapshot, entry.stack)),
-            }
-        })
-        .collect()
 }
 
 /// Maps each START/END annotation of `device` to entry positions via `time_us` (needs times).
@@ -579,6 +496,7 @@ mod tests {
     #[test]
     fn an_out_of_memory_entry_is_marked_with_what_was_asked_and_what_was_free() {
         // Recorded on an H200 (PyTorch 2.11): a 4 MiB tensor, then a request the device cannot hold.
+        use memograph_snapshot::Action;
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/oom.pickle");
         let s = memograph_snapshot::read_bytes(&std::fs::read(path).unwrap()).unwrap();
         let m = DeviceModel::new(&s, 0);

@@ -2,8 +2,10 @@
 
 use std::fmt::Write as _;
 
+use memograph_snapshot::analysis::lifetimes::Lifetimes;
+use memograph_snapshot::analysis::oom::oom_marks;
 use memograph_snapshot::analysis::summary::{summarize, DeviceSummary};
-use memograph_snapshot::format::{at_entry, bytes, bytes_exact, grouped};
+use memograph_snapshot::format::{bytes_exact, grouped};
 use memograph_snapshot::{Action, Snapshot};
 
 use crate::{load, Failure, Options};
@@ -107,28 +109,22 @@ pub fn table(path: &str, snapshot: &Snapshot, devices: &[DeviceSummary]) -> Stri
     out
 }
 
-/// A line for each of the first few `oom` entries of `device`'s trace: where, what was asked for and
-/// what the device had free.
+/// The first few `oom` entries of `device`'s trace, as the page describes them (what was asked for and
+/// free, what PyTorch held, the code that asked), indented under the device.
 fn out_of_memory(out: &mut String, snapshot: &Snapshot, device: i64) {
     const SHOWN: usize = 3;
     let trace = snapshot.trace(device);
-    let ooms: Vec<usize> = (0..trace.len())
-        .filter(|&i| trace.action[i] == Action::Oom)
-        .collect();
-    for &i in ooms.iter().take(SHOWN) {
-        let entry = trace.get(i);
-        let free = entry
-            .device_free
-            .map(|f| format!(" with {} free on the device", bytes(f)))
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "    out of memory    {}: a request of {}{free}",
-            at_entry(i as i64),
-            bytes_exact(entry.size)
-        );
+    if !trace.action.contains(&Action::Oom) {
+        return;
     }
-    if ooms.len() > SHOWN {
-        let _ = writeln!(out, "                     and {} more", ooms.len() - SHOWN);
+    let marks = oom_marks(snapshot, device, &Lifetimes::of(snapshot, device));
+    for mark in marks.iter().take(SHOWN) {
+        for (k, line) in mark.describe().lines().enumerate() {
+            let lead = if k == 0 { "    " } else { "      " };
+            let _ = writeln!(out, "{lead}{line}");
+        }
+    }
+    if marks.len() > SHOWN {
+        let _ = writeln!(out, "    and {} more out of memory", marks.len() - SHOWN);
     }
 }

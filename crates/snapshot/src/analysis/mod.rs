@@ -5,6 +5,7 @@ pub mod compare;
 pub mod efficiency;
 pub mod lifetimes;
 pub mod live_set;
+pub mod oom;
 pub mod report;
 pub mod search;
 pub mod stacks;
