@@ -223,7 +223,7 @@ fn PeakTable(ui: Ui, digests: Memo<Vec<Digest>>, rows: Memo<Vec<Digest>>) -> imp
                 view! {
                     <tr data-file=d.file.clone() data-device=d.device.to_string()
                         data-peak=d.timeline_peak_bytes.to_string()
-                        class:excluded=!is_in class:baseline=is_base class:picked=is_b class:oom=d.oom
+                        class:excluded=!is_in class:baseline=is_base class:picked=is_b class:oom=d.oom()
                         title=title
                         on:click=move |_| if is_in && !is_base { ui.compare.diff_b.set(Some(k3.clone())) }>
                         <td on:click=|ev| ev.stop_propagation()>

@@ -39,7 +39,7 @@ pub fn SettingsView(ui: Ui) -> impl IntoView {
                     format!(
                         "{} trace entries{span}, {} segments at the snapshot",
                         format::grouped(n as u64),
-                        format::grouped(s.segments.iter().filter(|g| g.device == d).count() as u64)
+                        format::grouped(s.segments_of(d).count() as u64)
                     ),
                 )
             }));

@@ -148,7 +148,7 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
                     "largest_allocation_bytes": d.largest_allocation_bytes,
                     "allocations": d.allocations,
                     "entries": d.entries,
-                    "oom": d.oom,
+                    "oom": d.oom(),
                     "oom_entry": d.oom_at.map(|o| o.entry),
                     "grown": grown(d),
                 })

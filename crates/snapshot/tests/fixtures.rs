@@ -305,7 +305,7 @@ fn pytorch_2_11_cpp_frames_oom_and_protocol_5() {
     use memograph_snapshot::analysis::{categories::Rules, compare::digests};
     let d = &digests(&o, &Rules::built_in(), "oom.pickle", 0)[0];
     let at = d.oom_at.expect("the oom entry's point");
-    assert!(d.oom);
+    assert!(d.oom());
     assert_eq!((at.entry, at.bytes), (i as i64, 4 << 20));
     assert_eq!(at.time_us, Some(t.time_us[i] - t.time_us[0]));
     assert_eq!(repository_fixture("training.pickle").protocol, 5);

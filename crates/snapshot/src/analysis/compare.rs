@@ -40,9 +40,7 @@ pub struct Digest {
     pub largest_allocation_bytes: u64,
     pub allocations: usize,
     pub entries: usize,
-    /// The trace holds an `oom` entry.
-    pub oom: bool,
-    /// Where the first `oom` entry is (see [`OomPoint`]).
+    /// Where the first `oom` entry is (see [`OomPoint`]); `None` when the trace holds none.
     #[serde(default)]
     pub oom_at: Option<OomPoint>,
     /// Knobs read from the file name (see [`config_from_name`]).
@@ -61,6 +59,11 @@ pub struct Digest {
 }
 
 impl Digest {
+    /// Whether the trace holds an `oom` entry.
+    pub fn oom(&self) -> bool {
+        self.oom_at.is_some()
+    }
+
     /// Names the digest after the file it is of: its name, size and the config the name tells.
     pub fn name_after(&mut self, file: &str, file_bytes: u64) {
         self.file = file.to_string();
@@ -182,7 +185,6 @@ pub fn digest_at(
             .unwrap_or(0),
         allocations: lifetimes.allocations.len(),
         entries: trace.len(),
-        oom: oom_at.is_some(),
         oom_at,
         config: BTreeMap::new(),
         curve: curve(snapshot, lifetimes, CURVE_POINTS),
@@ -562,7 +564,7 @@ pub fn peak_table(rows: &[Row], exact: bool) -> Table {
             }
             cells.push(size(d.largest_allocation_bytes));
             cells.push(d.allocations.to_string());
-            cells.push(if d.oom { "OOM".into() } else { String::new() });
+            cells.push(if d.oom() { "OOM".into() } else { String::new() });
             cells
         })
         .collect();
@@ -876,7 +878,6 @@ mod tests {
                 largest_allocation_bytes: 0,
                 allocations: 0,
                 entries: 0,
-                oom: false,
                 oom_at: None,
                 config: BTreeMap::new(),
                 curve: Curve::default(),

@@ -4,7 +4,7 @@
 use super::lifetimes::{reserved_series, Allocation, Lifetimes, Peak};
 use super::live_set::allocation_site;
 use super::stats::{segment_stats, SegmentStats, StatsTotals};
-use crate::model::{Action, BlockState, Snapshot};
+use crate::model::{BlockState, Snapshot};
 
 /// Cache overhead (reserved but not allocated, at the peak) above this share of reserved is reported.
 pub const CACHE_OVERHEAD_THRESHOLD: f64 = 0.10;
@@ -229,12 +229,7 @@ pub async fn recommendations_sliced<P: crate::batch::Pause>(
         });
     }
     let trace = snapshot.trace(device);
-    let mut ooms = Vec::new();
-    let find = |r: std::ops::Range<usize>| {
-        ooms.extend(r.filter(|&i| trace.action[i] == Action::Oom));
-    };
-    crate::batch::ranges_paused(trace.len(), find, pause).await;
-    for i in ooms {
+    for i in super::oom::oom_entries_sliced(trace, pause).await {
         let entry = trace.get(i);
         // What held the memory: the code paths with the most bytes live at the OOM (summed by stack
         // first, so each stack's site is named once).

@@ -5,7 +5,7 @@ use super::lifetimes::{reserved_at_sliced, Lifetimes};
 use super::live_set::allocation_site;
 use crate::batch::{run_ready, NoPause, Pause};
 use crate::format::{at_entry, bytes};
-use crate::model::{Action, Snapshot, StackId};
+use crate::model::{Action, DeviceTrace, Snapshot, StackId};
 
 /// An `oom` entry of a device's trace: where the allocator could not find the memory it was asked
 /// for, even after freeing its cache.
@@ -68,11 +68,7 @@ pub async fn oom_marks_sliced<P: Pause>(
     pause: &mut P,
 ) -> Vec<OomMark> {
     let trace = snapshot.trace(device);
-    let mut found = Vec::new();
-    let scan = |r: std::ops::Range<usize>| {
-        found.extend(r.filter(|&i| trace.action[i] == Action::Oom));
-    };
-    crate::batch::ranges_paused(trace.len(), scan, pause).await;
+    let found = oom_entries_sliced(trace, pause).await;
     if found.is_empty() {
         return Vec::new();
     }
@@ -93,4 +89,14 @@ pub async fn oom_marks_sliced<P: Pause>(
             }
         })
         .collect()
+}
+
+/// The indices of `trace`'s `oom` entries, in order, awaiting `pause` between batches.
+pub async fn oom_entries_sliced<P: Pause>(trace: &DeviceTrace, pause: &mut P) -> Vec<usize> {
+    let mut found = Vec::new();
+    let scan = |r: std::ops::Range<usize>| {
+        found.extend(r.filter(|&i| trace.action[i] == Action::Oom));
+    };
+    crate::batch::ranges_paused(trace.len(), scan, pause).await;
+    found
 }
