@@ -229,7 +229,7 @@ mod tests {
             synth_digest("c_bs2.pickle", 12),
         ];
         let rows = peak_rows(&ds, 0);
-        let table = peak_table(&rows, true);
+        let table = peak_table(&rows, true, None);
         let peak = table
             .header
             .iter()

@@ -153,7 +153,7 @@ fn CopyButtons(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
         let b = base
             .and_then(|k| rows.iter().position(|d| key_of(d) == k))
             .unwrap_or(0);
-        peak_table(&peak_rows(&rows, b), exact)
+        peak_table(&peak_rows(&rows, b), exact, None)
     };
     let copy = move |_| {
         let text = table(false).markdown();
@@ -185,8 +185,8 @@ fn PeakTable(ui: Ui, digests: Memo<Vec<Digest>>, rows: Memo<Vec<Digest>>) -> imp
             .as_ref()
             .and_then(|k| all.iter().position(|d| &key_of(d) == k))
             .unwrap_or(0);
-        let shown = peak_table(&peak_rows(&all, base), false);
-        let exact = peak_table(&peak_rows(&all, base), true);
+        let shown = peak_table(&peak_rows(&all, base), false, None);
+        let exact = peak_table(&peak_rows(&all, base), true, None);
         let order = sorted_order(&exact, ui.compare.sort.get());
         let folder = folder_of(&all);
         let (_, b_key) = diff_pair(ui, &chosen);

@@ -1225,6 +1225,9 @@ mod tests {
             entry,
             time_us: Some(1_500_000),
             bytes: 7,
+            requested: 0,
+            device_free: None,
+            reserved: 0,
         });
         d.marks = vec![("step".into(), 10)];
         let share = (entry as f64 + 1.0) / d.entries as f64;

@@ -8,6 +8,7 @@ use memograph_snapshot::analysis::compare::{
     diff, digest_at, grown_sites, peak_rows, peak_table, ranks, DiffNode, Digest, Presence,
     SiteDelta,
 };
+use memograph_snapshot::analysis::fit::{fit, sweeps, Limit};
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
 use memograph_snapshot::format::{at_entry, bytes, ratio, signed_bytes};
 use memograph_snapshot::Snapshot;
@@ -29,6 +30,8 @@ pub struct CompareArgs {
     pub output: Output,
     /// Grown call paths listed per file.
     pub top: usize,
+    /// The memory of the GPU the runs should fit, in bytes.
+    pub gpu_memory: Option<u64>,
 }
 
 impl CompareArgs {
@@ -39,6 +42,7 @@ impl CompareArgs {
         device: Option<i64>,
         output: Output,
         top: usize,
+        gpu_memory: Option<u64>,
     ) -> CompareArgs {
         if let Some(b) = &baseline {
             if !files.contains(b) {
@@ -51,6 +55,7 @@ impl CompareArgs {
             device,
             output,
             top,
+            gpu_memory,
         }
     }
 }
@@ -123,7 +128,10 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
         g.truncate(args.top);
         g
     };
-    let strip = ranks(&digests.iter().collect::<Vec<_>>());
+    let all: Vec<&Digest> = digests.iter().collect();
+    let strip = ranks(&all);
+    let limit = Limit::of(args.gpu_memory, &all);
+    let sweeps = sweeps(&all);
     if args.output == Output::Json {
         let rows: Vec<serde_json::Value> = rows
             .iter()
@@ -151,16 +159,36 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
                     "oom": d.oom(),
                     "oom_entry": d.oom_at.map(|o| o.entry),
                     "grown": grown(d),
+                    "fit": limit.as_ref().map(|l| fit(d, l.bytes)),
                 })
             })
             .collect();
-        let json = serde_json::json!({ "baseline": base.file, "rows": rows, "ranks": strip });
+        let sweeps: Vec<serde_json::Value> = sweeps
+            .iter()
+            .map(|s| {
+                let mut v = serde_json::to_value(s).unwrap_or_default();
+                v["reach"] = serde_json::to_value(limit.as_ref().map(|l| s.reach(l.bytes)))
+                    .unwrap_or_default();
+                v
+            })
+            .collect();
+        let json = serde_json::json!({
+            "baseline": base.file,
+            "gpu_memory": limit,
+            "rows": rows,
+            "ranks": strip,
+            "sweeps": sweeps,
+        });
         return format!("{json}\n");
     }
-    let table = peak_table(&rows, false);
+    let table = peak_table(&rows, false, limit.as_ref().map(|l| l.bytes));
     let mut o = String::new();
     let markdown = args.output == Output::Markdown;
-    let _ = writeln!(o, "Baseline: {}\n", base.file);
+    let _ = writeln!(o, "Baseline: {}", base.file);
+    if let Some(l) = &limit {
+        let _ = writeln!(o, "GPU memory: {}", l.describe());
+    }
+    o.push('\n');
     o.push_str(&if markdown {
         table.markdown()
     } else {
@@ -178,6 +206,18 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
                 .map(|r| format!(" · rank {r} is out of line"))
                 .unwrap_or_default()
         );
+    }
+    if !sweeps.is_empty() {
+        let _ = writeln!(o, "\nSweeps (the most each run reserved):");
+        for s in &sweeps {
+            let _ = writeln!(o, "  {}", s.describe(limit.as_ref().map(|l| l.bytes)));
+        }
+        if limit.is_none() {
+            let _ = writeln!(
+                o,
+                "  (--gpu-memory SIZE says how far each would go on a GPU of that size)"
+            );
+        }
     }
     for d in digests.iter().filter(|d| !std::ptr::eq(*d, base)) {
         let g = grown(d);

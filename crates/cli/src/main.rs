@@ -111,6 +111,12 @@ enum Command {
         /// Grown call paths listed per file.
         #[arg(long, default_value_t = 10)]
         top: usize,
+        /// The memory of the GPU the runs should fit (`80GiB`, `80GB`, or GiB: `80`): the table gains
+        /// each run's headroom and whether it fits, and each sweep (runs differing in ctx, seq or a
+        /// batch size alone) the largest value that would. Without it, a run that ran out of memory
+        /// tells what its device gave: reserved plus free then.
+        #[arg(long, value_name = "SIZE", value_parser = gpu_memory)]
+        gpu_memory: Option<u64>,
     },
     /// What is live in B and not in A (and back): a call-stack tree with A bytes, B bytes and the
     /// delta, at the peaks unless --at names two entries.
@@ -220,6 +226,7 @@ fn main() -> ExitCode {
             json,
             markdown,
             top,
+            gpu_memory,
         } => Ok(compare::run_compare(&compare::CompareArgs::new(
             files,
             baseline,
@@ -232,6 +239,7 @@ fn main() -> ExitCode {
                 compare::Output::Text
             },
             top,
+            gpu_memory,
         ))),
         Command::Diff {
             a,
@@ -297,4 +305,10 @@ pub struct Options {
     pub files: Vec<String>,
     pub json: bool,
     pub device: Option<i64>,
+}
+
+/// `--gpu-memory`'s value (see [`fit::parse_memory`](memograph_snapshot::analysis::fit::parse_memory)).
+fn gpu_memory(v: &str) -> Result<u64, String> {
+    memograph_snapshot::analysis::fit::parse_memory(v)
+        .ok_or_else(|| format!("{v:?} is no memory size (say 80GiB, 80GB, or 80 for GiB)"))
 }

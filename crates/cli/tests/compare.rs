@@ -198,3 +198,117 @@ fn diff_json_root_delta_is_the_difference_of_the_peaks() {
     assert_eq!((code, stderr.lines().count()), (1, 1), "{stderr}");
     assert_eq!(memograph(&["diff", &a]).0, 2);
 }
+
+#[test]
+fn gpu_memory_says_which_runs_fit_and_how_far_a_sweep_goes() {
+    // Tier 1: the repository's real fixtures, named as a batch-size sweep would be; bs8 ran out.
+    let repo = |name: &str| format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("memograph-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
+    for (from, to) in [
+        ("training.pickle", "lm_bs2.pickle"),
+        ("compiled.pickle", "lm_bs4.pickle"),
+        ("oom.pickle", "lm_bs8.pickle"),
+    ] {
+        let file = dir.join(to);
+        std::fs::copy(repo(from), &file).unwrap();
+        files.push(file.display().to_string());
+    }
+    let args = |extra: &[&'static str]| -> Vec<String> {
+        let mut a: Vec<String> = ["compare", "--json"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a.extend(files.iter().cloned());
+        a
+    };
+    let run = |a: Vec<String>| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let (code, stdout, stderr) = memograph(&a);
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()
+    };
+    const MIB: u64 = 1 << 20;
+
+    let v = run(args(&["--gpu-memory", "150MiB"]));
+    assert_eq!(
+        v["gpu_memory"],
+        serde_json::json!({ "bytes": 150 * MIB, "from_oom": null })
+    );
+    let rows = v["rows"].as_array().unwrap();
+    let verdicts: Vec<&str> = rows
+        .iter()
+        .map(|r| r["fit"]["verdict"].as_str().unwrap())
+        .collect();
+    // 86 MiB reserved fits; 174 MiB reserved with a 131.5 MiB peak would, unfragmented; the run that
+    // asked for 1 PiB does not.
+    assert_eq!(verdicts, ["fits", "fragmented", "too_big"]);
+    for r in rows {
+        let reserved = r["max_reserved_bytes"].as_i64().unwrap();
+        assert_eq!(
+            r["fit"]["headroom_bytes"].as_i64().unwrap(),
+            150 * MIB as i64 - reserved
+        );
+    }
+    let sweeps = v["sweeps"].as_array().unwrap();
+    assert_eq!(sweeps.len(), 1, "{sweeps:?}");
+    let s = &sweeps[0];
+    assert_eq!(s["knob"], "bs");
+    let points = s["points"].as_array().unwrap();
+    let values: Vec<i64> = points
+        .iter()
+        .map(|p| p["value"].as_i64().unwrap())
+        .collect();
+    assert_eq!(values, [2, 4]);
+    assert_eq!(
+        points[0]["max_reserved_bytes"],
+        rows[0]["max_reserved_bytes"]
+    );
+    assert_eq!(
+        points[1]["max_reserved_bytes"],
+        rows[1]["max_reserved_bytes"]
+    );
+    assert_eq!(s["ran_out"], serde_json::json!([[8, files[2]]]));
+    // 86 MiB at bs 2, 174 MiB at bs 4: 44 MiB a sample, so 150 MiB holds bs 3.45, and the runs'
+    // values are multiples of 2.
+    assert_eq!(
+        s["reach"],
+        serde_json::json!({ "kind": "up_to", "value": 2, "extrapolated": false })
+    );
+
+    // Without a size, the run that ran out tells what its device gave: reserved plus free.
+    let v = run(args(&[]));
+    // The oom entry's device_free (pickle.load reads 149 536 505 856) and the one 20 MiB segment.
+    let (reserved, free) = (20 * MIB, 149_536_505_856u64);
+    assert_eq!(
+        v["gpu_memory"]["bytes"].as_u64(),
+        Some(reserved + free),
+        "{}",
+        v["gpu_memory"]
+    );
+    assert_eq!(
+        v["gpu_memory"]["from_oom"],
+        serde_json::json!([files[2], 0])
+    );
+
+    let mut text = args(&["--gpu-memory", "150MiB"]);
+    text.remove(1);
+    let text: Vec<&str> = text.iter().map(String::as_str).collect();
+    let (code, stdout, _) = memograph(&text);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("GPU memory: 150.0 MiB\n"), "{stdout}");
+    assert!(
+        stdout.contains("headroom") && stdout.contains("if unfragmented"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Sweeps (the most each run reserved):\n  bs (cuda:0): 2 → 86.0 MiB · 4 → 174.0 MiB reserved at most; ×2.02 per doubling; in 150.0 MiB up to bs 2 (linear through 2 runs); bs 8 ran out of memory"),
+        "{stdout}"
+    );
+    let (code, _, stderr) = memograph(&["compare", "--gpu-memory", "lots", &files[0]]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("\"lots\" is no memory size"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -15,6 +15,29 @@ pub fn bytes(n: u64) -> String {
     format!("{v:.1} {}", UNITS[u])
 }
 
+/// `1.5GiB`, `100 MB`, `4096`, `4 KiB` as bytes (MB, GB: binary, as PyTorch's own tools print them),
+/// and whether a unit was given.
+pub fn parse_size(text: &str) -> Option<(u64, bool)> {
+    let t = text.trim().to_ascii_lowercase().replace(' ', "");
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter(|&k| k > 0)?;
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().ok()?;
+    let scale = match unit.trim_end_matches('s') {
+        "b" | "byte" => 1u64,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return None,
+    };
+    let bytes = value * scale as f64;
+    (0.0..1.8e19)
+        .contains(&bytes)
+        .then_some((bytes.round() as u64, true))
+}
+
 /// A change in bytes: `+1.2 GiB`, `-3.0 MiB`, `±0 B`.
 pub fn signed_bytes(delta: i64) -> String {
     let sign = match delta.signum() {

@@ -73,12 +73,20 @@ impl Digest {
 }
 
 /// Where a trace first ran out of memory: its entry, microseconds since the trace's first entry (when
-/// every entry has a time) and the bytes live then, to be placed on its curve.
+/// every entry has a time) and the bytes live then, to be placed on its curve; with the request that
+/// failed, what the driver said was free (when the entry says) and the bytes PyTorch had reserved,
+/// which tell what the device gave the process (see [`fit::usable`](super::fit::usable)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OomPoint {
     pub entry: i64,
     pub time_us: Option<i64>,
     pub bytes: u64,
+    #[serde(default)]
+    pub requested: u64,
+    #[serde(default)]
+    pub device_free: Option<u64>,
+    #[serde(default)]
+    pub reserved: u64,
 }
 
 /// Live bytes over the trace, downsampled: each point stands for a run of entries and is taken at the
@@ -146,6 +154,9 @@ pub fn digest_at(
                 .has_time()
                 .then(|| trace.time_us[i].saturating_sub(trace.time_us[0])),
             bytes: lifetimes.live_bytes_at(i as i64),
+            requested: trace.get(i).size,
+            device_free: trace.get(i).device_free,
+            reserved: reserved_at(i as i64),
         });
     let live = lifetimes.live_set_at(event);
     let mut sites: HashMap<crate::model::StackId, (u64, u64)> = HashMap::new();
@@ -494,9 +505,10 @@ pub fn config_keys(digests: &[&Digest]) -> Vec<String> {
 }
 
 /// The peak table: file, device, the config read from names, peak and its delta against the baseline,
-/// reserved, components at the peak, the largest allocation, allocations, OOM. `exact`: bytes as whole
-/// numbers (for CSV and machines), else in binary units.
-pub fn peak_table(rows: &[Row], exact: bool) -> Table {
+/// reserved, with `limit` (a device's memory) the headroom the most reserved leaves and whether the run
+/// fits (see [`fit`](super::fit::fit)), components at the peak, the largest allocation, allocations,
+/// OOM. `exact`: bytes as whole numbers (for CSV and machines), else in binary units.
+pub fn peak_table(rows: &[Row], exact: bool, limit: Option<u64>) -> Table {
     use crate::format::bytes;
     let digests: Vec<&Digest> = rows.iter().map(|r| r.digest).collect();
     let keys = config_keys(&digests);
@@ -527,6 +539,11 @@ pub fn peak_table(rows: &[Row], exact: bool) -> Table {
         "reserved (max)",
     ];
     header.extend(numbers.iter().map(|s| s.to_string()));
+    numeric.resize(header.len(), true);
+    if limit.is_some() {
+        header.extend(["headroom", "fits"].map(String::from));
+        numeric.extend([true, false]);
+    }
     let components = super::report::Component::ALL;
     header.extend(components.iter().map(|c| c.label().to_lowercase()));
     header.extend(["largest allocation", "allocations"].map(String::from));
@@ -554,6 +571,11 @@ pub fn peak_table(rows: &[Row], exact: bool) -> Table {
             cells.push(d.peak_event_index.to_string());
             cells.push(size(d.reserved_at_peak_bytes));
             cells.push(size(d.max_reserved_bytes));
+            if let Some(limit) = limit {
+                let fit = super::fit::fit(d, limit);
+                cells.push(signed(fit.headroom_bytes));
+                cells.push(fit.verdict.label().to_string());
+            }
             for c in components {
                 let b = d
                     .components

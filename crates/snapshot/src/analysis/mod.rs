@@ -3,6 +3,7 @@
 pub mod categories;
 pub mod compare;
 pub mod efficiency;
+pub mod fit;
 pub mod lifetimes;
 pub mod live_set;
 pub mod oom;

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use super::lifetimes::{Allocation, Lifetimes};
 use super::stacks::frame_text;
 use crate::batch::Pause;
+use crate::format::parse_size;
 use crate::model::{Snapshot, StackId};
 
 /// A parsed query.
@@ -33,29 +34,6 @@ pub enum Op {
     Greater,
     GreaterEq,
     Equal,
-}
-
-/// `1.5GiB`, `100 MB`, `4096`, `4 KiB` as bytes (MB, GB: binary, as PyTorch's own tools print them),
-/// and whether a unit was given.
-fn parse_size(text: &str) -> Option<(u64, bool)> {
-    let t = text.trim().to_ascii_lowercase().replace(' ', "");
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .filter(|&k| k > 0)?;
-    let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().ok()?;
-    let scale = match unit.trim_end_matches('s') {
-        "b" | "byte" => 1u64,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => return None,
-    };
-    let bytes = value * scale as f64;
-    (0.0..1.8e19)
-        .contains(&bytes)
-        .then_some((bytes.round() as u64, true))
 }
 
 /// Reads a query; `None` for an empty one.
