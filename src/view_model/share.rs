@@ -32,6 +32,8 @@ pub struct ViewState {
     pub hide_framework: Option<bool>,
     /// The compared runs (file name and size), in their order.
     pub runs: Vec<(String, u64)>,
+    /// The GPU memory the compared runs are held against, in bytes.
+    pub gpu_memory: Option<u64>,
 }
 
 /// A file's identity beside its name and size: FNV-1a (64 bits) of its first MiB (of all of it when
@@ -180,6 +182,9 @@ impl ViewState {
             let runs: Vec<String> = self.runs.iter().map(|(n, s)| format!("{s}:{n}")).collect();
             put("runs", runs.join("\n"));
         }
+        if let Some(b) = self.gpu_memory {
+            put("gpu", b.to_string());
+        }
         if parts.is_empty() {
             String::new()
         } else {
@@ -219,6 +224,7 @@ impl ViewState {
                 "find" => v.search = Some(val),
                 "path" => v.path = Some(val.split('\n').map(str::to_string).collect()),
                 "hidefw" => v.hide_framework = Some(val != "0"),
+                "gpu" => v.gpu_memory = val.parse().ok().filter(|&b| b > 0),
                 "runs" => {
                     v.runs = val
                         .split('\n')
@@ -289,6 +295,7 @@ mod tests {
             path: Some(vec!["train.py:10:main".into(), "model.py:7:forward".into()]),
             hide_framework: Some(false),
             runs: vec![("a:b.pickle".into(), 12), ("c d.pickle".into(), 0)],
+            gpu_memory: Some(85_899_345_920),
         };
         let hash = v.to_hash();
         assert!(

@@ -12,6 +12,7 @@ use memograph_charts::{curve_points, full_range, run_color, Bars, CompareAxis, P
 use memograph_snapshot::analysis::compare::{
     common_folder, diff, grown_sites, peak_rows, peak_table, ranks, within, Digest, Presence,
 };
+use memograph_snapshot::analysis::fit::{parse_memory, sweeps, Limit};
 use memograph_snapshot::format::{at_entry, bytes, grouped, ratio, signed_bytes};
 
 use super::{Phase, Ui, View};
@@ -49,6 +50,9 @@ pub struct CompareUi {
     /// at their peaks), and whether one is being made (or why it could not be).
     pub at: RwSignal<Option<(Digest, Digest)>>,
     pub at_status: RwSignal<Option<String>>,
+    /// The GPU memory typed in, in bytes, that the runs are held against (`None`: what an
+    /// out-of-memory entry tells, if any).
+    pub gpu_memory: RwSignal<Option<u64>>,
 }
 
 impl CompareUi {
@@ -65,6 +69,7 @@ impl CompareUi {
             tree_toggled: RwSignal::new(HashSet::new()),
             at: RwSignal::new(None),
             at_status: RwSignal::new(None),
+            gpu_memory: RwSignal::new(None),
         }
     }
 }
@@ -104,6 +109,10 @@ fn baseline_of(ui: Ui, rows: &[Digest]) -> usize {
 pub fn CompareView(ui: Ui) -> impl IntoView {
     let digests = Memo::new(move |_| all_digests(ui));
     let rows = Memo::new(move |_| chosen(ui, &digests.get()));
+    let limit = Memo::new(move |_| {
+        let stated = ui.compare.gpu_memory.get();
+        rows.with(|r| Limit::of(stated, &r.iter().collect::<Vec<_>>()))
+    });
     let status = move || {
         let (done, total) = ui.comparing.get();
         let runs = rows.with(|r| r.len());
@@ -124,14 +133,16 @@ pub fn CompareView(ui: Ui) -> impl IntoView {
         <div class="compare-view">
             <div class="view-toolbar">
                 <span class="peak" data-testid="compare-status">{status}</span>
-                <CopyButtons ui=ui rows=rows />
+                <CopyButtons ui=ui rows=rows limit=limit />
                 <span class="muted hint">"tick the rows to compare · ★ sets the baseline · click a row to diff it against the baseline · click a heading to sort"</span>
             </div>
             <div class="compare-body">
                 <section class="panel wide">
                     <h3>"Peaks"</h3>
-                    <PeakTable ui=ui digests=digests rows=rows />
+                    <GpuMemory ui=ui limit=limit />
+                    <PeakTable ui=ui digests=digests rows=rows limit=limit />
                 </section>
+                <Sweeps rows=rows limit=limit />
                 <section class="panel wide">
                     <h3>"Live memory over each trace" <span class="muted">" · ● peak · ✕ out of memory · wheel: zoom · drag: pan · double-click: all"</span></h3>
                     <OverlaidChart ui=ui rows=rows />
@@ -145,7 +156,7 @@ pub fn CompareView(ui: Ui) -> impl IntoView {
 
 /// "Copy as Markdown" and "Download CSV" of the chosen rows.
 #[component]
-fn CopyButtons(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
+fn CopyButtons(ui: Ui, rows: Memo<Vec<Digest>>, limit: Memo<Option<Limit>>) -> impl IntoView {
     let copied = RwSignal::new(false);
     let table = move |exact: bool| {
         let rows = rows.get_untracked();
@@ -153,7 +164,8 @@ fn CopyButtons(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
         let b = base
             .and_then(|k| rows.iter().position(|d| key_of(d) == k))
             .unwrap_or(0);
-        peak_table(&peak_rows(&rows, b), exact, None)
+        let limit = limit.get_untracked().map(|l| l.bytes);
+        peak_table(&peak_rows(&rows, b), exact, limit)
     };
     let copy = move |_| {
         let text = table(false).markdown();
@@ -176,8 +188,14 @@ fn CopyButtons(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
 
 /// The peak table over every row (unticked ones greyed), deltas against the baseline.
 #[component]
-fn PeakTable(ui: Ui, digests: Memo<Vec<Digest>>, rows: Memo<Vec<Digest>>) -> impl IntoView {
+fn PeakTable(
+    ui: Ui,
+    digests: Memo<Vec<Digest>>,
+    rows: Memo<Vec<Digest>>,
+    limit: Memo<Option<Limit>>,
+) -> impl IntoView {
     let body = move || {
+        let limit = limit.get().map(|l| l.bytes);
         let all = digests.get();
         let chosen = rows.get();
         let base_key = chosen.get(baseline_of(ui, &chosen)).map(key_of);
@@ -185,8 +203,9 @@ fn PeakTable(ui: Ui, digests: Memo<Vec<Digest>>, rows: Memo<Vec<Digest>>) -> imp
             .as_ref()
             .and_then(|k| all.iter().position(|d| &key_of(d) == k))
             .unwrap_or(0);
-        let shown = peak_table(&peak_rows(&all, base), false, None);
-        let exact = peak_table(&peak_rows(&all, base), true, None);
+        let shown = peak_table(&peak_rows(&all, base), false, limit);
+        let exact = peak_table(&peak_rows(&all, base), true, limit);
+        let fits_column = shown.header.iter().position(|h| h == "fits");
         let order = sorted_order(&exact, ui.compare.sort.get());
         let folder = folder_of(&all);
         let (_, b_key) = diff_pair(ui, &chosen);
@@ -206,7 +225,13 @@ fn PeakTable(ui: Ui, digests: Memo<Vec<Digest>>, rows: Memo<Vec<Digest>>) -> imp
                     .map(|(k, (c, &n))| {
                         // The file, without the folder every row shares (the toolbar names it).
                         let c = if k == 0 { within(c, &folder) } else { c };
-                        view! { <td class:num=n>{c.to_string()}</td> }
+                        let fit = (Some(k) == fits_column).then_some(match c {
+                            "yes" => "fit-yes",
+                            "no" => "fit-no",
+                            "if unfragmented" => "fit-maybe",
+                            _ => "fit-unknown",
+                        });
+                        view! { <td class:num=n class=fit>{c.to_string()}</td> }
                     })
                     .collect_view();
                 let title = format!(
@@ -268,6 +293,77 @@ fn PeakTable(ui: Ui, digests: Memo<Vec<Digest>>, rows: Memo<Vec<Digest>>) -> imp
         <div class="table-scroll">
             <table class="compare-table" data-testid="compare-table">{body}</table>
         </div>
+    }
+}
+
+/// The GPU memory the runs are held against: typed in (`80`, `80 GiB`, `81559 MiB`), or else what an
+/// out-of-memory entry among them tells.
+#[component]
+fn GpuMemory(ui: Ui, limit: Memo<Option<Limit>>) -> impl IntoView {
+    // What was typed, while it reads as no size; else the size in force.
+    let typed = RwSignal::new(String::new());
+    let bad = RwSignal::new(false);
+    let set = move |value: String| {
+        let parsed = parse_memory(&value);
+        let empty = value.trim().is_empty();
+        bad.set(!empty && parsed.is_none());
+        if empty || parsed.is_some() {
+            ui.compare.gpu_memory.set(parsed);
+        }
+        typed.set(value);
+    };
+    let shown = move || {
+        if bad.get() {
+            typed.get()
+        } else {
+            ui.compare.gpu_memory.get().map(bytes).unwrap_or_default()
+        }
+    };
+    let note = move || match limit.get() {
+        _ if bad.get() => "not a size: say 80, 80 GiB or 81559 MiB".to_string(),
+        Some(l) if l.from_oom.is_some() => {
+            format!("from the out-of-memory entry: {}", l.describe())
+        }
+        Some(_) => "headroom: the GPU memory less the most each run reserved".to_string(),
+        None => {
+            "type your GPU's memory to see which runs fit it and how far a sweep can go".to_string()
+        }
+    };
+    view! {
+        <div class="gpu-memory">
+            <label>"GPU memory "
+                <input type="text" data-testid="gpu-memory" placeholder="e.g. 80 GiB" size="10"
+                    class:bad=move || bad.get()
+                    prop:value=shown
+                    on:change=move |ev| set(event_target_value(&ev)) />
+            </label>
+            <span class="muted" data-testid="gpu-memory-note">{note}</span>
+        </div>
+    }
+}
+
+/// Runs that differ in one knob of their names (`ctx`, `seq`, a batch size): how the most they
+/// reserved grows with it and, against the GPU memory, how far it can go.
+#[component]
+fn Sweeps(rows: Memo<Vec<Digest>>, limit: Memo<Option<Limit>>) -> impl IntoView {
+    let lines = Memo::new(move |_| {
+        let limit = limit.get().map(|l| l.bytes);
+        rows.with(|r| {
+            sweeps(&r.iter().collect::<Vec<_>>())
+                .iter()
+                .map(|s| s.describe(limit))
+                .collect::<Vec<String>>()
+        })
+    });
+    view! {
+        <Show when=move || lines.with(|l| !l.is_empty())>
+            <section class="panel wide" data-testid="sweeps">
+                <h3>"Sweeps" <span class="muted">" · runs whose names differ in one knob: the most each reserved, its growth, and how far it fits (a least-squares curve through them)"</span></h3>
+                <ul class="sweeps">
+                    {move || lines.get().into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}
+                </ul>
+            </section>
+        </Show>
     }
 }
 

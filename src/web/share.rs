@@ -100,11 +100,13 @@ fn current(ui: Ui) -> Option<ViewState> {
         .baseline
         .get()
         .map(|(name, _, device)| (name, device));
+    let gpu_memory = ui.compare.gpu_memory.get();
     let Some((file, device)) = ui.current() else {
         return (!runs.is_empty()).then(|| ViewState {
             view: Some(view.key().to_string()),
             baseline,
             runs,
+            gpu_memory,
             ..ViewState::default()
         });
     };
@@ -144,6 +146,7 @@ fn current(ui: Ui) -> Option<ViewState> {
         hide_framework: (path.is_some() && !hide_framework).then_some(false),
         path,
         runs,
+        gpu_memory,
     })
 }
 
@@ -236,6 +239,7 @@ pub fn restore_runs(ui: Ui) {
         return;
     }
     ui.pending.set(None);
+    ui.compare.gpu_memory.set(state.gpu_memory);
     ui.view.set(View::Compare);
     if let Some((name, device)) = state.baseline {
         if let Some((_, bytes)) = have.iter().find(|(n, _)| *n == name) {

@@ -205,3 +205,52 @@ test('sixteen files open at once and the tab keeps only their digests', TIER2, a
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('GPU memory: which runs of a sweep fit, how far the sweep goes, and the link keeps it', async () => {
+  // Tier 1: the repository's real fixtures, named as a batch-size sweep would be; bs8 ran out of memory.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-sweep-'));
+  const names = { 'lm_bs2.pickle': 'training.pickle', 'lm_bs4.pickle': 'compiled.pickle', 'lm_bs8.pickle': 'oom.pickle' };
+  for (const [to, from] of Object.entries(names)) fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', from), path.join(dir, to));
+  const { page, errors, context } = await comparePage();
+  try {
+    await pick(page, Object.keys(names).map(n => path.join(dir, n)), 3);
+    const note = () => page.$eval('[data-testid=gpu-memory-note]', e => e.textContent);
+    const fits = () => page.$$eval('[data-testid=compare-table] tbody tr', rows => rows.map(r => {
+      const heads = [...r.closest('table').querySelectorAll('thead th')].map(h => h.textContent.replace(/[▲▼]/g, '').trim());
+      const k = heads.indexOf('fits');
+      return [r.dataset.file, k < 0 ? null : r.children[k].textContent, k < 0 ? null : r.children[k].className];
+    }));
+    // Nothing typed: the run that ran out says what its device gave (20 MiB reserved + 139.3 GiB free).
+    assert.match(await note(), /from the out-of-memory entry: 139\.3 GiB \(what lm_bs8\.pickle cuda:0 had when it ran out of memory: reserved \+ free\)/);
+    assert.deepEqual((await fits()).map(r => r[1]), ['yes', 'yes', 'no']);
+    // 150 MiB: 86 MiB reserved fits; 174 MiB reserved (131.5 MiB allocated) only unfragmented.
+    await page.fill('[data-testid=gpu-memory]', '150 MiB');
+    await page.press('[data-testid=gpu-memory]', 'Enter');
+    await page.waitForFunction(() => /headroom/.test(document.querySelector('[data-testid=gpu-memory-note]').textContent));
+    assert.deepEqual(await fits(), [
+      ['lm_bs2.pickle', 'yes', 'fit-yes'],
+      ['lm_bs4.pickle', 'if unfragmented', 'fit-maybe'],
+      ['lm_bs8.pickle', 'no', 'fit-no'],
+    ]);
+    // Headroom: the size less the most reserved; for the run that ran out, less what it needed at
+    // least (4 MiB held and 1 PiB asked for).
+    const headroom = await page.$$eval('[data-testid=compare-table] tbody tr', rows => rows.map(r => {
+      const heads = [...r.closest('table').querySelectorAll('thead th')].map(h => h.textContent.replace(/[▲▼]/g, '').trim());
+      return r.children[heads.indexOf('headroom')].textContent;
+    }));
+    assert.deepEqual(headroom, ['+64.0 MiB', '-24.0 MiB', '-1.0 PiB']);
+    const sweep = await page.$eval('[data-testid=sweeps] li', e => e.textContent);
+    assert.equal(sweep, 'bs (cuda:0): 2 → 86.0 MiB · 4 → 174.0 MiB reserved at most; ×2.02 per doubling; in 150.0 MiB up to bs 2 (linear through 2 runs); bs 8 ran out of memory (lm_bs8.pickle)');
+    await page.waitForFunction(() => location.hash.includes(`gpu=${150 * 2 ** 20}`));
+    await shot(page, 'compare-gpu-memory');
+    // What reads as no size is said so, and the size in force stays.
+    await page.fill('[data-testid=gpu-memory]', 'lots');
+    await page.press('[data-testid=gpu-memory]', 'Enter');
+    await page.waitForFunction(() => /not a size/.test(document.querySelector('[data-testid=gpu-memory-note]').textContent));
+    assert.equal((await fits())[1][1], 'if unfragmented');
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

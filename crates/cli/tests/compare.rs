@@ -245,13 +245,18 @@ fn gpu_memory_says_which_runs_fit_and_how_far_a_sweep_goes() {
     // 86 MiB reserved fits; 174 MiB reserved with a 131.5 MiB peak would, unfragmented; the run that
     // asked for 1 PiB does not.
     assert_eq!(verdicts, ["fits", "fragmented", "too_big"]);
-    for r in rows {
+    for r in &rows[..2] {
         let reserved = r["max_reserved_bytes"].as_i64().unwrap();
         assert_eq!(
             r["fit"]["headroom_bytes"].as_i64().unwrap(),
             150 * MIB as i64 - reserved
         );
     }
+    // The run that ran out needed at least what it held (4 MiB) and asked for (1 PiB).
+    assert_eq!(
+        rows[2]["fit"]["headroom_bytes"].as_i64().unwrap(),
+        150 * MIB as i64 - (4 * MIB as i64 + (1i64 << 50))
+    );
     let sweeps = v["sweeps"].as_array().unwrap();
     assert_eq!(sweeps.len(), 1, "{sweeps:?}");
     let s = &sweeps[0];

@@ -8,7 +8,8 @@ pub fn bytes(n: u64) -> String {
     }
     let mut v = n as f64;
     let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
+    // Up a unit also where one decimal would round to 1024.0 (`1024.0 TiB` reads as `1.0 PiB`).
+    while v >= 1023.95 && u < UNITS.len() - 1 {
         v /= 1024.0;
         u += 1;
     }
@@ -115,6 +116,10 @@ mod tests {
         assert_eq!(bytes(1023), "1023 B");
         assert_eq!(bytes(1536), "1.5 KiB");
         assert_eq!(bytes(217763364), "207.7 MiB");
+        // Never `1024.0` of a unit: what rounds there reads in the next one.
+        assert_eq!(bytes((1 << 20) - 1), "1.0 MiB");
+        assert_eq!(bytes((1 << 50) - (146 << 20)), "1.0 PiB");
+        assert_eq!(bytes(1023 * 1024 + 900), "1023.9 KiB");
     }
 
     #[test]

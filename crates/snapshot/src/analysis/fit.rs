@@ -92,7 +92,9 @@ impl Verdict {
 /// A run against a device's memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Fit {
-    /// The device's memory less the most the run reserved (negative: over by that much).
+    /// The device's memory less the most the run reserved, or for a run that ran out of memory less
+    /// the least it needed (what it held then plus what it asked for) where that is more; negative:
+    /// over by that much.
     pub headroom_bytes: i64,
     pub verdict: Verdict,
 }
@@ -100,7 +102,8 @@ pub struct Fit {
 /// `d` against `limit` bytes of device memory. A run that ran out of memory never plainly fits: it
 /// needed at least what it held then plus what it asked for.
 pub fn fit(d: &Digest, limit: u64) -> Fit {
-    let headroom_bytes = super::compare::delta(d.max_reserved_bytes, limit);
+    let needed = d.oom_at.map_or(0, |o| o.bytes.saturating_add(o.requested));
+    let headroom_bytes = super::compare::delta(d.max_reserved_bytes.max(needed), limit);
     let verdict = match d.oom_at {
         Some(o) if o.bytes.saturating_add(o.requested) > limit => Verdict::TooBig,
         Some(_) => Verdict::Unknown,
@@ -537,6 +540,10 @@ mod tests {
         );
         assert_eq!(fit(&d, 71 * GIB).verdict, Verdict::TooBig);
         assert_eq!(fit(&d, 80 * GIB).verdict, Verdict::Unknown);
+        // Its headroom counts from the most it reserved (78 GiB) or what it needed (72 GiB at least).
+        assert_eq!(fit(&d, 80 * GIB).headroom_bytes, 2 * GIB as i64);
+        let asked_much = ran_out(run("e.pickle", GIB, 2 * GIB), GIB, 100 * GIB, Some(0));
+        assert_eq!(fit(&asked_much, 80 * GIB).headroom_bytes, -21 * GIB as i64);
         // The device gave it what it had reserved and what was still free.
         assert_eq!(usable(&d), Some(79 * GIB));
         let unknown_free = ran_out(run("b.pickle", GIB, GIB), GIB, GIB, None);
