@@ -324,7 +324,9 @@ fn GpuMemory(ui: Ui, limit: Memo<Option<Limit>>) -> impl IntoView {
         Some(l) if l.from_oom.is_some() => {
             format!("from the out-of-memory entry: {}", l.describe())
         }
-        Some(_) => "headroom: the GPU memory less the most each run reserved".to_string(),
+        Some(_) => "headroom: the GPU memory less the most each run reserved (the CUDA context, \
+                    about 0.3–1 GiB, and other processes take their share of a GPU too)"
+            .to_string(),
         None => {
             "type your GPU's memory to see which runs fit it and how far a sweep can go".to_string()
         }

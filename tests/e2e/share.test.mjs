@@ -162,7 +162,10 @@ test('a link to a comparison names its runs, and restores the view and baseline 
   await page.setInputFiles('input[type=file]', names.map(n => path.join(FIXTURES, n)));
   await compared(page);
   await page.click(`tr[data-file="${names[1]}"][data-device="0"] .star`);
-  await page.waitForFunction(n => location.hash.includes('runs=') && location.hash.includes(`base=${n}`), names[1]);
+  await page.fill('[data-testid=gpu-memory]', '40');
+  await page.press('[data-testid=gpu-memory]', 'Enter');
+  await page.waitForFunction(n => location.hash.includes('runs=') && location.hash.includes(`base=${n}`)
+    && location.hash.includes(`gpu=${40 * 2 ** 30}`), names[1]);
   const hash = await page.evaluate(() => location.hash);
   const fresh = await open(b, server.url + hash);
   const notice = await fresh.page.textContent('[data-testid=link-notice]');
@@ -173,6 +176,10 @@ test('a link to a comparison names its runs, and restores the view and baseline 
   const star = row => fresh.page.$eval(`tr[data-file="${row}"][data-device="0"] .star`, e => e.textContent);
   assert.equal(await star(names[1]), '★');
   assert.notEqual(await star(names[0]), '★');
+  // The GPU memory comes back: 16.7 GiB reserved fits 40 GiB, 56.9 GiB does not.
+  assert.equal(await fresh.page.$eval('[data-testid=gpu-memory]', e => e.value), '40.0 GiB');
+  const fits = await fresh.page.$$eval('[data-testid=compare-table] tbody tr', rows => rows.map(r => r.querySelector('td.fit-yes, td.fit-no, td.fit-maybe')?.textContent));
+  assert.deepEqual(fits, ['yes', 'no']);
   assert.deepEqual([...errors, ...fresh.errors], []);
   await page.close();
   await fresh.page.close();
