@@ -100,7 +100,7 @@ pub fn StepsView(ui: Ui) -> impl IntoView {
                     <StepsTable ui=ui runs=runs />
                 </section>
                 <section class="panel wide">
-                    <h3>"Memory per step" <span class="muted">" · static memory green, theoretical red, simulated runs dashed; ▲ allocation retries, ✕ out of memory; ○ a snapshot of the run (click to open it)"</span></h3>
+                    <h3>"Memory per step" <span class="muted">" · static memory green, theoretical red, the GPU's memory black dashed, simulated runs dashed; ▲ allocation retries, ✕ out of memory; ○ a snapshot of the run (click to open it)"</span></h3>
                     <StepsChart ui=ui runs=runs />
                 </section>
                 <Breakdowns runs=runs />

@@ -28,6 +28,7 @@ before(async () => {
     fs.writeFileSync(path.join(dir, `rank${rank}_steps.jsonl`), lines.join('\n') + '\n');
   }
   fs.writeFileSync(path.join(dir, 'rank1_run.json'), JSON.stringify({ rank: 1, command: ['train.py'],
+    device: { index: 0, name: 'Small GPU', total_memory_bytes: 5 * GIB },
     static_memory_bytes: 3 * GIB, first_step: { parameter_bytes: GIB, gradient_bytes: GIB, optimizer_state_bytes: 2 * GIB } }));
   // A Megatron memory trace with its theoretical and static figures.
   const trace = {};
@@ -60,6 +61,10 @@ test('step records of each format: the table holds each run\'s highest peak, the
   // Static memory from the manifest; components against the measured peak.
   assert.match(await page.textContent('[data-testid=steps-table] tr[data-rank="1"]'), /3\.0 GiB/);
   assert.match(await page.textContent('[data-testid=steps-gap]'), /components 4\.0 GiB .* measured peak 4\.5 GiB/);
+  // The GPU the manifest names: its memory, and the headroom rank 1's highest peak reserved (5 GiB +
+  // 522 MiB) left of it.
+  const cells = await page.$$eval('[data-testid=steps-table] tr[data-rank="1"] td', tds => tds.map(t => t.textContent));
+  assert.ok(cells.includes('5.0 GiB') && cells.includes('-522.0 MiB'), cells.join(' | '));
   // Theoretical: off by default; asked for, the chart changes (the trace's red line).
   const pixels = () => page.$eval('[data-testid=steps-chart]', c => c.toDataURL());
   assert.equal(await page.isChecked('[data-testid=show-theoretical]'), false);

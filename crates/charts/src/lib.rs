@@ -1576,6 +1576,14 @@ where
     Ok(())
 }
 
+/// The least GPU memory among `runs` (name and bytes), when it is at most half again the chart's `top`.
+pub fn gpu_ceiling(runs: &[&StepRun], top: u64) -> Option<(String, u64)> {
+    runs.iter()
+        .filter_map(|r| r.device.clone())
+        .min_by_key(|d| d.1)
+        .filter(|d| d.1 as f64 <= top as f64 * 1.5)
+}
+
 /// What the step chart draws of each run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StepChartOptions {
@@ -1633,7 +1641,10 @@ where
             top = top.max(r.theoretical_bytes.unwrap_or(0));
         }
     }
-    let top = top.max(1);
+    // The GPU's memory (the least of the runs' GPUs) as a dashed ceiling, where it is near enough
+    // the lines that showing it does not flatten them.
+    let ceiling = gpu_ceiling(runs, top);
+    let top = top.max(ceiling.as_ref().map_or(0, |c| c.1)).max(1);
     let x1 = if x1 > x0 { x1 } else { x0 + 1.0 };
     let y_desc = if options.reserved {
         "peak reserved per step ({unit})"
@@ -1651,6 +1662,22 @@ where
     )?;
     let width = theme.px(2);
     let green = RGBColor(0x2c, 0xa0, 0x2c);
+    if let Some((name, total)) = ceiling {
+        let y = total as f64 / div;
+        let ink = theme.ink;
+        let thin = theme.px(2).max(1);
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(x0, y), (x1, y)],
+                theme.px(8),
+                theme.px(5),
+                ink.stroke_width(thin),
+            ))?
+            .label(format!("GPU memory ({name}, {})", bytes(total)))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 12, y)], ink.stroke_width(thin))
+            });
+    }
     // Whether static, theoretical, OOM and retry marks have their legend entry yet.
     let mut labelled = (false, false, false, false);
     for (k, (r, pts)) in runs.iter().zip(&points).enumerate() {

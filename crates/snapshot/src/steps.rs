@@ -56,6 +56,9 @@ pub struct StepRun {
     pub theoretical_bytes: Option<u64>,
     /// Named parts of the memory (parameters, gradients, optimizer state, activations…), when known.
     pub components: Vec<(String, u64)>,
+    /// The GPU the run was on (its name) and its memory, when the input says (memograph-capture's
+    /// manifest).
+    pub device: Option<(String, u64)>,
 }
 
 impl StepRun {
@@ -72,6 +75,16 @@ impl StepRun {
             .iter()
             .filter_map(|s| s.peak_reserved_bytes.or(s.reserved_bytes))
             .max()
+    }
+
+    /// The GPU's memory less the highest peak reserved (peak allocated where none was logged), when
+    /// the input says what GPU it ran on; negative: over by that much.
+    pub fn headroom_bytes(&self) -> Option<i64> {
+        let (_, total) = self.device.as_ref()?;
+        let used = self
+            .peak_reserved_bytes()
+            .or_else(|| self.peak_allocated_bytes())?;
+        Some(crate::analysis::compare::delta(used, *total))
     }
 
     /// Allocation retries and OOMs (the allocator's counters grow: their highest value).
@@ -100,6 +113,8 @@ pub struct Manifest {
     pub rank: Option<u32>,
     pub static_bytes: Option<u64>,
     pub components: Vec<(String, u64)>,
+    /// The GPU the run was on (its name) and its memory, as torch reports them.
+    pub device: Option<(String, u64)>,
 }
 
 /// What one file holds.
@@ -300,6 +315,11 @@ fn json_document(file: &str, value: &serde_json::Value) -> Result<StepFile, Stri
                 rank,
                 static_bytes: o.get("static_memory_bytes").and_then(u64_of),
                 components,
+                device: o.get("device").and_then(|d| {
+                    let total = d.get("total_memory_bytes").and_then(u64_of)?;
+                    let name = d.get("name").and_then(Value::as_str).unwrap_or("GPU");
+                    Some((name.to_string(), total)).filter(|_| total > 0)
+                }),
             }));
         }
         Value::Object(o) if o.get("history").is_some_and(Value::is_array) => {
@@ -748,6 +768,9 @@ pub fn merge(files: Vec<StepFile>) -> Vec<StepRun> {
                 && folder(&r.file) == folder(&m.file)
         }) {
             run.static_bytes = run.static_bytes.or(m.static_bytes);
+            if run.device.is_none() {
+                run.device = m.device;
+            }
             if run.components.is_empty() {
                 run.components = m.components;
             }
@@ -757,8 +780,9 @@ pub fn merge(files: Vec<StepFile>) -> Vec<StepRun> {
 }
 
 /// The per-run table: run, rank, config, steps, the highest peak allocated and its delta against the
-/// baseline run (`runs[baseline]`), the highest peak reserved, static and theoretical memory, retries
-/// and OOMs. `exact`: bytes as whole numbers (CSV), else in binary units. Missing figures are empty.
+/// baseline run (`runs[baseline]`), the highest peak reserved, where a run says what GPU it ran on its
+/// memory and the headroom the peak reserved left, static and theoretical memory, retries and OOMs.
+/// `exact`: bytes as whole numbers (CSV), else in binary units. Missing figures are empty.
 pub fn steps_table(
     runs: &[StepRun],
     baseline: usize,
@@ -784,19 +808,28 @@ pub fn steps_table(
     let mut header: Vec<String> = vec!["run".into(), "rank".into()];
     header.extend(keys.iter().cloned());
     let mut numeric = vec![false; header.len()];
-    for h in [
-        "steps",
-        "peak allocated",
-        "vs baseline",
-        "peak reserved",
-        "static",
-        "theoretical",
-        "alloc retries",
-        "OOMs",
-    ] {
-        header.push(h.into());
+    let on_device = runs.iter().any(|r| r.device.is_some());
+    let gpu: &[&str] = if on_device {
+        &["GPU memory", "headroom"]
+    } else {
+        &[]
+    };
+    for h in ["steps", "peak allocated", "vs baseline", "peak reserved"]
+        .iter()
+        .chain(gpu)
+        .chain(&["static", "theoretical", "alloc retries", "OOMs"])
+    {
+        header.push(h.to_string());
         numeric.push(true);
     }
+    let signed = |d: i64| {
+        let m = size(Some(d.unsigned_abs()));
+        match d.signum() {
+            1 => format!("+{m}"),
+            -1 => format!("-{m}"),
+            _ => "0".into(),
+        }
+    };
     let rows = runs
         .iter()
         .map(|r| {
@@ -816,18 +849,14 @@ pub fn steps_table(
             cells.push(r.steps.len().to_string());
             cells.push(size(peak));
             cells.push(match (base, peak) {
-                (Some(a), Some(b)) => {
-                    let d = delta(a, b);
-                    let m = size(Some(d.unsigned_abs()));
-                    match d.signum() {
-                        1 => format!("+{m}"),
-                        -1 => format!("-{m}"),
-                        _ => "0".into(),
-                    }
-                }
+                (Some(a), Some(b)) => signed(delta(a, b)),
                 _ => String::new(),
             });
             cells.push(size(r.peak_reserved_bytes()));
+            if on_device {
+                cells.push(size(r.device.as_ref().map(|d| d.1)));
+                cells.push(r.headroom_bytes().map_or(String::new(), signed));
+            }
             cells.push(size(r.static_bytes));
             cells.push(size(r.theoretical_bytes));
             cells.push(r.alloc_retries().map_or(String::new(), |x| x.to_string()));
@@ -858,6 +887,8 @@ pub fn run_json(r: &StepRun) -> serde_json::Value {
         "reserved_is_device_used": r.reserved_is_device_used,
         "static_bytes": r.static_bytes,
         "theoretical_bytes": r.theoretical_bytes,
+        "device": r.device.as_ref().map(|(name, total)| serde_json::json!({"name": name, "total_memory_bytes": total})),
+        "headroom_bytes": r.headroom_bytes(),
         "components": r.components.iter().map(|(k, v)| serde_json::json!({"name": k, "bytes": v})).collect::<Vec<_>>(),
         "alloc_retries": r.alloc_retries(),
         "ooms": r.ooms(),

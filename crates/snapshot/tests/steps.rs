@@ -1,7 +1,9 @@
 //! Step records in every format the engine reads, written here from the formats' documented shapes
 //! with series whose maxima are known, and a malformed file of each format.
 
-use memograph_snapshot::steps::{looks_like_steps, merge, read_steps, StepFile, StepRun};
+use memograph_snapshot::steps::{
+    looks_like_steps, merge, read_steps, run_json, steps_table, StepFile, StepRun,
+};
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -48,11 +50,35 @@ fn memograph_capture_steps_and_manifest() {
     assert_eq!(r.name, "job/steps");
     assert_eq!((r.static_bytes, r.theoretical_bytes), (None, None));
     let manifest = r#"{"command": ["python", "train.py"], "rank": 3, "static_memory_bytes": 1234567,
+        "device": {"index": 0, "name": "NVIDIA H100 80GB HBM3", "total_memory_bytes": 85520809984},
         "first_step": {"parameter_bytes": 1000, "gradient_bytes": 1000, "optimizer_state_bytes": 2000}}"#;
     let m = read_steps("job/rank3_run.json", manifest.as_bytes()).unwrap();
+    assert_eq!(r.headroom_bytes(), None);
     let merged = merge(vec![StepFile::Runs(vec![r.clone()]), m]);
     assert_eq!(merged[0].static_bytes, Some(1234567));
     assert_eq!(merged[0].components.len(), 3);
+    // The GPU it ran on, and what its highest peak reserved left of it.
+    assert_eq!(
+        merged[0].device,
+        Some(("NVIDIA H100 80GB HBM3".to_string(), 85_520_809_984))
+    );
+    let headroom = 85_520_809_984 - (6 * GIB + 10 * MIB) as i64;
+    assert_eq!(merged[0].headroom_bytes(), Some(headroom));
+    let table = steps_table(&merged, 0, true);
+    let cell = |name: &str| {
+        let k = table.header.iter().position(|h| h == name).unwrap();
+        table.rows[0][k].clone()
+    };
+    assert_eq!(cell("GPU memory"), "85520809984");
+    assert_eq!(cell("headroom"), format!("+{headroom}"));
+    assert_eq!(run_json(&merged[0])["headroom_bytes"], headroom);
+    assert_eq!(
+        run_json(&merged[0])["device"]["name"],
+        "NVIDIA H100 80GB HBM3"
+    );
+    // Runs that say no GPU have no such columns.
+    let plain = steps_table(std::slice::from_ref(r), 0, false);
+    assert!(!plain.header.iter().any(|h| h == "headroom"));
     // Malformed: a record without a step.
     let bad = "{\"allocated_peak_bytes\": 5, \"reserved_peak_bytes\": 6}\n";
     assert_eq!(err("rank0_steps.jsonl", bad), "line 1 has no step");
