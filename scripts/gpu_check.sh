@@ -108,7 +108,7 @@ check "fresh fixtures recorded; memograph summary equals their pickle.load refer
 demo() {
   "$CAP" --out "$W/demo" demo --context 128,256,512 --precision fp32,bf16 --mode forward,train | tee "$OUT/demo_table.txt"
   ls "$W"/demo/*.pickle > /dev/null &&
-    "$MG" compare "$W"/demo/*.pickle > "$OUT/compare.txt" &&
+    "$MG" compare --gpu-memory 80GiB "$W"/demo/*.pickle > "$OUT/compare.txt" &&
     "$MG" summary --json "$W"/demo/*.pickle > "$W/demo_summary.json" &&
     $PY - "$W/demo_summary.json" "$OUT/demo_table.txt" <<'EOF'
 import json, re, sys
