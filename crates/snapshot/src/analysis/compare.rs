@@ -782,6 +782,39 @@ pub fn ranks(digests: &[&Digest]) -> Option<RankStrip> {
     })
 }
 
+/// A digest of `file` with only its peak and most reserved, config from its name (for tests).
+#[cfg(test)]
+pub(crate) fn test_digest(file: &str, peak: u64, reserved: u64) -> Digest {
+    Digest {
+        file: file.into(),
+        file_bytes: 0,
+        device: 0,
+        default_device: true,
+        timeline_peak_bytes: peak,
+        peak_event_index: 0,
+        reserved_at_peak_bytes: reserved,
+        max_reserved_bytes: reserved,
+        components: Vec::new(),
+        categories: Vec::new(),
+        largest_allocation_bytes: 0,
+        allocations: 0,
+        entries: 0,
+        oom_at: None,
+        config: config_from_name(file),
+        curve: Curve::default(),
+        marks: Vec::new(),
+        live_entry: None,
+        live_set: Node {
+            frame: None,
+            bytes: peak,
+            count: 1,
+            children: Vec::new(),
+            allocations: Vec::new(),
+        },
+        sites: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -885,32 +918,7 @@ mod tests {
 
     #[test]
     fn the_rank_out_of_line_is_named() {
-        let digest = |rank: u32, peak: u64| {
-            let mut d = Digest {
-                file: format!("rank{rank}.pickle"),
-                file_bytes: 0,
-                device: 0,
-                default_device: true,
-                timeline_peak_bytes: peak,
-                peak_event_index: 0,
-                reserved_at_peak_bytes: 0,
-                max_reserved_bytes: 0,
-                components: Vec::new(),
-                categories: Vec::new(),
-                largest_allocation_bytes: 0,
-                allocations: 0,
-                entries: 0,
-                oom_at: None,
-                config: BTreeMap::new(),
-                curve: Curve::default(),
-                marks: Vec::new(),
-                live_entry: None,
-                live_set: node("", peak, vec![]),
-                sites: Vec::new(),
-            };
-            d.config = config_from_name(&d.file);
-            d
-        };
+        let digest = |rank: u32, peak: u64| test_digest(&format!("rank{rank}.pickle"), peak, 0);
         let even: Vec<Digest> = (0..8).map(|r| digest(r, 1000)).collect();
         let strip = ranks(&even.iter().collect::<Vec<_>>()).unwrap();
         assert_eq!((strip.outlier, strip.imbalance), (None, 1.0));

@@ -443,40 +443,12 @@ fn least_squares<const N: usize>(xy: &[(f64, f64)]) -> Option<[f64; N]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::compare::{config_from_name, Curve, OomPoint};
-    use crate::analysis::live_set::Node;
+    use crate::analysis::compare::{test_digest, OomPoint};
 
     const GIB: u64 = 1 << 30;
 
     fn run(file: &str, peak: u64, reserved: u64) -> Digest {
-        Digest {
-            file: file.into(),
-            file_bytes: 0,
-            device: 0,
-            default_device: true,
-            timeline_peak_bytes: peak,
-            peak_event_index: 0,
-            reserved_at_peak_bytes: reserved,
-            max_reserved_bytes: reserved,
-            components: Vec::new(),
-            categories: Vec::new(),
-            largest_allocation_bytes: 0,
-            allocations: 0,
-            entries: 0,
-            oom_at: None,
-            config: config_from_name(file),
-            curve: Curve::default(),
-            marks: Vec::new(),
-            live_entry: None,
-            live_set: Node {
-                frame: None,
-                bytes: 0,
-                count: 0,
-                children: Vec::new(),
-                allocations: Vec::new(),
-            },
-            sites: Vec::new(),
-        }
+        test_digest(file, peak, reserved)
     }
 
     fn ran_out(mut d: Digest, live: u64, requested: u64, free: Option<u64>) -> Digest {
