@@ -243,7 +243,18 @@ impl Sweep {
     /// What the sweep says, in a line: `ctx (bf16, training, cuda:0): 128 → 3.1 GiB · 256 → 4.0 GiB;
     /// ×1.45 per doubling; in 79.6 GiB up to ctx 4 608 (extrapolated, quadratic through 3 runs)`.
     pub fn describe(&self, limit: Option<u64>) -> String {
-        let mut shared: Vec<String> = self.fixed.values().cloned().collect();
+        // Words (`bf16`, `training`) say what they are; numbers are named (`bs 8`, `rank 0`).
+        let mut shared: Vec<String> = self
+            .fixed
+            .iter()
+            .map(|(k, v)| {
+                if v.bytes().all(|b| b.is_ascii_digit()) {
+                    format!("{k} {v}")
+                } else {
+                    v.clone()
+                }
+            })
+            .collect();
         shared.push(format!("cuda:{}", self.device));
         let points: Vec<String> = self
             .points
@@ -587,6 +598,17 @@ mod tests {
         );
         assert!(
             line.ends_with("; ctx 2 048 ran out of memory (gpt_bf16_ctx2048.pickle)"),
+            "{line}"
+        );
+        // Numbers in what the runs share are named.
+        let mut ranked: Vec<Digest> = runs[..3].to_vec();
+        for d in &mut ranked {
+            d.config.insert("rank".into(), "3".into());
+        }
+        let refs: Vec<&Digest> = ranked.iter().collect();
+        let line = sweeps(&refs)[0].describe(None);
+        assert!(
+            line.starts_with("ctx (bf16, rank 3, cuda:0): 128 → "),
             "{line}"
         );
     }
