@@ -1,7 +1,7 @@
 //! Which runs fit a GPU, and how far a sweep can go. A run fits when the most its allocator ever
 //! reserved fits the memory a device gives the process: a figure the user states, or one read off an
 //! out-of-memory entry (what PyTorch had reserved then plus what the driver said was free). Runs that
-//! differ in one knob of their file names (`ctx`, `bs`…, see
+//! differ in one knob of their file names (`ctx`, `bs`, the model's size…, see
 //! [`config_from_name`](super::compare::config_from_name)) form a sweep: how their largest
 //! reservation grows with the knob, and the largest value a curve through them says would fit.
 
@@ -133,8 +133,41 @@ pub fn usable_from_ooms(digests: &[&Digest]) -> Option<(u64, usize)> {
         .min()
 }
 
-/// The knobs a sweep can vary, in the order they are tried: sizes whose growth memory follows.
-pub const KNOBS: [&str; 6] = ["ctx", "seq", "bs", "lbs", "mbs", "gbs"];
+/// The knobs a sweep can vary, in the order they are tried: sizes whose growth memory follows (the
+/// model's as a count of parameters, `350M`, `1.3B`).
+pub const KNOBS: [&str; 7] = ["ctx", "seq", "bs", "lbs", "mbs", "gbs", "model"];
+
+/// A knob's value as a number: digits, or for `model` a size in parameters (`1.3B`, `350M`).
+fn knob_value(knob: &str, text: &str) -> Option<u64> {
+    if knob != "model" {
+        return text.parse().ok();
+    }
+    let (num, scale) = match text.as_bytes().last()? {
+        b'B' | b'b' => (&text[..text.len() - 1], 1e9),
+        b'M' | b'm' => (&text[..text.len() - 1], 1e6),
+        _ => return None,
+    };
+    let n: f64 = num.parse().ok()?;
+    let v = (n * scale).round();
+    (v.is_finite() && (1.0..1e15).contains(&v)).then_some(v as u64)
+}
+
+/// A knob's value as the names spell it: `1 024`, or for `model` `1.3B`, `350M`.
+fn knob_text(knob: &str, value: u64) -> String {
+    if knob != "model" {
+        return grouped(value);
+    }
+    let (v, unit) = if value >= 1_000_000_000 {
+        (value as f64 / 1e9, "B")
+    } else {
+        (value as f64 / 1e6, "M")
+    };
+    let digits = format!("{v:.2}");
+    format!(
+        "{}{unit}",
+        digits.trim_end_matches('0').trim_end_matches('.')
+    )
+}
 
 /// Runs that differ in one knob only.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -259,7 +292,13 @@ impl Sweep {
         let points: Vec<String> = self
             .points
             .iter()
-            .map(|p| format!("{} → {}", grouped(p.value), bytes(p.max_reserved_bytes)))
+            .map(|p| {
+                format!(
+                    "{} → {}",
+                    knob_text(&self.knob, p.value),
+                    bytes(p.max_reserved_bytes)
+                )
+            })
             .collect();
         let mut text = format!(
             "{} ({}): {} reserved at most",
@@ -288,7 +327,7 @@ impl Sweep {
                     "; in {} up to {} {} ({}{how})",
                     bytes(limit),
                     self.knob,
-                    grouped(value),
+                    knob_text(&self.knob, value),
                     if extrapolated { "extrapolated, " } else { "" }
                 ),
             });
@@ -297,7 +336,7 @@ impl Sweep {
             text.push_str(&format!(
                 "; {} {} ran out of memory ({file})",
                 self.knob,
-                grouped(*value)
+                knob_text(&self.knob, *value)
             ));
         }
         text
@@ -320,7 +359,7 @@ pub fn sweeps(digests: &[&Digest]) -> Vec<Sweep> {
         type Key = (i64, BTreeMap<String, String>);
         let mut groups: BTreeMap<Key, Vec<(u64, &Digest)>> = BTreeMap::new();
         for d in digests {
-            let Some(value) = d.config.get(knob).and_then(|v| v.parse::<u64>().ok()) else {
+            let Some(value) = d.config.get(knob).and_then(|v| knob_value(knob, v)) else {
                 continue;
             };
             let mut fixed = d.config.clone();
@@ -393,9 +432,11 @@ fn growth(points: &[SweepPoint]) -> Growth {
         .iter()
         .map(|p| (p.value as f64 / scale, p.max_reserved_bytes as f64))
         .collect();
+    let y_max = xy.iter().map(|p| p.1).fold(0.0, f64::max);
     if xy.len() >= 3 {
         if let Some([a, b, c]) = least_squares::<3>(&xy) {
-            if c > 0.0 {
+            // A bend of rounding's size (points on a line) is none.
+            if c > 1e-9 * y_max {
                 return Growth {
                     a,
                     b: b / scale,
@@ -611,6 +652,52 @@ mod tests {
             line.starts_with("ctx (bf16, rank 3, cuda:0): 128 → "),
             "{line}"
         );
+    }
+
+    #[test]
+    fn model_sizes_are_a_sweep_in_parameters() {
+        // 16 bytes a parameter (weights, gradients, Adam's two moments in fp32) and 2 GiB besides.
+        let at = |params: u64| 2 * GIB + 16 * params;
+        let runs: Vec<Digest> = [
+            (125_000_000u64, "125M"),
+            (350_000_000, "350M"),
+            (1_300_000_000, "1.3B"),
+        ]
+        .iter()
+        .map(|&(p, name)| run(&format!("gpt_{name}_bf16.pickle"), at(p), at(p)))
+        .collect();
+        let refs: Vec<&Digest> = runs.iter().collect();
+        let found = sweeps(&refs);
+        assert_eq!(found.len(), 1);
+        let s = &found[0];
+        assert_eq!(s.knob, "model");
+        assert_eq!(s.curve.kind(), "linear");
+        // 80 GiB: (80 − 2) GiB / 16 = 5.234 B parameters, in steps of 25 M (the gcd of the sizes).
+        assert_eq!(
+            s.reach(80 * GIB),
+            Reach::UpTo {
+                value: 5_225_000_000,
+                extrapolated: true
+            }
+        );
+        let line = s.describe(Some(80 * GIB));
+        assert!(
+            line.starts_with(
+                "model (bf16, cuda:0): 125M → 3.9 GiB · 350M → 7.2 GiB · 1.3B → 21.4 GiB"
+            ),
+            "{line}"
+        );
+        assert!(
+            line.contains("up to model 5.22B (extrapolated, linear through 3 runs)"),
+            "{line}"
+        );
+        assert_eq!(knob_value("model", "2.7B"), Some(2_700_000_000));
+        assert_eq!(knob_value("model", "7b"), Some(7_000_000_000));
+        assert_eq!(
+            (knob_value("model", "B"), knob_value("model", "x")),
+            (None, None)
+        );
+        assert_eq!(knob_text("model", 350_000_000), "350M");
     }
 
     #[test]
