@@ -215,11 +215,13 @@ test('GPU memory: which runs of a sweep fit, how far the sweep goes, and the lin
   try {
     await pick(page, Object.keys(names).map(n => path.join(dir, n)), 3);
     const note = () => page.$eval('[data-testid=gpu-memory-note]', e => e.textContent);
-    const fits = () => page.$$eval('[data-testid=compare-table] tbody tr', rows => rows.map(r => {
+    // Each row's file, and the text and class of its cell under `heading` (nulls where no such column).
+    const column = heading => page.$$eval('[data-testid=compare-table] tbody tr', (rows, heading) => rows.map(r => {
       const heads = [...r.closest('table').querySelectorAll('thead th')].map(h => h.textContent.replace(/[▲▼]/g, '').trim());
-      const k = heads.indexOf('fits');
+      const k = heads.indexOf(heading);
       return [r.dataset.file, k < 0 ? null : r.children[k].textContent, k < 0 ? null : r.children[k].className];
-    }));
+    }), heading);
+    const fits = () => column('fits');
     // Nothing typed: the run that ran out says what its device gave (20 MiB reserved + 139.3 GiB free).
     assert.match(await note(), /from the out-of-memory entry: 139\.3 GiB \(what lm_bs8\.pickle cuda:0 had when it ran out of memory: reserved \+ free\)/);
     assert.deepEqual((await fits()).map(r => r[1]), ['yes', 'yes', 'no']);
@@ -234,10 +236,7 @@ test('GPU memory: which runs of a sweep fit, how far the sweep goes, and the lin
     ]);
     // Headroom: the size less the most reserved; for the run that ran out, less what it needed at
     // least (4 MiB held and 1 PiB asked for).
-    const headroom = await page.$$eval('[data-testid=compare-table] tbody tr', rows => rows.map(r => {
-      const heads = [...r.closest('table').querySelectorAll('thead th')].map(h => h.textContent.replace(/[▲▼]/g, '').trim());
-      return r.children[heads.indexOf('headroom')].textContent;
-    }));
+    const headroom = (await column('headroom')).map(c => c[1]);
     assert.deepEqual(headroom, ['+64.0 MiB', '-24.0 MiB', '-1.0 PiB']);
     const sweep = await page.$eval('[data-testid=sweeps] li', e => e.textContent);
     assert.equal(sweep, 'bs (cuda:0): 2 → 86.0 MiB · 4 → 174.0 MiB reserved at most; ×2.02 per doubling; in 150.0 MiB up to bs 2 (linear through 2 runs); bs 8 ran out of memory (lm_bs8.pickle)');

@@ -105,7 +105,7 @@ pub fn fit(d: &Digest, limit: u64) -> Fit {
     let needed = d.oom_at.map_or(0, |o| o.bytes.saturating_add(o.requested));
     let headroom_bytes = super::compare::delta(d.max_reserved_bytes.max(needed), limit);
     let verdict = match d.oom_at {
-        Some(o) if o.bytes.saturating_add(o.requested) > limit => Verdict::TooBig,
+        Some(_) if needed > limit => Verdict::TooBig,
         Some(_) => Verdict::Unknown,
         None if d.max_reserved_bytes <= limit => Verdict::Fits,
         None if d.timeline_peak_bytes <= limit => Verdict::Fragmented,
@@ -495,13 +495,9 @@ fn least_squares<const N: usize>(xy: &[(f64, f64)]) -> Option<[f64; N]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::compare::{test_digest, OomPoint};
+    use crate::analysis::compare::{test_digest as run, OomPoint};
 
     const GIB: u64 = 1 << 30;
-
-    fn run(file: &str, peak: u64, reserved: u64) -> Digest {
-        test_digest(file, peak, reserved)
-    }
 
     fn ran_out(mut d: Digest, live: u64, requested: u64, free: Option<u64>) -> Digest {
         d.oom_at = Some(OomPoint {
