@@ -29,6 +29,7 @@
 // a 185 MB long-run shape (`tile_snapshot.py --rounds`), a 193 MB tiled one (`tile_snapshot.py`), and
 // with BIG=1 a 1 GB synthetic one, a 1 GB long-run shape and a 2 GB synthetic one.
 //   RUNS=3 node scripts/bench_web.mjs [FILE ...]
+// DIST=dist-b measures another build (one run per build, alternated, for an A/B on one machine).
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -107,7 +108,7 @@ const median = v => pct(v, 0.5);
 /** The median and the worst (largest) of `v`. */
 const spread = v => ({ median: median(v), worst: Math.max(...v) });
 
-const server = await serve();
+const server = await serve(process.env.DIST ? path.resolve(process.env.DIST) : undefined);
 const b = await browser();
 // One window for every tab (see the header); its own start is over before the first load.
 const NEW_WINDOW = process.env.NEW_WINDOW === '1';

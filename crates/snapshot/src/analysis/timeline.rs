@@ -538,22 +538,25 @@ impl<'a> Stacking<'a> {
                 order.push(id as u32);
             }
         };
-        for (k, (i, a)) in allocs.iter().enumerate().rev().enumerate() {
-            if k % BATCH == BATCH - 1 {
-                pause.pause().await;
+        // Each walk is a batch per call (see `crate::batch`), last allocation first here.
+        let last = allocs.len().saturating_sub(1);
+        let initial = |r: Range<usize>| {
+            for i in r.map(|k| last - k) {
+                if allocs[i].is_initial() {
+                    open(i, &mut order);
+                }
             }
-            if a.is_initial() {
-                open(i, &mut order);
+        };
+        ranges_paused(allocs.len(), initial, pause).await;
+        let changes = &lifetimes.changes;
+        let opened = |r: Range<usize>| {
+            for &(x, id) in &changes[r] {
+                if allocs[id as usize].alloc_event() == Some(x) {
+                    open(id as usize, &mut order);
+                }
             }
-        }
-        for (k, &(x, id)) in lifetimes.changes.iter().enumerate() {
-            if k % BATCH == BATCH - 1 {
-                pause.pause().await;
-            }
-            if allocs[id as usize].alloc_event() == Some(x) {
-                open(id as usize, &mut order);
-            }
-        }
+        };
+        ranges_paused(changes.len(), opened, pause).await;
         Stacking {
             lifetimes,
             drawn,
@@ -572,36 +575,38 @@ impl<'a> Stacking<'a> {
         };
         let mut live_count = 0u64;
         let (mut moves, mut drift) = (0u64, 0u64);
-        for band in 0..n {
-            if band % BATCH == BATCH - 1 {
-                pause.pause().await;
+        let order = &self.order;
+        let initial = |r: Range<usize>| {
+            for band in r {
+                if allocs[order[band] as usize].is_initial() {
+                    live.add(band, 1);
+                    live_count += 1;
+                }
             }
-            if allocs[self.order[band] as usize].is_initial() {
-                live.add(band, 1);
-                live_count += 1;
+        };
+        ranges_paused(n, initial, pause).await;
+        let changes = &self.lifetimes.changes;
+        let change = |r: Range<usize>| {
+            for &(x, id) in &changes[r] {
+                let band = self.band_of[id as usize];
+                if band == u32::MAX {
+                    continue;
+                }
+                let a = &allocs[id as usize];
+                let band = band as usize;
+                if a.alloc_event() == Some(x) {
+                    live.add(band, 1);
+                    live_count += 1;
+                } else if live.point(band) == 1 {
+                    live.add(band, -1);
+                    live_count -= 1;
+                    let above = live_count - live.prefix(band + 1);
+                    moves = moves.saturating_add(above);
+                    drift = drift.saturating_add(above.saturating_mul(a.size));
+                }
             }
-        }
-        for (k, &(x, id)) in self.lifetimes.changes.iter().enumerate() {
-            if k % BATCH == BATCH - 1 {
-                pause.pause().await;
-            }
-            let band = self.band_of[id as usize];
-            if band == u32::MAX {
-                continue;
-            }
-            let a = &allocs[id as usize];
-            let band = band as usize;
-            if a.alloc_event() == Some(x) {
-                live.add(band, 1);
-                live_count += 1;
-            } else if live.point(band) == 1 {
-                live.add(band, -1);
-                live_count -= 1;
-                let above = live_count - live.prefix(band + 1);
-                moves = moves.saturating_add(above);
-                drift = drift.saturating_add(above.saturating_mul(a.size));
-            }
-        }
+        };
+        ranges_paused(changes.len(), change, pause).await;
         (moves, drift)
     }
 
@@ -635,77 +640,84 @@ impl<'a> Stacking<'a> {
         let mut reported = crate::batch::filled(0u64, n, pause).await;
         let mut drawn_bytes = 0u64;
         let mut summarized = 0u64;
-        for (band, &id) in self.order.iter().enumerate() {
-            if band % BATCH == BATCH - 1 {
-                pause.pause().await;
+        // Each walk is a batch per call (see `crate::batch`). The bands of lifetimes that began before
+        // the trace come first in `order`: they open at 0, bottom first.
+        let mut opened_all = false;
+        let order = &self.order;
+        let initial = |r: Range<usize>| {
+            for band in r {
+                let a = &allocs[order[band] as usize];
+                if opened_all || !a.is_initial() {
+                    opened_all = true;
+                    return;
+                }
+                emit(Event::Open {
+                    band: band as u32,
+                    x: 0,
+                    offset: drawn_bytes,
+                });
+                movers.open(band);
+                reported[band] = drawn_bytes;
+                drawn_bytes = drawn_bytes.saturating_add(a.size);
             }
-            let a = &allocs[id as usize];
-            if !a.is_initial() {
-                break;
+        };
+        ranges_paused(n, initial, pause).await;
+        let drawn = self.drawn;
+        let summarized_initial = |r: Range<usize>| {
+            for (a, &drawn) in allocs[r.clone()].iter().zip(&drawn[r]) {
+                if a.is_initial() && !drawn {
+                    summarized = summarized.saturating_add(a.size);
+                }
             }
-            emit(Event::Open {
-                band: band as u32,
-                x: 0,
-                offset: drawn_bytes,
-            });
-            movers.open(band);
-            reported[band] = drawn_bytes;
-            drawn_bytes = drawn_bytes.saturating_add(a.size);
-        }
-        for (i, a) in allocs.iter().enumerate() {
-            if i % BATCH == BATCH - 1 {
-                pause.pause().await;
-            }
-            if a.is_initial() && !self.drawn[i] {
-                summarized = summarized.saturating_add(a.size);
-            }
-        }
+        };
+        ranges_paused(allocs.len(), summarized_initial, pause).await;
         emit(Event::Summary {
             x: 0,
             bottom: drawn_bytes,
             height: summarized,
         });
-        for (k, &(x, id)) in self.lifetimes.changes.iter().enumerate() {
-            if k % BATCH == BATCH - 1 {
-                pause.pause().await;
-            }
-            let a = &allocs[id as usize];
-            let opening = a.alloc_event() == Some(x);
-            let band = self.band_of[id as usize];
-            if band == u32::MAX {
-                summarized = match opening {
-                    true => summarized.saturating_add(a.size),
-                    false => summarized.saturating_sub(a.size),
-                };
-            } else if opening {
-                let b = band as usize;
-                emit(Event::Open {
-                    band,
-                    x,
-                    offset: drawn_bytes,
-                });
-                movers.open(b);
-                reported[b] = drawn_bytes;
-                drawn_bytes = drawn_bytes.saturating_add(a.size);
-            } else if movers.close(band as usize) {
-                emit(Event::Close { band, x });
-                let size = a.size.min(i64::MAX as u64) as i64;
-                movers.freed(band as usize, size, &mut |above, fell| {
-                    reported[above] = reported[above].saturating_sub(fell);
-                    emit(Event::Move {
-                        band: above as u32,
+        let changes = &self.lifetimes.changes;
+        let change = |r: Range<usize>| {
+            for &(x, id) in &changes[r] {
+                let a = &allocs[id as usize];
+                let opening = a.alloc_event() == Some(x);
+                let band = self.band_of[id as usize];
+                if band == u32::MAX {
+                    summarized = match opening {
+                        true => summarized.saturating_add(a.size),
+                        false => summarized.saturating_sub(a.size),
+                    };
+                } else if opening {
+                    let b = band as usize;
+                    emit(Event::Open {
+                        band,
                         x,
-                        offset: reported[above],
+                        offset: drawn_bytes,
                     });
+                    movers.open(b);
+                    reported[b] = drawn_bytes;
+                    drawn_bytes = drawn_bytes.saturating_add(a.size);
+                } else if movers.close(band as usize) {
+                    emit(Event::Close { band, x });
+                    let size = a.size.min(i64::MAX as u64) as i64;
+                    movers.freed(band as usize, size, &mut |above, fell| {
+                        reported[above] = reported[above].saturating_sub(fell);
+                        emit(Event::Move {
+                            band: above as u32,
+                            x,
+                            offset: reported[above],
+                        });
+                    });
+                    drawn_bytes = drawn_bytes.saturating_sub(a.size);
+                }
+                emit(Event::Summary {
+                    x,
+                    bottom: drawn_bytes,
+                    height: summarized,
                 });
-                drawn_bytes = drawn_bytes.saturating_sub(a.size);
             }
-            emit(Event::Summary {
-                x,
-                bottom: drawn_bytes,
-                height: summarized,
-            });
-        }
+        };
+        ranges_paused(changes.len(), change, pause).await;
     }
 }
 
