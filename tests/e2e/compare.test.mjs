@@ -253,3 +253,25 @@ test('GPU memory: which runs of a sweep fit, how far the sweep goes, and the lin
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('GPU memory: a tensor-parallel sweep says from which degree on its runs fit', async () => {
+  // Tier 1: the repository's real fixtures named as tp 2 (174 MiB reserved) and tp 4 (86 MiB).
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-tp-'));
+  const names = { 'lm_tp2.pickle': 'compiled.pickle', 'lm_tp4.pickle': 'training.pickle' };
+  for (const [to, from] of Object.entries(names)) fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', from), path.join(dir, to));
+  const { page, errors, context } = await comparePage();
+  try {
+    await pick(page, Object.keys(names).map(n => path.join(dir, n)), 2);
+    await page.fill('[data-testid=gpu-memory]', '50 MiB');
+    await page.press('[data-testid=gpu-memory]', 'Enter');
+    await page.waitForFunction(() => /from tp/.test(document.querySelector('[data-testid=sweeps] li')?.textContent));
+    // a + d/tp through both runs: 50 MiB needs tp 6.8, so 8 (the runs' degrees are powers of two).
+    const sweep = await page.$eval('[data-testid=sweeps] li', e => e.textContent);
+    assert.equal(sweep, 'tp (cuda:0): 2 → 174.0 MiB · 4 → 86.0 MiB reserved at most; ×0.49 per doubling; in 50.0 MiB from tp 8 on (extrapolated, as 1/tp through 2 runs)');
+    await shot(page, 'compare-tp-sweep');
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

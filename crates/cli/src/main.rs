@@ -113,8 +113,9 @@ enum Command {
         top: usize,
         /// The memory of the GPU the runs should fit (`80GiB`, `80GB`, or GiB: `80`): the table gains
         /// each run's headroom and whether it fits, and each sweep (runs differing in ctx, seq, a
-        /// batch size or the model's size alone) the largest value that would. Without it, a run that ran out of memory
-        /// tells what its device gave: reserved plus free then.
+        /// batch size or the model's size alone) the largest value that would; a sweep of tp, pp or dp
+        /// the smallest degree. Without it, a run that ran out of memory tells what its device gave:
+        /// reserved plus free then.
         #[arg(long, value_name = "SIZE", value_parser = gpu_memory)]
         gpu_memory: Option<u64>,
     },

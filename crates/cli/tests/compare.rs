@@ -317,3 +317,48 @@ fn gpu_memory_says_which_runs_fit_and_how_far_a_sweep_goes() {
     assert!(stderr.contains("\"lots\" is no memory size"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_tensor_parallel_sweep_says_from_which_degree_runs_fit() {
+    // Tier 1: the repository's real fixtures, named as a tensor-parallel sweep would be: 174 MiB
+    // reserved at tp 2, 86 MiB at tp 4.
+    let repo = |name: &str| format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("memograph-tp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
+    for (from, to) in [
+        ("compiled.pickle", "lm_tp2.pickle"),
+        ("training.pickle", "lm_tp4.pickle"),
+    ] {
+        let file = dir.join(to);
+        std::fs::copy(repo(from), &file).unwrap();
+        files.push(file.display().to_string());
+    }
+    let with = |memory: &str, json: bool| {
+        let mut a = vec!["compare", "--gpu-memory", memory];
+        if json {
+            a.push("--json");
+        }
+        a.extend(files.iter().map(String::as_str));
+        let (code, stdout, stderr) = memograph(&a);
+        assert_eq!(code, 0, "{stderr}");
+        stdout
+    };
+    // a + d/tp through both: d = 4 × 88 MiB, a = −2 MiB; 150 MiB needs tp ≥ 352 / 152 = 2.3, so 4
+    // (both values are powers of two); 50 MiB needs 6.8, so 8, beyond the runs.
+    let v: serde_json::Value = serde_json::from_str(&with("150MiB", true)).unwrap();
+    let sweeps = v["sweeps"].as_array().unwrap();
+    assert_eq!(sweeps.len(), 1, "{sweeps:?}");
+    assert_eq!(sweeps[0]["knob"], "tp");
+    assert_eq!(sweeps[0]["curve"]["b"], 0.0);
+    assert_eq!(
+        sweeps[0]["reach"],
+        serde_json::json!({ "kind": "at_least", "value": 4, "extrapolated": false })
+    );
+    let text = with("50MiB", false);
+    assert!(
+        text.contains("  tp (cuda:0): 2 → 174.0 MiB · 4 → 86.0 MiB reserved at most; ×0.49 per doubling; in 50.0 MiB from tp 8 on (extrapolated, as 1/tp through 2 runs)"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -3,7 +3,8 @@
 //! out-of-memory entry (what PyTorch had reserved then plus what the driver said was free). Runs that
 //! differ in one knob of their file names (`ctx`, `bs`, the model's size…, see
 //! [`config_from_name`](super::compare::config_from_name)) form a sweep: how their largest
-//! reservation grows with the knob, and the largest value a curve through them says would fit.
+//! reservation grows with the knob, and the largest value a curve through them says would fit. Knobs
+//! that split the model across GPUs (`tp`, `pp`, `dp`) shrink it instead: the smallest value that fits.
 
 use std::collections::BTreeMap;
 
@@ -137,6 +138,11 @@ pub fn usable_from_ooms(digests: &[&Digest]) -> Option<(u64, usize)> {
 /// model's as a count of parameters, `350M`, `1.3B`).
 pub const KNOBS: [&str; 7] = ["ctx", "seq", "bs", "lbs", "mbs", "gbs", "model"];
 
+/// The knobs that split the work across GPUs (tensor, pipeline, data parallel degree): what each
+/// GPU holds shrinks as `a + b / x` (the part split `x` ways, and the part every GPU keeps whole; with
+/// data parallelism only sharded state splits, ZeRO's or FSDP's).
+pub const SPLITS: [&str; 3] = ["tp", "pp", "dp"];
+
 /// A knob's value as a number: digits, or for `model` a size in parameters (`1.3B`, `350M`).
 fn knob_value(knob: &str, text: &str) -> Option<u64> {
     if knob != "model" {
@@ -197,21 +203,26 @@ pub struct SweepPoint {
 }
 
 /// The curve through a sweep's largest reservations, bytes as a function of the knob's value:
-/// `a + b·x + c·x²` (least squares; `c` is 0 unless three values or more bend it upwards).
+/// `a + b·x + c·x²` for a knob that grows them (least squares; `c` is 0 unless three values or more
+/// bend it upwards), `a + d/x` for one that splits them ([`SPLITS`]; `b` and `c` are 0).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Growth {
     pub a: f64,
     pub b: f64,
     pub c: f64,
+    pub d: f64,
 }
 
 impl Growth {
     pub fn at(&self, x: f64) -> f64 {
-        self.a + x * (self.b + x * self.c)
+        let split = if self.d != 0.0 { self.d / x } else { 0.0 };
+        self.a + x * (self.b + x * self.c) + split
     }
 
     pub fn kind(&self) -> &'static str {
-        if self.c > 0.0 {
+        if self.d != 0.0 {
+            "inverse"
+        } else if self.c > 0.0 {
             "quadratic"
         } else {
             "linear"
@@ -228,14 +239,27 @@ pub enum Reach {
     /// The largest value (a multiple of the step the runs' values share) whose curve fits; beyond the
     /// largest run when `extrapolated`.
     UpTo { value: u64, extrapolated: bool },
-    /// Not even the smallest step fits.
+    /// For a knob that splits the memory ([`SPLITS`]): the smallest value (a power of two when the
+    /// runs' values all are, else a multiple of their step) whose curve fits; outside the runs' values
+    /// when `extrapolated`.
+    AtLeast { value: u64, extrapolated: bool },
+    /// Not even the smallest step fits (or, splitting, no value: what every GPU keeps whole is more).
     Nothing,
 }
 
 impl Sweep {
-    /// The largest value of the knob whose reservation fits `limit`, by the curve.
+    /// Whether the knob splits the memory across GPUs ([`SPLITS`]) rather than growing it.
+    pub fn splits(&self) -> bool {
+        SPLITS.contains(&self.knob.as_str())
+    }
+
+    /// The largest value of the knob whose reservation fits `limit`, by the curve (the smallest, for a
+    /// knob that splits it).
     pub fn reach(&self, limit: u64) -> Reach {
-        let Growth { a, b, c } = self.curve;
+        if self.splits() {
+            return self.least_that_fits(limit);
+        }
+        let Growth { a, b, c, .. } = self.curve;
         let limit = limit as f64;
         let x = if c > 0.0 {
             let d = b * b - 4.0 * c * (a - limit);
@@ -270,6 +294,48 @@ impl Sweep {
         Reach::UpTo {
             value,
             extrapolated: value > largest,
+        }
+    }
+
+    /// [`Self::reach`] of a knob that splits: `a + d/x ≤ limit` from `x = d / (limit − a)` on.
+    fn least_that_fits(&self, limit: u64) -> Reach {
+        let Growth { a, d, .. } = self.curve;
+        let limit = limit as f64;
+        let all_fit = || {
+            self.points
+                .iter()
+                .all(|p| p.max_reserved_bytes as f64 <= limit)
+        };
+        if d <= 0.0 {
+            // It does not shrink as the knob grows.
+            return if all_fit() {
+                Reach::Unbounded
+            } else {
+                Reach::Nothing
+            };
+        }
+        if a >= limit {
+            return Reach::Nothing;
+        }
+        // Fitted to whole bytes: a value it reaches within half a byte counts.
+        let x = (d / (limit - a) * (1.0 - 1e-6)).max(1.0);
+        if !x.is_finite() || x > u32::MAX as f64 {
+            return Reach::Nothing;
+        }
+        let x = x.ceil() as u64;
+        let value = if self.points.iter().all(|p| p.value.is_power_of_two()) {
+            x.next_power_of_two()
+        } else {
+            let step = self.points.iter().fold(0, |g, p| gcd(g, p.value)).max(1);
+            x.div_ceil(step) * step
+        };
+        let (first, last) = match (self.points.first(), self.points.last()) {
+            (Some(f), Some(l)) => (f.value, l.value),
+            _ => return Reach::Nothing,
+        };
+        Reach::AtLeast {
+            value,
+            extrapolated: value < first || value > last,
         }
     }
 
@@ -310,15 +376,33 @@ impl Sweep {
             text.push_str(&format!("; {} per doubling", ratio(g)));
         }
         if let Some(limit) = limit {
-            let how = format!("{} through {} runs", self.curve.kind(), self.points.len());
+            let kind = match self.splits() {
+                true => format!("as 1/{}", self.knob),
+                false => self.curve.kind().to_string(),
+            };
+            let how = format!("{kind} through {} runs", self.points.len());
+            let (grows, none) = match self.splits() {
+                true => ("shrink", "no"),
+                false => ("grow", "not even the smallest"),
+            };
             text.push_str(&match self.reach(limit) {
                 Reach::Unbounded => {
-                    format!("; in {} any {} (it does not grow)", bytes(limit), self.knob)
+                    format!(
+                        "; in {} any {} (it does not {grows})",
+                        bytes(limit),
+                        self.knob
+                    )
                 }
-                Reach::Nothing => format!(
-                    "; in {} not even the smallest {} ({how})",
+                Reach::Nothing => format!("; in {} {none} {} ({how})", bytes(limit), self.knob),
+                Reach::AtLeast {
+                    value,
+                    extrapolated,
+                } => format!(
+                    "; in {} from {} {} on ({}{how})",
                     bytes(limit),
-                    self.knob
+                    self.knob,
+                    knob_text(&self.knob, value),
+                    if extrapolated { "extrapolated, " } else { "" }
                 ),
                 Reach::UpTo {
                     value,
@@ -355,11 +439,14 @@ fn gcd(a: u64, b: u64) -> u64 {
 /// knob alone, when they hold two values of it or more (runs that ran out of memory aside).
 pub fn sweeps(digests: &[&Digest]) -> Vec<Sweep> {
     let mut out = Vec::new();
-    for knob in KNOBS {
+    for knob in KNOBS.into_iter().chain(SPLITS) {
+        let splits = SPLITS.contains(&knob);
         type Key = (i64, BTreeMap<String, String>);
         let mut groups: BTreeMap<Key, Vec<(u64, &Digest)>> = BTreeMap::new();
         for d in digests {
-            let Some(value) = d.config.get(knob).and_then(|v| knob_value(knob, v)) else {
+            let value = d.config.get(knob).and_then(|v| knob_value(knob, v));
+            // Split no ways is no run of a split.
+            let Some(value) = value.filter(|&v| v > 0 || !splits) else {
                 continue;
             };
             let mut fixed = d.config.clone();
@@ -402,7 +489,10 @@ pub fn sweeps(digests: &[&Digest]) -> Vec<Sweep> {
                 fixed,
                 device,
                 per_doubling: per_doubling(&points),
-                curve: growth(&points),
+                curve: match splits {
+                    true => split_growth(&points),
+                    false => growth(&points),
+                },
                 points,
                 ran_out,
             });
@@ -441,6 +531,7 @@ fn growth(points: &[SweepPoint]) -> Growth {
                     a,
                     b: b / scale,
                     c: c / (scale * scale),
+                    d: 0.0,
                 };
             }
         }
@@ -450,12 +541,38 @@ fn growth(points: &[SweepPoint]) -> Growth {
             a,
             b: b / scale,
             c: 0.0,
+            d: 0.0,
         },
         None => Growth {
             a: xy.first().map_or(0.0, |p| p.1),
             b: 0.0,
             c: 0.0,
+            d: 0.0,
         },
+    }
+}
+
+/// Least squares of `a + d/x` through the points of a knob that splits the memory (a line in `1/x`).
+fn split_growth(points: &[SweepPoint]) -> Growth {
+    // 1/x is scaled to its largest (the smallest value's) so the normal equations stay well conditioned.
+    let least = points.iter().map(|p| p.value).min().unwrap_or(1).max(1) as f64;
+    let xy: Vec<(f64, f64)> = points
+        .iter()
+        .map(|p| (least / p.value.max(1) as f64, p.max_reserved_bytes as f64))
+        .collect();
+    let y_max = xy.iter().map(|p| p.1).fold(0.0, f64::max);
+    let mean = xy.iter().map(|p| p.1).sum::<f64>() / xy.len().max(1) as f64;
+    let (a, d) = match least_squares::<2>(&xy) {
+        // A split of rounding's size (the same bytes at every value) is none.
+        Some([_, d]) if d.abs() <= 1e-9 * y_max => (mean, 0.0),
+        Some([a, d]) => (a, d * least),
+        None => (mean, 0.0),
+    };
+    Growth {
+        a,
+        b: 0.0,
+        c: 0.0,
+        d,
     }
 }
 
@@ -694,6 +811,72 @@ mod tests {
             (None, None)
         );
         assert_eq!(knob_text("model", 350_000_000), "350M");
+    }
+
+    #[test]
+    fn a_knob_that_splits_the_memory_finds_the_least_that_fits() {
+        // 6 GiB every GPU keeps whole (activations, buffers) and 96 GiB split tp ways.
+        let at = |tp: u64| 6 * GIB + 96 * GIB / tp;
+        let runs: Vec<Digest> = [2u64, 4, 8]
+            .iter()
+            .map(|&tp| run(&format!("llama_bf16_tp{tp}.pickle"), at(tp) - GIB, at(tp)))
+            .collect();
+        let refs: Vec<&Digest> = runs.iter().collect();
+        let found = sweeps(&refs);
+        assert_eq!(found.len(), 1);
+        let s = &found[0];
+        assert!(s.splits());
+        assert_eq!(s.curve.kind(), "inverse");
+        for tp in [1u64, 2, 16] {
+            let rel = (s.curve.at(tp as f64) - at(tp) as f64).abs() / at(tp) as f64;
+            assert!(rel < 1e-9, "tp {tp}: off by {rel}");
+        }
+        let least = |value, extrapolated| Reach::AtLeast {
+            value,
+            extrapolated,
+        };
+        // 96 / (limit − 6) GiB, up to the next power of two (the runs' values all are).
+        assert_eq!(s.reach(80 * GIB), least(2, false));
+        assert_eq!(s.reach(24 * GIB), least(8, false));
+        assert_eq!(s.reach(at(4)), least(4, false));
+        assert_eq!(s.reach(16 * GIB), least(16, true));
+        assert_eq!(s.reach(140 * GIB), least(1, true));
+        assert_eq!(s.reach(6 * GIB), Reach::Nothing);
+        let line = s.describe(Some(24 * GIB));
+        assert_eq!(
+            line,
+            "tp (bf16, cuda:0): 2 → 54.0 GiB · 4 → 30.0 GiB · 8 → 18.0 GiB reserved at most; \
+             ×0.58 per doubling; in 24.0 GiB from tp 8 on (as 1/tp through 3 runs)"
+        );
+        assert!(s
+            .describe(Some(5 * GIB))
+            .ends_with("; in 5.0 GiB no tp (as 1/tp through 3 runs)"));
+
+        // Values that are not powers of two round up to their step.
+        let runs: Vec<Digest> = [3u64, 6]
+            .iter()
+            .map(|&pp| run(&format!("pp{pp}.pickle"), at(pp), at(pp)))
+            .collect();
+        let refs: Vec<&Digest> = runs.iter().collect();
+        assert_eq!(sweeps(&refs)[0].reach(20 * GIB), least(9, true));
+
+        // Data parallelism without sharded state splits nothing.
+        let runs: Vec<Digest> = [2u64, 4, 8]
+            .iter()
+            .map(|&dp| run(&format!("dp{dp}.pickle"), 29 * GIB, 30 * GIB))
+            .collect();
+        let refs: Vec<&Digest> = runs.iter().collect();
+        let s = &sweeps(&refs)[0];
+        assert_eq!((s.knob.as_str(), s.curve.d), ("dp", 0.0));
+        assert_eq!(s.reach(40 * GIB), Reach::Unbounded);
+        assert_eq!(s.reach(20 * GIB), Reach::Nothing);
+        assert!(s
+            .describe(Some(40 * GIB))
+            .ends_with("; in 40.0 GiB any dp (it does not shrink)"));
+        // Split no ways is not a run of the sweep.
+        let runs = [run("tp0.pickle", GIB, GIB), run("tp2.pickle", GIB, GIB)];
+        let refs: Vec<&Digest> = runs.iter().collect();
+        assert!(sweeps(&refs).is_empty());
     }
 
     #[test]
