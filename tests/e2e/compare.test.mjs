@@ -264,7 +264,7 @@ test('GPU memory: a tensor-parallel sweep says from which degree on its runs fit
     await pick(page, Object.keys(names).map(n => path.join(dir, n)), 2);
     await page.fill('[data-testid=gpu-memory]', '50 MiB');
     await page.press('[data-testid=gpu-memory]', 'Enter');
-    await page.waitForFunction(() => /from tp/.test(document.querySelector('[data-testid=sweeps] li')?.textContent));
+    await page.waitForFunction(() => /from tp/.test(document.querySelector('[data-testid=sweeps] li')?.textContent), null, { polling: 100 });
     // a + d/tp through both runs: 50 MiB needs tp 6.8, so 8 (the runs' degrees are powers of two).
     const sweep = await page.$eval('[data-testid=sweeps] li', e => e.textContent);
     assert.equal(sweep, 'tp (cuda:0): 2 → 174.0 MiB · 4 → 86.0 MiB reserved at most; ×0.49 per doubling; in 50.0 MiB from tp 8 on (extrapolated, as 1/tp through 2 runs)');
