@@ -89,6 +89,11 @@ enum Command {
         /// The report's name (instead of the positional NAME).
         #[arg(long)]
         name: Option<String>,
+        /// The memory of the GPU the runs should fit (`80GiB`, `80GB`, or GiB: `80`): each device's
+        /// headroom and whether it fits, in the findings, the JSON and the combined table. Without
+        /// it, a run that ran out of memory tells what its device gave: reserved plus free then.
+        #[arg(long, value_name = "SIZE", value_parser = gpu_memory)]
+        gpu_memory: Option<u64>,
     },
     /// Runs side by side: the peak table with the config file names tell (ctx512, bs8, bf16,
     /// rank3…), deltas against a baseline, the rank strip, and the call paths that grew.
@@ -219,7 +224,11 @@ fn main() -> ExitCode {
             rules,
             out,
             name,
-        } => report::ReportArgs::new(args, out, name, json, device, rules).map(|r| report::run(&r)),
+            gpu_memory,
+        } => report::ReportArgs::new(args, out, name, json, device, rules).map(|mut r| {
+            r.gpu_memory = gpu_memory;
+            report::run(&r)
+        }),
         Command::Compare {
             files,
             baseline,

@@ -2,18 +2,20 @@
 //! (five charts, a text report, a README with the findings) or, with `--json`, as one JSON line per file.
 //!
 //! Each file gets `OUT_DIR/YYYYMMDD_HHMMSS_NAME/`; `OUT_DIR/latest` then points at the newest. Several
-//! files (one per rank, two runs) also get a combined table, on stdout and in `OUT_DIR`.
+//! files (one per rank, two runs) also get a combined table, on stdout and in `OUT_DIR`. With a GPU's
+//! memory (`--gpu-memory`, or what an out-of-memory entry says the device gave), each device is held
+//! against it: headroom and whether it fits (see `memograph_snapshot::analysis::fit`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use memograph_snapshot::analysis::categories::Rules;
-use memograph_snapshot::analysis::compare::{digest_at, Digest};
-use memograph_snapshot::analysis::lifetimes::Lifetimes;
+use memograph_snapshot::analysis::compare::{digests, Digest};
+use memograph_snapshot::analysis::fit::{fit, Fit, Limit, Verdict};
 use memograph_snapshot::analysis::live_set::Node;
 use memograph_snapshot::analysis::report::{device_report, Component, DeviceReport, ReportOptions};
-use memograph_snapshot::format::{self, bytes, bytes_exact, grouped};
-use memograph_snapshot::Snapshot;
+use memograph_snapshot::format::{self, bytes, bytes_exact, grouped, signed_bytes};
+use memograph_snapshot::{Action, Snapshot};
 
 use crate::{charts, load, Failure};
 
@@ -29,6 +31,8 @@ pub struct ReportArgs {
     pub device: Option<i64>,
     /// Extra category rules (a JSON file), tried before the built-in ones.
     pub rules: Option<String>,
+    /// The memory of the GPU the runs should fit, in bytes.
+    pub gpu_memory: Option<u64>,
 }
 
 impl ReportArgs {
@@ -50,6 +54,7 @@ impl ReportArgs {
             json,
             device,
             rules,
+            gpu_memory: None,
         };
         let mut positional = positional.into_iter();
         r.files.extend(positional.next());
@@ -93,6 +98,21 @@ struct FileReport {
     reports: Vec<DeviceReport>,
     /// Index into `reports` of the device the charts show.
     charted: usize,
+    /// Each device's digest, named after the file: when the file is held against a GPU's memory or
+    /// compared with others (empty otherwise).
+    digests: Vec<Digest>,
+    /// The memory the file is held against: the one stated, else what its own out-of-memory entry
+    /// says the device gave.
+    limit: Option<Limit>,
+}
+
+impl FileReport {
+    /// How `device` fits the memory the file is held against, and whether it ran out of memory.
+    fn fit(&self, device: i64) -> Option<(Fit, &Limit, bool)> {
+        let limit = self.limit.as_ref()?;
+        let d = self.digests.iter().find(|d| d.device == device)?;
+        Some((fit(d, limit.bytes), limit, d.oom()))
+    }
 }
 
 pub fn run(args: &ReportArgs) -> Result<(), Failure> {
@@ -106,17 +126,21 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
     };
     let stamp = crate::clock::local_stamp();
     let mut done: Vec<(FileReport, PathBuf)> = Vec::new();
-    let mut digests: Vec<Digest> = Vec::new();
     let mut failures = 0;
     for path in &args.files {
         let result = load::open(path).and_then(|snapshot| {
-            let report = analyse(path, &snapshot, &rules, args)?;
-            if args.files.len() > 1 && !args.json {
-                let device = report.reports[report.charted].device;
-                let lifetimes = Lifetimes::of(&snapshot, device);
-                let mut d = digest_at(&snapshot, &lifetimes, &rules, None);
-                d.file = report.name.clone();
-                digests.push(d);
+            let mut report = analyse(path, &snapshot, &rules, args)?;
+            let ran_out = snapshot
+                .devices()
+                .iter()
+                .any(|&d| snapshot.trace(d).action.contains(&Action::Oom));
+            if args.gpu_memory.is_some() || (args.files.len() > 1 && !args.json) || ran_out {
+                report.digests = digests(&snapshot, &rules, "", 0);
+                for d in &mut report.digests {
+                    d.file = report.name.clone();
+                }
+                let own: Vec<&Digest> = report.digests.iter().collect();
+                report.limit = Limit::of(args.gpu_memory, &own);
             }
             if args.json {
                 println!("{}", json_line(&report));
@@ -142,10 +166,19 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
             .map_err(|e| Failure(format!("{}: {e}", args.out_dir.display())))?;
     }
     if done.len() > 1 {
-        let table = combined_table(&done);
+        let all: Vec<&Digest> = done.iter().flat_map(|(f, _)| &f.digests).collect();
+        let limit = Limit::of(args.gpu_memory, &all);
+        let table = combined_table(&done, limit.as_ref());
         print!("\n{table}");
         let chart = format!("{stamp}_compare.png");
-        let runs: Vec<&Digest> = digests.iter().collect();
+        // The device each file's charts show.
+        let runs: Vec<&Digest> = done
+            .iter()
+            .filter_map(|(f, _)| {
+                let device = f.reports.get(f.charted)?.device;
+                f.digests.iter().find(|d| d.device == device)
+            })
+            .collect();
         charts::draw_compare(&runs, &args.out_dir.join(&chart)).map_err(Failure)?;
         let path = args.out_dir.join(format!("{stamp}_summary.md"));
         let text = format!(
@@ -195,6 +228,8 @@ fn analyse(
         name,
         reports,
         charted,
+        digests: Vec::new(),
+        limit: None,
     })
 }
 
@@ -240,9 +275,19 @@ fn sanitize(name: &str) -> String {
 }
 
 fn json_line(report: &FileReport) -> String {
+    let fits: Vec<serde_json::Value> = report
+        .reports
+        .iter()
+        .filter_map(|r| {
+            let (fit, _, _) = report.fit(r.device)?;
+            Some(serde_json::json!({ "device": r.device, "fit": fit }))
+        })
+        .collect();
     serde_json::json!({
         "file": report.path,
         "devices": report.reports,
+        "gpu_memory": report.limit,
+        "fits": fits,
     })
     .to_string()
 }
@@ -576,6 +621,9 @@ fn readme(report: &FileReport) -> String {
         r.efficiency.cache_overhead * 100.0,
         r.efficiency.fragmentation
     );
+    if let Some((fit, limit, ran_out)) = report.fit(r.device) {
+        let _ = writeln!(o, "- {}", fit_finding(fit, limit, ran_out));
+    }
     for rec in &r.recommendations {
         let _ = writeln!(o, "- **{}** {} ({})", rec.kind, rec.message, rec.evidence);
     }
@@ -603,30 +651,74 @@ fn readme(report: &FileReport) -> String {
     o
 }
 
-/// One row per file and device: the comparison across ranks or runs.
-fn combined_table(done: &[(FileReport, PathBuf)]) -> String {
+/// A finding of how a device fits `limit`: `**In 80.0 GiB: yes**, headroom +12.3 GiB …`.
+fn fit_finding(fit: Fit, limit: &Limit, ran_out: bool) -> String {
+    let less = match ran_out {
+        true => "what it needed when it ran out of memory, held plus asked for",
+        false => "the most it reserved",
+    };
+    let why = match fit.verdict {
+        Verdict::Fits | Verdict::TooBig => "",
+        Verdict::Fragmented => {
+            "; its peak allocated fits, but the cache's free pieces made its reservation too big \
+             (`expandable_segments:True` may help)"
+        }
+        Verdict::Unknown => "; it ran out of memory needing less than that",
+    };
+    format!(
+        "**In {}: {}**, headroom {} (the memory less {less}){why}.",
+        limit.describe(),
+        fit.verdict.label(),
+        signed_bytes(fit.headroom_bytes)
+    )
+}
+
+/// One row per file and device: the comparison across ranks or runs; with `limit`, each device's
+/// headroom and whether it fits.
+fn combined_table(done: &[(FileReport, PathBuf)], limit: Option<&Limit>) -> String {
     let mut o = String::new();
+    if let Some(l) = limit {
+        let _ = writeln!(o, "GPU memory: {}\n", l.describe());
+    }
     let components: Vec<String> = Component::ALL
         .iter()
         .map(|c| c.label().to_lowercase())
         .collect();
+    let (fit_heads, fit_rule) = match limit {
+        Some(_) => (" headroom | fits |", "---:|---|"),
+        None => ("", ""),
+    };
     let _ = writeln!(
         o,
-        "| file | device | peak allocated | reserved (max) | {} | recommendations |",
+        "| file | device | peak allocated | reserved (max) |{fit_heads} {} | recommendations |",
         components.join(" | ")
     );
     let _ = writeln!(
         o,
-        "|---|---|---:|---:|{}---|",
+        "|---|---|---:|---:|{fit_rule}{}---|",
         "---:|".repeat(components.len())
     );
     for (f, _) in done {
         for r in &f.reports {
             let comp: Vec<String> = r.components.iter().map(|c| bytes(c.bytes)).collect();
             let recs: Vec<&str> = r.recommendations.iter().map(|x| x.kind).collect();
+            let fits = match limit {
+                None => String::new(),
+                Some(l) => match f.digests.iter().find(|d| d.device == r.device) {
+                    Some(d) => {
+                        let fit = fit(d, l.bytes);
+                        format!(
+                            " {} | {} |",
+                            signed_bytes(fit.headroom_bytes),
+                            fit.verdict.label()
+                        )
+                    }
+                    None => " — | — |".into(),
+                },
+            };
             let _ = writeln!(
                 o,
-                "| {} | cuda:{} | {} | {} | {} | {} |",
+                "| {} | cuda:{} | {} | {} |{fits} {} | {} |",
                 f.name,
                 r.device,
                 bytes(r.peak.bytes),

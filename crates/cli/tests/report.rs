@@ -296,3 +296,72 @@ fn user_category_rules_come_first_and_bad_ones_are_one_line() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_gpus_memory_says_which_devices_fit_in_the_findings_the_json_and_the_combined_table() {
+    // Tier 1: the repository's real fixtures.
+    let repo = |name: &str| format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let out = scratch("fit");
+    let files = [
+        repo("training.pickle"),
+        repo("compiled.pickle"),
+        repo("oom.pickle"),
+    ];
+    let mut args = vec!["report", "--gpu-memory", "150MiB"];
+    args.extend(files.iter().map(String::as_str));
+    args.push("out");
+    let (code, stdout, stderr) = memograph(&args, &out);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("GPU memory: 150.0 MiB\n"), "{stdout}");
+    assert!(
+        stdout.contains("| file | device | peak allocated | reserved (max) | headroom | fits |"),
+        "{stdout}"
+    );
+    // 86 MiB reserved fits; 174 MiB reserved (131.5 MiB allocated) only unfragmented; the run that
+    // asked for 1 PiB does not.
+    for row in [
+        "| training | cuda:0 | 85.0 MiB | 86.0 MiB | +64.0 MiB | yes |",
+        "| compiled | cuda:0 | 131.5 MiB | 174.0 MiB | -24.0 MiB | if unfragmented |",
+        "| oom | cuda:0 | 4.0 MiB | 20.0 MiB | -1.0 PiB | no |",
+    ] {
+        assert!(stdout.contains(row), "{row} in {stdout}");
+    }
+    let readme = |name: &str| {
+        let dir = std::fs::read_dir(out.join("out"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with(&format!("_{name}")))
+            .unwrap();
+        std::fs::read_to_string(dir.join("README.md")).unwrap()
+    };
+    assert!(
+        readme("compiled").contains(
+            "- **In 150.0 MiB: if unfragmented**, headroom -24.0 MiB (the memory less the most it \
+             reserved); its peak allocated fits, but the cache's free pieces made its reservation \
+             too big (`expandable_segments:True` may help)."
+        ),
+        "{}",
+        readme("compiled")
+    );
+    assert!(readme("training").contains("- **In 150.0 MiB: yes**, headroom +64.0 MiB"));
+
+    // Without a size, a file that ran out of memory is held against what its device gave then:
+    // 20 MiB reserved plus the 149 536 505 856 bytes the driver called free.
+    let (code, stdout, stderr) = memograph(&["report", "--json", &files[2]], &out);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(
+        v["gpu_memory"]["bytes"].as_u64(),
+        Some((20 << 20) + 149_536_505_856)
+    );
+    assert_eq!(v["fits"][0]["device"], 0);
+    assert_eq!(v["fits"][0]["fit"]["verdict"], "too_big");
+    // A file that did not, without a size, is held against nothing.
+    let (_, stdout, _) = memograph(&["report", "--json", &files[0]], &out);
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert!(v["gpu_memory"].is_null() && v["fits"] == serde_json::json!([]));
+
+    let (code, _, stderr) = memograph(&["report", "--gpu-memory", "lots", &files[0]], &out);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("\"lots\" is no memory size"), "{stderr}");
+}
