@@ -199,22 +199,34 @@ fn diff_json_root_delta_is_the_difference_of_the_peaks() {
     assert_eq!(memograph(&["diff", &a]).0, 2);
 }
 
+/// Copies of the repository's fixtures under the names a sweep's files would have (`from`, `to`), in a
+/// fresh directory named after `tag`: the directory and the copies' paths.
+fn renamed_fixtures(tag: &str, names: &[(&str, &str)]) -> (std::path::PathBuf, Vec<String>) {
+    let repo = |name: &str| format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("memograph-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = names
+        .iter()
+        .map(|(from, to)| {
+            let file = dir.join(to);
+            std::fs::copy(repo(from), &file).unwrap();
+            file.display().to_string()
+        })
+        .collect();
+    (dir, files)
+}
+
 #[test]
 fn gpu_memory_says_which_runs_fit_and_how_far_a_sweep_goes() {
     // Tier 1: the repository's real fixtures, named as a batch-size sweep would be; bs8 ran out.
-    let repo = |name: &str| format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    let dir = std::env::temp_dir().join(format!("memograph-sweep-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut files = Vec::new();
-    for (from, to) in [
-        ("training.pickle", "lm_bs2.pickle"),
-        ("compiled.pickle", "lm_bs4.pickle"),
-        ("oom.pickle", "lm_bs8.pickle"),
-    ] {
-        let file = dir.join(to);
-        std::fs::copy(repo(from), &file).unwrap();
-        files.push(file.display().to_string());
-    }
+    let (dir, files) = renamed_fixtures(
+        "sweep",
+        &[
+            ("training.pickle", "lm_bs2.pickle"),
+            ("compiled.pickle", "lm_bs4.pickle"),
+            ("oom.pickle", "lm_bs8.pickle"),
+        ],
+    );
     let args = |extra: &[&'static str]| -> Vec<String> {
         let mut a: Vec<String> = ["compare", "--json"]
             .iter()
@@ -322,18 +334,13 @@ fn gpu_memory_says_which_runs_fit_and_how_far_a_sweep_goes() {
 fn a_tensor_parallel_sweep_says_from_which_degree_runs_fit() {
     // Tier 1: the repository's real fixtures, named as a tensor-parallel sweep would be: 174 MiB
     // reserved at tp 2, 86 MiB at tp 4.
-    let repo = |name: &str| format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    let dir = std::env::temp_dir().join(format!("memograph-tp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut files = Vec::new();
-    for (from, to) in [
-        ("compiled.pickle", "lm_tp2.pickle"),
-        ("training.pickle", "lm_tp4.pickle"),
-    ] {
-        let file = dir.join(to);
-        std::fs::copy(repo(from), &file).unwrap();
-        files.push(file.display().to_string());
-    }
+    let (dir, files) = renamed_fixtures(
+        "tp",
+        &[
+            ("compiled.pickle", "lm_tp2.pickle"),
+            ("training.pickle", "lm_tp4.pickle"),
+        ],
+    );
     let with = |memory: &str, json: bool| {
         let mut a = vec!["compare", "--gpu-memory", memory];
         if json {
