@@ -164,6 +164,10 @@ async function loadOnce(file, warm) {
   const ready = await page.evaluate(() => window.__ready);
   const longest = async (from, to) => page.evaluate(([a, z]) => Math.max(0, ...window.__longtasks
     .filter(([s, d]) => s + d >= a && s <= z).map(([, d]) => d)), [from, to]);
+  // The long tasks from `from` to `to` as `start+duration` (ms from `from`).
+  const tasks = async (from, to) => page.evaluate(([a, z]) => window.__longtasks
+    .filter(([s, d]) => s + d >= a && s <= z).map(([s, d]) => `${Math.round(s - a)}+${Math.round(d)}`)
+    .join(','), [from, to]);
   const loadLongest = await longest(chosen, ready);
   // Cold means a first visit: the module came over the network, not from a cache.
   if (!await page.evaluate(() => performance.getEntriesByType('resource')
@@ -177,7 +181,7 @@ async function loadOnce(file, warm) {
   timings.opened_from_choice = Math.round(timings.opened_at + first - fromLoadStart);
   timings.long_tasks = (await page.evaluate(([a, z]) => window.__longtasks.filter(([s, d]) => s + d >= a && s <= z)
     .map(([s, d]) => `${Math.round(s - a)}+${Math.round(d)}`), [chosen, ready])).join(',');
-  return { page, first, ready: ready - chosen, loadLongest, longest, timings, cpu };
+  return { page, first, ready: ready - chosen, loadLongest, longest, tasks, timings, cpu };
 }
 
 /** How long the browser takes to hand a page `file`'s bytes and nothing else: its byte stream read
@@ -261,21 +265,28 @@ for (const file of files) {
   await built(page);
   await page.evaluate(() => new Promise(r => requestAnimationFrame(() => r())));
   const detailMs = Date.now() - t0;
+  // When each stage began (ms after `detailFrom`), to tell which stage a long task fell in.
+  const now = () => page.evaluate(() => performance.now());
+  const stages = { detail: 0, pan: Math.round(await now() - detailFrom) };
   const drawn = await page.$eval('.slider .muted', e => e.textContent);
   await page.evaluate(() => { window.__memographFrames = []; });
   const box = await page.locator('[data-testid=timeline]').boundingBox();
   await panAndZoom(page, box);
   const frames = await page.evaluate(() => window.__memographFrames);
   // A search that matches about a third of the allocations, at 100 % detail.
+  stages.search = Math.round(await now() - detailFrom);
   await page.fill('[data-testid=search]', '>1MB');
   await built(page);
   await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
   // The same pan and zoom with the search's allocations highlighted (their slivers marked each frame).
+  stages.highlighted_pan = Math.round(await now() - detailFrom);
   await page.evaluate(() => { window.__memographFrames = []; });
   await panAndZoom(page, box);
   await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
   const litFrames = await page.evaluate(() => window.__memographFrames);
-  const detailLongest = await last.longest(detailFrom, await page.evaluate(() => performance.now()));
+  const detailTo = await now();
+  const detailLongest = await last.longest(detailFrom, detailTo);
+  const detailTasks = await last.tasks(detailFrom, detailTo);
   const wasmAfterDetail = await page.evaluate(() => window.__wasm.memory.buffer.byteLength);
   await page.close();
   const native = median(natives);
@@ -310,6 +321,7 @@ for (const file of files) {
     cold: summary('cold'), warm: summary('warm'),
     views_ms: views.viewsMs, views_longest_task_ms: Math.round(views.viewsLongest),
     detail_100_ms: detailMs, drawn, detail_pan_search_longest_task_ms: Math.round(detailLongest),
+    detail_pan_search_stages_ms: stages, detail_pan_search_long_tasks: detailTasks,
     frame_median_ms: +pct(frames, 0.5).toFixed(2), frame_p95_ms: +pct(frames, 0.95).toFixed(2),
     highlighted_frame_median_ms: +pct(litFrames, 0.5).toFixed(2), highlighted_frame_max_ms: +Math.max(0, ...litFrames).toFixed(2),
     wasm_to_file_after_load: +(wasmAfterLoad / size).toFixed(2),
