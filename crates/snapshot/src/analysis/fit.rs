@@ -179,11 +179,13 @@ fn knob_text(knob: &str, value: u64) -> String {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Sweep {
     pub knob: String,
-    /// What the runs share: the rest of their config, and the device.
+    /// What the runs share: the rest of their config, and the device (`None` for a job's ranks).
     pub fixed: BTreeMap<String, String>,
-    pub device: i64,
-    /// One per value of the knob, by value (the larger reservation where two runs share a value);
-    /// runs that ran out of memory are left out, their peaks cut short.
+    pub device: Option<i64>,
+    /// How many ranks of a job the sweep is the most of (0: the runs of one device).
+    pub ranks: usize,
+    /// One per value of the knob, by value (the larger reservation where runs share a value, as a
+    /// job's ranks do); a value at which a run ran out of memory is left out, its peaks cut short.
     pub points: Vec<SweepPoint>,
     /// Files of the sweep that ran out of memory, with their knob's value.
     pub ran_out: Vec<(u64, String)>,
@@ -354,7 +356,10 @@ impl Sweep {
                 }
             })
             .collect();
-        shared.push(format!("cuda:{}", self.device));
+        shared.push(match self.device {
+            Some(device) => format!("cuda:{device}"),
+            None => format!("the most of {} ranks", self.ranks),
+        });
         let points: Vec<String> = self
             .points
             .iter()
@@ -435,70 +440,103 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
-/// The sweeps among `digests`: for each knob, the runs on one device whose configs differ in that
-/// knob alone, when they hold two values of it or more (runs that ran out of memory aside).
+/// The sweeps among `digests`: for each knob, the runs whose configs differ in that knob alone, when
+/// they hold two values of it or more (runs that ran out of memory aside). Runs of one device make a
+/// sweep; a job's ranks (the same config, several `rank`s) make one, of the most any rank reserved at
+/// each value, since a config fits only when every rank does.
 pub fn sweeps(digests: &[&Digest]) -> Vec<Sweep> {
     let mut out = Vec::new();
     for knob in KNOBS.into_iter().chain(SPLITS) {
         let splits = SPLITS.contains(&knob);
-        type Key = (i64, BTreeMap<String, String>);
-        let mut groups: BTreeMap<Key, Vec<(u64, &Digest)>> = BTreeMap::new();
+        // The runs by the rest of their config, their ranks aside.
+        let mut jobs: BTreeMap<BTreeMap<String, String>, Vec<(u64, &Digest)>> = BTreeMap::new();
         for d in digests {
             let value = d.config.get(knob).and_then(|v| knob_value(knob, v));
             // Split no ways is no run of a split.
             let Some(value) = value.filter(|&v| v > 0 || !splits) else {
                 continue;
             };
-            let mut fixed = d.config.clone();
-            fixed.remove(knob);
-            groups
-                .entry((d.device, fixed))
-                .or_default()
-                .push((value, d));
+            let mut rest = d.config.clone();
+            rest.remove(knob);
+            rest.remove("rank");
+            jobs.entry(rest).or_default().push((value, d));
         }
-        for ((device, fixed), runs) in groups {
-            let mut by_value: BTreeMap<u64, SweepPoint> = BTreeMap::new();
-            let mut ran_out = Vec::new();
-            for (value, d) in runs {
-                if d.oom() {
-                    ran_out.push((value, d.file.clone()));
-                    continue;
-                }
-                let point = SweepPoint {
-                    value,
-                    file: d.file.clone(),
-                    max_reserved_bytes: d.max_reserved_bytes,
-                    peak_bytes: d.timeline_peak_bytes,
-                };
-                by_value
-                    .entry(value)
-                    .and_modify(|p| {
-                        if point.max_reserved_bytes > p.max_reserved_bytes {
-                            *p = point.clone();
-                        }
-                    })
-                    .or_insert(point);
-            }
-            if by_value.len() < 2 || by_value.keys().all(|&v| v == 0) {
+        for (rest, runs) in jobs {
+            let ranks: std::collections::BTreeSet<Option<&String>> =
+                runs.iter().map(|(_, d)| d.config.get("rank")).collect();
+            if ranks.len() > 1 {
+                out.extend(sweep_of(knob, rest, None, ranks.len(), &runs));
                 continue;
             }
-            let points: Vec<SweepPoint> = by_value.into_values().collect();
-            ran_out.sort();
-            out.push(Sweep {
-                knob: knob.to_string(),
-                fixed,
-                device,
-                per_doubling: per_doubling(&points),
-                curve: match splits {
-                    true => split_growth(&points),
-                    false => growth(&points),
-                },
-                points,
-                ran_out,
-            });
+            let mut fixed = rest;
+            if let Some(Some(rank)) = ranks.first() {
+                fixed.insert("rank".into(), rank.to_string());
+            }
+            let mut by_device: BTreeMap<i64, Vec<(u64, &Digest)>> = BTreeMap::new();
+            for (value, d) in runs {
+                by_device.entry(d.device).or_default().push((value, d));
+            }
+            for (device, runs) in by_device {
+                out.extend(sweep_of(knob, fixed.clone(), Some(device), 0, &runs));
+            }
         }
     }
     out
+}
+
+/// The sweep of `knob` through `runs` (value, digest), on `device` or over `ranks` ranks; `None` with
+/// fewer than two values fitted.
+fn sweep_of(
+    knob: &str,
+    fixed: BTreeMap<String, String>,
+    device: Option<i64>,
+    ranks: usize,
+    runs: &[(u64, &Digest)],
+) -> Option<Sweep> {
+    let mut by_value: BTreeMap<u64, SweepPoint> = BTreeMap::new();
+    let mut ran_out = Vec::new();
+    for &(value, d) in runs {
+        if d.oom() {
+            ran_out.push((value, d.file.clone()));
+            continue;
+        }
+        let point = SweepPoint {
+            value,
+            file: d.file.clone(),
+            max_reserved_bytes: d.max_reserved_bytes,
+            peak_bytes: d.timeline_peak_bytes,
+        };
+        by_value
+            .entry(value)
+            .and_modify(|p| {
+                if point.max_reserved_bytes > p.max_reserved_bytes {
+                    *p = point.clone();
+                }
+            })
+            .or_insert(point);
+    }
+    // A value at which a run (a rank) ran out of memory does not fit, whatever the others reserved.
+    for (value, _) in &ran_out {
+        by_value.remove(value);
+    }
+    if by_value.len() < 2 || by_value.keys().all(|&v| v == 0) {
+        return None;
+    }
+    let points: Vec<SweepPoint> = by_value.into_values().collect();
+    ran_out.sort();
+    Some(Sweep {
+        knob: knob.to_string(),
+        fixed,
+        device,
+        ranks,
+        per_doubling: per_doubling(&points),
+        curve: match SPLITS.contains(&knob) {
+            true => split_growth(&points),
+            false => growth(&points),
+        },
+        points,
+        ran_out,
+    })
 }
 
 /// The growth factor per doubling from the smallest nonzero value to the largest.
@@ -877,6 +915,64 @@ mod tests {
         let runs = [run("tp0.pickle", GIB, GIB), run("tp2.pickle", GIB, GIB)];
         let refs: Vec<&Digest> = runs.iter().collect();
         assert!(sweeps(&refs).is_empty());
+    }
+
+    #[test]
+    fn a_jobs_ranks_make_one_sweep_of_the_most_any_rank_reserved() {
+        // Four ranks at ctx 128, 256 and 512; rank 2 holds the most; at ctx 1024 rank 3 ran out.
+        let at = |ctx: u64, rank: u64| {
+            4 * GIB + ctx * (GIB / 64) + rank * (GIB / 8) * u64::from(rank == 2)
+        };
+        let mut runs: Vec<Digest> = Vec::new();
+        for ctx in [128u64, 256, 512, 1024] {
+            for rank in 0..4u64 {
+                let mut d = run(
+                    &format!("llama_ctx{ctx}_rank{rank}.pickle"),
+                    at(ctx, rank),
+                    at(ctx, rank),
+                );
+                d.device = rank as i64;
+                if ctx == 1024 && rank == 3 {
+                    d = ran_out(d, 60 * GIB, GIB, Some(0));
+                }
+                runs.push(d);
+            }
+        }
+        let refs: Vec<&Digest> = runs.iter().collect();
+        let found = sweeps(&refs);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let s = &found[0];
+        assert_eq!((s.device, s.ranks), (None, 4));
+        assert!(!s.fixed.contains_key("rank"));
+        let points: Vec<(u64, &str, u64)> = s
+            .points
+            .iter()
+            .map(|p| (p.value, p.file.as_str(), p.max_reserved_bytes))
+            .collect();
+        assert_eq!(
+            points,
+            [
+                (128, "llama_ctx128_rank2.pickle", at(128, 2)),
+                (256, "llama_ctx256_rank2.pickle", at(256, 2)),
+                (512, "llama_ctx512_rank2.pickle", at(512, 2)),
+            ]
+        );
+        assert_eq!(
+            s.ran_out,
+            [(1024, "llama_ctx1024_rank3.pickle".to_string())]
+        );
+        assert!(
+            s.describe(None)
+                .starts_with("ctx (the most of 4 ranks): 128 → 6.2 GiB · 256 → 8.2 GiB"),
+            "{}",
+            s.describe(None)
+        );
+        // One rank's files are a sweep of that rank, on its device.
+        let refs: Vec<&Digest> = runs.iter().filter(|d| d.device == 1).collect();
+        let s = &sweeps(&refs)[0];
+        assert_eq!((s.device, s.ranks), (Some(1), 0));
+        assert_eq!(s.fixed.get("rank").map(String::as_str), Some("1"));
+        assert_eq!(s.points.len(), 4);
     }
 
     #[test]
