@@ -517,6 +517,8 @@ struct Stacking<'a> {
     drawn: &'a [bool],
     /// Allocation of each band, in opening order.
     order: Vec<u32>,
+    /// Bands `0..initial` are the lifetimes that began before the trace: they open at 0, bottom first.
+    initial: usize,
     /// Band of each allocation (`u32::MAX`: not drawn).
     band_of: Vec<u32>,
 }
@@ -548,6 +550,7 @@ impl<'a> Stacking<'a> {
             }
         };
         ranges_paused(allocs.len(), initial, pause).await;
+        let initial = order.len();
         let changes = &lifetimes.changes;
         let opened = |r: Range<usize>| {
             for &(x, id) in &changes[r] {
@@ -561,6 +564,7 @@ impl<'a> Stacking<'a> {
             lifetimes,
             drawn,
             order,
+            initial,
             band_of,
         }
     }
@@ -575,16 +579,13 @@ impl<'a> Stacking<'a> {
         };
         let mut live_count = 0u64;
         let (mut moves, mut drift) = (0u64, 0u64);
-        let order = &self.order;
         let initial = |r: Range<usize>| {
             for band in r {
-                if allocs[order[band] as usize].is_initial() {
-                    live.add(band, 1);
-                    live_count += 1;
-                }
+                live.add(band, 1);
+                live_count += 1;
             }
         };
-        ranges_paused(n, initial, pause).await;
+        ranges_paused(self.initial, initial, pause).await;
         let changes = &self.lifetimes.changes;
         let change = |r: Range<usize>| {
             for &(x, id) in &changes[r] {
@@ -640,17 +641,11 @@ impl<'a> Stacking<'a> {
         let mut reported = crate::batch::filled(0u64, n, pause).await;
         let mut drawn_bytes = 0u64;
         let mut summarized = 0u64;
-        // Each walk is a batch per call (see `crate::batch`). The bands of lifetimes that began before
-        // the trace come first in `order`: they open at 0, bottom first.
-        let mut opened_all = false;
+        // Each walk is a batch per call (see `crate::batch`).
         let order = &self.order;
         let initial = |r: Range<usize>| {
             for band in r {
                 let a = &allocs[order[band] as usize];
-                if opened_all || !a.is_initial() {
-                    opened_all = true;
-                    return;
-                }
                 emit(Event::Open {
                     band: band as u32,
                     x: 0,
@@ -661,7 +656,7 @@ impl<'a> Stacking<'a> {
                 drawn_bytes = drawn_bytes.saturating_add(a.size);
             }
         };
-        ranges_paused(n, initial, pause).await;
+        ranges_paused(self.initial, initial, pause).await;
         let drawn = self.drawn;
         let summarized_initial = |r: Range<usize>| {
             for (a, &drawn) in allocs[r.clone()].iter().zip(&drawn[r]) {
