@@ -107,10 +107,15 @@ struct FileReport {
 }
 
 impl FileReport {
+    /// The digest of `device`, when digests were made.
+    fn digest(&self, device: i64) -> Option<&Digest> {
+        self.digests.iter().find(|d| d.device == device)
+    }
+
     /// How `device` fits the memory the file is held against, and whether it ran out of memory.
     fn fit(&self, device: i64) -> Option<(Fit, &Limit, bool)> {
         let limit = self.limit.as_ref()?;
-        let d = self.digests.iter().find(|d| d.device == device)?;
+        let d = self.digest(device)?;
         Some((fit(d, limit.bytes), limit, d.oom()))
     }
 }
@@ -174,10 +179,7 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
         // The device each file's charts show.
         let runs: Vec<&Digest> = done
             .iter()
-            .filter_map(|(f, _)| {
-                let device = f.reports.get(f.charted)?.device;
-                f.digests.iter().find(|d| d.device == device)
-            })
+            .filter_map(|(f, _)| f.digest(f.reports.get(f.charted)?.device))
             .collect();
         charts::draw_compare(&runs, &args.out_dir.join(&chart)).map_err(Failure)?;
         let path = args.out_dir.join(format!("{stamp}_summary.md"));
@@ -704,7 +706,7 @@ fn combined_table(done: &[(FileReport, PathBuf)], limit: Option<&Limit>) -> Stri
             let recs: Vec<&str> = r.recommendations.iter().map(|x| x.kind).collect();
             let fits = match limit {
                 None => String::new(),
-                Some(l) => match f.digests.iter().find(|d| d.device == r.device) {
+                Some(l) => match f.digest(r.device) {
                     Some(d) => {
                         let fit = fit(d, l.bytes);
                         format!(

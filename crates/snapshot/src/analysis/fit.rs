@@ -250,6 +250,11 @@ pub enum Reach {
 }
 
 impl Sweep {
+    /// The step the runs' values share (their greatest common divisor; 1 at least).
+    fn step(&self) -> u64 {
+        self.points.iter().fold(0, |g, p| gcd(g, p.value)).max(1)
+    }
+
     /// Whether the knob splits the memory across GPUs ([`SPLITS`]) rather than growing it.
     pub fn splits(&self) -> bool {
         SPLITS.contains(&self.knob.as_str())
@@ -280,7 +285,7 @@ impl Sweep {
         } else {
             return Reach::Nothing;
         };
-        let step = self.points.iter().fold(0, |g, p| gcd(g, p.value)).max(1);
+        let step = self.step();
         if !x.is_finite() || x < step as f64 {
             return Reach::Nothing;
         }
@@ -328,7 +333,7 @@ impl Sweep {
         let value = if self.points.iter().all(|p| p.value.is_power_of_two()) {
             x.next_power_of_two()
         } else {
-            let step = self.points.iter().fold(0, |g, p| gcd(g, p.value)).max(1);
+            let step = self.step();
             x.div_ceil(step) * step
         };
         let (first, last) = match (self.points.first(), self.points.last()) {
