@@ -179,6 +179,7 @@ impl LitBands {
                 }
             };
             ranges_paused(bands.len(), &mut mark, pause).await;
+            raster.fill_coarser(pause).await;
             // Ordered by finest level with a counting sort (a few levels, millions of bands): those of
             // key `k` start after all of smaller keys (`starts[k]`), and level `l` does not hold keys
             // `0..=l`, the first `starts[l + 1]`.
@@ -337,36 +338,104 @@ impl LitRaster {
             .rposition(|level| span < 0.5 * level.col_entries)
     }
 
-    /// Sets the cells of levels `..=finest` that band `l` touches, step by step for one that moves.
+    /// Sets the cells of level `finest` that band `l` touches, step by step for one that moves; the
+    /// coarser levels get them from [`Self::fill_coarser`]. A step that touches the cells the step
+    /// before it touched marks nothing again (a band that moves thousands of times, each move less than a
+    /// cell, touches a few).
     fn mark(&mut self, layout: &TimelineLayout, l: &LitBand, finest: usize) {
         let (start, last, size) = (f64::from(l.start), l.last(), f64::from(l.size));
-        let mut cover = |x0: f64, x1: f64, b0: f64| {
-            let rows = cells(b0 / self.row_bytes, (b0 + size) / self.row_bytes, self.rows);
-            for level in &mut self.levels[..=finest] {
+        let (rows_of, row_bytes) = (self.rows, self.row_bytes);
+        // A level that does not double the one before it (the finest, capped at the trace's entries)
+        // cannot be folded into it: the band is marked at that one too.
+        let levels = if finest > 0 && !self.doubles(finest) {
+            finest - 1..finest + 1
+        } else {
+            finest..finest + 1
+        };
+        for level in &mut self.levels[levels] {
+            let mut last_cover = None;
+            let mut cover = |x0: f64, x1: f64, b0: f64| {
+                let rows = cells(b0 / row_bytes, (b0 + size) / row_bytes, rows_of);
                 let cols = cells(x0 / level.col_entries, x1 / level.col_entries, level.cols);
-                for row in rows.clone() {
+                let this = Some((rows.clone(), cols.clone()));
+                if this == last_cover {
+                    return;
+                }
+                last_cover = this;
+                for row in rows {
                     set_bits(
                         &mut level.bits[row * level.stride..][..level.stride],
                         cols.clone(),
                     );
                 }
+            };
+            if !l.offset.is_nan() {
+                cover(start, last, f64::from(l.offset));
+                continue;
             }
-        };
-        if !l.offset.is_nan() {
-            return cover(start, last, f64::from(l.offset));
-        }
-        let Some(b) = layout.bands.get(l.band as usize) else {
-            return;
-        };
-        let points = layout.band_points(b);
-        for (k, p) in points.iter().enumerate() {
-            let a = f64::from(p.x).max(start);
-            let z = points.get(k + 1).map_or(last, |q| f64::from(q.x)).min(last);
-            if z > a {
-                cover(a, z, f64::from(p.offset));
+            let Some(b) = layout.bands.get(l.band as usize) else {
+                return;
+            };
+            let points = layout.band_points(b);
+            for (k, p) in points.iter().enumerate() {
+                let a = f64::from(p.x).max(start);
+                let z = points.get(k + 1).map_or(last, |q| f64::from(q.x)).min(last);
+                if z > a {
+                    cover(a, z, f64::from(p.offset));
+                }
             }
         }
     }
+
+    /// Whether level `k` has twice the columns of level `k - 1`, so that its cell `c` lies in
+    /// `k - 1`'s cell `c / 2` exactly (its entries per column are half, to the bit).
+    fn doubles(&self, k: usize) -> bool {
+        k > 0 && self.levels[k].cols == 2 * self.levels[k - 1].cols
+    }
+
+    /// Sets, at each level, the cells under those set at the next finer level (finest first): a band
+    /// held at a level is held at every coarser one, and the cells it touches there are exactly those
+    /// under the cells it touches at the finer level (see [`Self::doubles`]; a level that does not
+    /// double the next coarser one had its bands marked at both). Awaits `pause` between rows.
+    async fn fill_coarser<P: Pause>(&mut self, pause: &mut P) {
+        for k in (1..self.levels.len()).rev() {
+            if !self.doubles(k) {
+                continue;
+            }
+            let (coarser, finer) = self.levels.split_at_mut(k);
+            let (coarser, finer) = (&mut coarser[k - 1], &finer[0]);
+            ranges_paused(
+                self.rows,
+                |rows| {
+                    for row in rows {
+                        let fine = &finer.bits[row * finer.stride..][..finer.stride];
+                        let coarse = &mut coarser.bits[row * coarser.stride..][..coarser.stride];
+                        for (w, &word) in fine.iter().enumerate() {
+                            if word != 0 {
+                                // Bits 2c and 2c + 1 of the fine word fold into bit c of the coarse
+                                // row: 32 of them into half a word.
+                                let folded = fold_pairs(word);
+                                coarse[w / 2] |= folded << (32 * (w % 2));
+                            }
+                        }
+                    }
+                },
+                pause,
+            )
+            .await;
+        }
+    }
+}
+
+/// Bit `c` (of 32) set where bit `2c` or `2c + 1` of `word` is.
+fn fold_pairs(word: u64) -> u64 {
+    // Each pair's OR in its low bit, then the low bits gathered (the usual bit compaction).
+    let mut x = (word | word >> 1) & 0x5555_5555_5555_5555;
+    x = (x | x >> 1) & 0x3333_3333_3333_3333;
+    x = (x | x >> 2) & 0x0F0F_0F0F_0F0F_0F0F;
+    x = (x | x >> 4) & 0x00FF_00FF_00FF_00FF;
+    x = (x | x >> 8) & 0x0000_FFFF_0000_FFFF;
+    (x | x >> 16) & 0x0000_0000_FFFF_FFFF
 }
 
 /// The words of a bit table of `len` words that bits `range` fall in, each with the mask of those bits.
@@ -408,7 +477,8 @@ mod tests {
     use super::*;
     use memograph_snapshot::analysis::lifetimes::Lifetimes;
     use memograph_snapshot::analysis::timeline::timeline_layout;
-    use memograph_snapshot::{read_bytes, synth};
+    use memograph_snapshot::model::{Action, DeviceTrace, TraceEntry};
+    use memograph_snapshot::{read_bytes, synth, testing, Snapshot};
 
     #[test]
     fn bit_ranges_are_set_and_found_across_words() {
@@ -475,6 +545,144 @@ mod tests {
         assert_eq!(picked.reaching(0, layout.x_len).count(), 0);
         let lit: Vec<u32> = (0..300).filter(|&a| picked.is_lit(a)).collect();
         assert_eq!(lit, [3, 64, 200]);
+    }
+
+    /// Each band marked at every level that holds it, step by step, with nothing skipped or folded:
+    /// what [`LitRaster::mark`] and [`LitRaster::fill_coarser`] must set, bit for bit.
+    fn marked_one_by_one(layout: &TimelineLayout, lit: &LitBands) -> Vec<Vec<u64>> {
+        let raster = lit.raster.as_ref().expect("rasterised");
+        let mut levels: Vec<Vec<u64>> = raster
+            .levels
+            .iter()
+            .map(|l| vec![0; l.bits.len()])
+            .collect();
+        for l in &lit.bands {
+            let Some(finest) = raster.finest(l) else {
+                continue;
+            };
+            let (start, last, size) = (f64::from(l.start), l.last(), f64::from(l.size));
+            let mut steps = Vec::new();
+            if l.offset.is_nan() {
+                let points = layout.band_points(&layout.bands[l.band as usize]);
+                for (k, p) in points.iter().enumerate() {
+                    let a = f64::from(p.x).max(start);
+                    let z = points.get(k + 1).map_or(last, |q| f64::from(q.x)).min(last);
+                    if z > a {
+                        steps.push((a, z, f64::from(p.offset)));
+                    }
+                }
+            } else {
+                steps.push((start, last, f64::from(l.offset)));
+            }
+            for (k, level) in raster.levels[..=finest].iter().enumerate() {
+                for &(x0, x1, b0) in &steps {
+                    let rows = cells(
+                        b0 / raster.row_bytes,
+                        (b0 + size) / raster.row_bytes,
+                        raster.rows,
+                    );
+                    let cols = cells(x0 / level.col_entries, x1 / level.col_entries, level.cols);
+                    for row in rows {
+                        set_bits(
+                            &mut levels[k][row * level.stride..][..level.stride],
+                            cols.clone(),
+                        );
+                    }
+                }
+            }
+        }
+        levels
+    }
+
+    #[test]
+    fn a_rasters_levels_are_what_marking_each_band_at_each_level_sets() {
+        let mut checked = 0;
+        // Traces of fewer entries than the finest level's columns (its last level is capped, and does
+        // not double the one before) and of more; bands that move and bands that do not.
+        let mut inputs: Vec<(String, Vec<u8>)> = [40, 300, 3000]
+            .into_iter()
+            .map(|steps| (format!("synth {steps}"), synth::pickle(steps).bytes))
+            .collect();
+        for name in ["training.pickle", "pools.pickle", "expandable.pickle"] {
+            let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+            inputs.push((name.into(), std::fs::read(path).unwrap()));
+        }
+        let (mut moving, mut capped, mut six) = (0, 0, 0);
+        let mut snapshots: Vec<(String, Snapshot)> = inputs
+            .iter()
+            .map(|(name, bytes)| (name.clone(), read_bytes(bytes).unwrap()))
+            .collect();
+        // Freed oldest first: every free moves each band drawn above it (a band moves thousands of
+        // times, most moves less than a row), across more entries than the finest level has columns.
+        for (n, live) in [(30_000, 400), (3_000, 2_500)] {
+            let mut s = read_bytes(&synth::pickle(40).bytes).unwrap();
+            let mut next = testing::xorshift(n as u64);
+            let mut trace = DeviceTrace::default();
+            let entry = |action, addr, size| TraceEntry {
+                action,
+                addr,
+                size,
+                stream: 0,
+                time_us: None,
+                stack: s.trace(0).stack[0],
+                compile_context: None,
+                user_metadata: None,
+                device_free: None,
+            };
+            let mut held = std::collections::VecDeque::new();
+            for k in 0..n as u64 {
+                let size = 512 * (1 + next() % 4096);
+                trace.push(&entry(Action::Alloc, k << 24, size));
+                held.push_back((k << 24, size));
+                if held.len() > live {
+                    let (addr, size) = held.pop_front().unwrap();
+                    trace.push(&entry(Action::FreeCompleted, addr, size));
+                }
+            }
+            s.device_traces = vec![trace];
+            snapshots.push((format!("{n} freed oldest first"), s));
+        }
+        for (name, s) in &snapshots {
+            let lifetimes = Lifetimes::of(s, s.default_device().unwrap());
+            for detail in [0.3, 1.0] {
+                let layout = timeline_layout(&lifetimes, detail);
+                for step in [1, 3] {
+                    let picked: Vec<u32> = (0..layout.total as u32).step_by(step).collect();
+                    let lit = LitBands::of_rasterised_from(&layout, &picked, 0);
+                    let raster = lit.raster.as_ref().expect("rasterised");
+                    let want = marked_one_by_one(&layout, &lit);
+                    moving += lit.bands.iter().filter(|l| l.offset.is_nan()).count();
+                    capped += usize::from(!raster.doubles(raster.levels.len() - 1));
+                    six += usize::from(raster.levels.len() == 6);
+                    for (k, level) in raster.levels.iter().enumerate() {
+                        assert!(
+                            level.bits == want[k],
+                            "{name}, detail {detail}, every {step}th: level {k} of {}",
+                            raster.levels.len()
+                        );
+                        checked += level.bits.iter().filter(|&&w| w != 0).count();
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked} words set");
+        assert!(
+            moving > 1000 && capped > 0 && six > 0,
+            "{moving} {capped} {six}"
+        );
+    }
+
+    #[test]
+    fn pairs_of_bits_fold_into_one() {
+        assert_eq!(fold_pairs(0), 0);
+        assert_eq!(fold_pairs(u64::MAX), u64::from(u32::MAX));
+        assert_eq!(fold_pairs(0b0110), 0b11);
+        assert_eq!(fold_pairs(1 << 63), 1 << 31);
+        assert_eq!(fold_pairs(1 << 62 | 1 << 1), 1 << 31 | 1);
+        for c in 0..32 {
+            assert_eq!(fold_pairs(1 << (2 * c)), 1 << c);
+            assert_eq!(fold_pairs(1 << (2 * c + 1)), 1 << c);
+        }
     }
 
     #[test]
