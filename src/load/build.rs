@@ -234,15 +234,15 @@ thread_local! {
 
 /// Runs `query` over device `device` of open file `file` in the background, in slices (once its
 /// categories are built: text queries match them too), makes what it shows of the allocations found
-/// with `prepare` in a task after the last slice, and hands that to `then` in a task of its own (a frame
-/// that marks a million allocations is a task's worth). A later find for the same `asker` abandons
-/// this one: `then` is called for the last query only.
+/// and their bytes with `prepare` in a task after the last slice, and hands that to `then` in a task of
+/// its own (a frame that marks a million allocations is a task's worth). A later find for the same
+/// `asker` abandons this one: `then` is called for the last query only.
 pub fn find<T: 'static>(
     file: usize,
     device: i64,
     asker: &'static str,
     query: Query,
-    prepare: impl FnOnce(Vec<u32>) -> T + 'static,
+    prepare: impl FnOnce(Vec<u32>, u64) -> T + 'static,
     then: impl FnOnce(T) + 'static,
 ) {
     let Some(id) = store::with_file(file, |f| f.id) else {
@@ -257,16 +257,20 @@ pub fn find<T: 'static>(
             let (snapshot, lifetimes) = model_of(id, device, true, pause).await?;
             let categories = categories_of(id, device, pause).await?;
             let of = Some((categories.of.as_slice(), categories.names.as_slice()));
-            Some(search_sliced(&snapshot, &lifetimes, of, &query, pause).await)
+            let found = search_sliced(&snapshot, &lifetimes, of, &query, pause).await;
+            let bytes = bytes_of(&lifetimes, &found, pause).await;
+            Some((found, bytes))
         };
         let still_wanted = || wanted.get() && store::index_of(id).is_some();
         let found = unless_abandoned(&wanted, id, work).await.flatten();
         if found.is_some() {
-            // `prepare` reads every allocation found: a task of its own, not the search's last
+            // `prepare` takes every allocation found: a task of its own, not the search's last
             // slice (a search of a 2 GB snapshot finds two million; both made a task of 110 ms).
             super::page::next_task().await;
         }
-        let made = found.filter(|_| still_wanted()).map(prepare);
+        let made = found
+            .filter(|_| still_wanted())
+            .map(|(found, bytes)| prepare(found, bytes));
         if made.is_some() {
             // The bands of what was found, when `prepare` asked for them (too many to read in a frame).
             let lit = Part::Lit(0);
@@ -282,6 +286,20 @@ pub fn find<T: 'static>(
             then(made);
         }
     });
+}
+
+/// The bytes of allocations `found`, summed a batch at a time: a search of a 2 GB snapshot finds two
+/// million, scattered over a table of six (summed in `prepare`'s task, they made it 40 ms).
+async fn bytes_of(lifetimes: &Lifetimes, found: &[u32], pause: &mut Pauser) -> u64 {
+    let all = &lifetimes.allocations;
+    let mut bytes = 0u64;
+    let sum = |range: std::ops::Range<usize>| {
+        for &a in &found[range] {
+            bytes = bytes.saturating_add(all.get(a as usize).map_or(0, |a| a.size));
+        }
+    };
+    memograph_snapshot::batch::ranges_paused(found.len(), sum, pause).await;
+    bytes
 }
 
 /// Abandons the find `asker` is running, if any (its `then` is never called).

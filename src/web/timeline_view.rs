@@ -258,18 +258,12 @@ pub fn find(
         return false;
     };
     let text = text.to_string();
-    let prepare = move |hits: Vec<u32>| {
-        let total = store::with_model(file, device, |m, _| {
-            let all = &m.blocks.lifetimes.allocations;
-            hits.iter()
-                .map(|&i| all.get(i as usize).map_or(0, |a| a.size))
-                .fold(0u64, u64::saturating_add)
-        });
+    let prepare = move |hits: Vec<u32>, bytes: u64| {
         let h = Highlight::new(format!("search: {text}"), hits)
             .made_by(super::MadeBy::Search(text.clone()));
         // Its bands, read before it is shown when too many to read in its frame.
         store::with_model(file, device, |m, _| m.blocks.want_lit(&h.allocations));
-        (h, total.unwrap_or(0))
+        (h, bytes)
     };
     crate::load::build::find(file, device, asker, query, prepare, move |(h, total)| {
         if (ui.file.get_untracked(), ui.device.get_untracked()) == (file, device) {
