@@ -17,6 +17,10 @@
 // Function names need a build that keeps them: build with `--debuginfo` added to index.html's
 // `data-wasm-opt-params` (`trunk build --release --offline --dist dist-prof`, then restore index.html).
 // The trace is kept at TRACE (default target/trace-load.json) for chrome://tracing or Perfetto.
+//
+// SEARCH=QUERY traces a search instead of the load: the file is loaded untraced (at 100 % detail with
+// DETAIL=100), then QUERY is typed in the search box and the trace runs from there until the page has
+// drawn what it found (AFTER_MS later); times count from the typing ("chosen" below).
 import fs from 'node:fs';
 import path from 'node:path';
 import { serve, browser, ROOT, FIXTURES } from '../tests/e2e/harness.mjs';
@@ -28,6 +32,7 @@ const TASKS = Number(process.env.TASKS || 3);
 const ROWS = Number(process.env.ROWS || 16);
 const AFTER_MS = Number(process.env.AFTER_MS || 300);
 const PRIOR = process.env.PRIOR === '1';
+const SEARCH = process.env.SEARCH;
 const WARM = process.env.WARM === '1';
 
 const server = await serve(DIST);
@@ -50,12 +55,13 @@ if (PRIOR) {
 }
 const page = await ctx.newPage();
 fs.mkdirSync(path.dirname(TRACE), { recursive: true });
-await b.startTracing(page, {
+const trace = () => b.startTracing(page, {
   path: TRACE,
   screenshots: false,
   categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'toplevel', 'v8', 'v8.execute',
     'blink.user_timing', 'disabled-by-default-v8.cpu_profiler'],
 });
+if (!SEARCH) await trace();
 await page.addInitScript(() => {
   // Marks on the page's clock, found again in the trace.
   addEventListener('change', () => performance.mark('memograph-chosen'), true);
@@ -67,6 +73,23 @@ await page.addInitScript(() => {
 });
 await load(page);
 const timings = await page.$eval('#app', e => e.dataset.loadTimings);
+if (SEARCH) {
+  // Whatever the load set off has settled before the trace begins.
+  await new Promise(r => setTimeout(r, 2000));
+  if (process.env.DETAIL) {
+    await page.locator('[data-testid=detail-slider]').fill(process.env.DETAIL);
+    await page.waitForFunction(() => !/Building |laying out/.test(document.body.innerText), null, { timeout: 600000, polling: 100 });
+    await new Promise(r => setTimeout(r, 2000));
+  }
+  await trace();
+  await page.evaluate(() => performance.mark('memograph-chosen'));
+  await page.fill('[data-testid=search]', SEARCH);
+  await page.waitForFunction(() => !/searching…/.test(document.body.innerText), null, { timeout: 600000, polling: 100 });
+  await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => {
+    performance.mark('memograph-first-draw');
+    r();
+  }))));
+}
 // Room for the tasks the first frame sets off.
 await new Promise(r => setTimeout(r, AFTER_MS + 200));
 await b.stopTracing();
@@ -125,7 +148,8 @@ const short = name => name.replace(/::h[0-9a-f]{16}/g, '').slice(0, 120);
 const top = counts => Object.entries(counts).sort((x, y) => y[1] - x[1]).slice(0, ROWS);
 // Frames every task of the page's Rust runs under: left out of the inclusive list.
 const PLUMBING = /^\((root|program)\)$|^js-to-wasm$|^real$|^wasm_bindgen|^js_sys::futures|^<core::pin::Pin<P> as core::future::future::Future>::poll$/;
-console.log(`${path.basename(FILE)}: first timeline ${ms(drawn.ts - chosen.ts)} ms after the choice (traced)`);
+console.log(SEARCH ? `${path.basename(FILE)}: search ${SEARCH} drawn ${ms(drawn.ts - chosen.ts)} ms after it was typed (traced)`
+  : `${path.basename(FILE)}: first timeline ${ms(drawn.ts - chosen.ts)} ms after the choice (traced)`);
 console.log(`load timings ${timings}`);
 // SPAN's times count from the choice, or from the first timeline with FROM=draw.
 const spanOrigin = process.env.FROM === 'draw' ? drawn.ts : chosen.ts;
