@@ -33,7 +33,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, FIXTURES, ROOT } from '../tests/e2e/harness.mjs';
+import { serve, browser, panAndZoom, FIXTURES, ROOT } from '../tests/e2e/harness.mjs';
 
 const OUT = path.join(ROOT, 'bench-out');
 fs.mkdirSync(OUT, { recursive: true });
@@ -209,16 +209,6 @@ async function readAlone(file) {
   });
   await page.close();
   return Math.round(ms);
-}
-
-/** Zooms into the timeline in `box`, drags it and zooms back out: 120 input events, a frame each. */
-async function panAndZoom(page, box) {
-  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.5);
-  for (let i = 0; i < 40; i++) await page.mouse.wheel(0, -120);
-  await page.mouse.down();
-  for (let i = 0; i < 40; i++) await page.mouse.move(box.x + box.width * (0.6 - i * 0.01), box.y + box.height * 0.5);
-  await page.mouse.up();
-  for (let i = 0; i < 40; i++) await page.mouse.wheel(0, 160);
 }
 
 /** Waits until no view says it is still building a part (they are built in the background). */

@@ -20,10 +20,12 @@
 //
 // SEARCH=QUERY traces a search instead of the load: the file is loaded untraced (at 100 % detail with
 // DETAIL=100), then QUERY is typed in the search box and the trace runs from there until the page has
-// drawn what it found (AFTER_MS later); times count from the typing ("chosen" below).
+// drawn what it found (AFTER_MS later); times count from the typing ("chosen" below). PAN=1 traces
+// instead the benchmark's pan and zoom (after the search, untraced, when SEARCH is given too: a
+// highlighted pan); times count from its first input.
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, ROOT, FIXTURES } from '../tests/e2e/harness.mjs';
+import { serve, browser, panAndZoom, ROOT, FIXTURES } from '../tests/e2e/harness.mjs';
 
 const FILE = path.resolve(process.env.FILE || path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
 const DIST = path.resolve(process.env.DIST || path.join(ROOT, 'dist'));
@@ -33,6 +35,7 @@ const ROWS = Number(process.env.ROWS || 16);
 const AFTER_MS = Number(process.env.AFTER_MS || 300);
 const PRIOR = process.env.PRIOR === '1';
 const SEARCH = process.env.SEARCH;
+const PAN = process.env.PAN === '1';
 const WARM = process.env.WARM === '1';
 
 const server = await serve(DIST);
@@ -61,7 +64,7 @@ const trace = () => b.startTracing(page, {
   categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'toplevel', 'v8', 'v8.execute',
     'blink.user_timing', 'disabled-by-default-v8.cpu_profiler'],
 });
-if (!SEARCH) await trace();
+if (!SEARCH && !PAN) await trace();
 await page.addInitScript(() => {
   // Marks on the page's clock, found again in the trace.
   addEventListener('change', () => performance.mark('memograph-chosen'), true);
@@ -73,22 +76,32 @@ await page.addInitScript(() => {
 });
 await load(page);
 const timings = await page.$eval('#app', e => e.dataset.loadTimings);
-if (SEARCH) {
+if (SEARCH || PAN) {
   // Whatever the load set off has settled before the trace begins.
   await new Promise(r => setTimeout(r, 2000));
+  const settled = () => page.waitForFunction(() => !/Building |laying out|searching…/.test(document.body.innerText),
+    null, { timeout: 600000, polling: 100 });
   if (process.env.DETAIL) {
     await page.locator('[data-testid=detail-slider]').fill(process.env.DETAIL);
-    await page.waitForFunction(() => !/Building |laying out/.test(document.body.innerText), null, { timeout: 600000, polling: 100 });
+    await settled();
+    await new Promise(r => setTimeout(r, 2000));
+  }
+  const twoFrames = () => page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
+  if (PAN && SEARCH) {
+    await page.fill('[data-testid=search]', SEARCH);
+    await settled();
     await new Promise(r => setTimeout(r, 2000));
   }
   await trace();
   await page.evaluate(() => performance.mark('memograph-chosen'));
-  await page.fill('[data-testid=search]', SEARCH);
-  await page.waitForFunction(() => !/searching…/.test(document.body.innerText), null, { timeout: 600000, polling: 100 });
-  await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => {
-    performance.mark('memograph-first-draw');
-    r();
-  }))));
+  if (PAN) {
+    await panAndZoom(page, await page.locator('[data-testid=timeline]').boundingBox());
+  } else {
+    await page.fill('[data-testid=search]', SEARCH);
+    await settled();
+  }
+  await twoFrames();
+  await page.evaluate(() => performance.mark('memograph-first-draw'));
 }
 // Room for the tasks the first frame sets off.
 await new Promise(r => setTimeout(r, AFTER_MS + 200));
@@ -148,7 +161,8 @@ const short = name => name.replace(/::h[0-9a-f]{16}/g, '').slice(0, 120);
 const top = counts => Object.entries(counts).sort((x, y) => y[1] - x[1]).slice(0, ROWS);
 // Frames every task of the page's Rust runs under: left out of the inclusive list.
 const PLUMBING = /^\((root|program)\)$|^js-to-wasm$|^real$|^wasm_bindgen|^js_sys::futures|^<core::pin::Pin<P> as core::future::future::Future>::poll$/;
-console.log(SEARCH ? `${path.basename(FILE)}: search ${SEARCH} drawn ${ms(drawn.ts - chosen.ts)} ms after it was typed (traced)`
+console.log(PAN ? `${path.basename(FILE)}: pan and zoom${SEARCH ? ` highlighting ${SEARCH}` : ''} in ${ms(drawn.ts - chosen.ts)} ms (traced)`
+  : SEARCH ? `${path.basename(FILE)}: search ${SEARCH} drawn ${ms(drawn.ts - chosen.ts)} ms after it was typed (traced)`
   : `${path.basename(FILE)}: first timeline ${ms(drawn.ts - chosen.ts)} ms after the choice (traced)`);
 console.log(`load timings ${timings}`);
 // SPAN's times count from the choice, or from the first timeline with FROM=draw.

@@ -93,3 +93,13 @@ export async function search(page, query) {
     return box.value === q && !/searching/.test(count) && (q.trim() === '' || /match/.test(count));
   }, query);
 }
+
+/** Zooms into the timeline in `box`, drags it and zooms back out: 120 input events, a frame each. */
+export async function panAndZoom(page, box) {
+  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.5);
+  for (let i = 0; i < 40; i++) await page.mouse.wheel(0, -120);
+  await page.mouse.down();
+  for (let i = 0; i < 40; i++) await page.mouse.move(box.x + box.width * (0.6 - i * 0.01), box.y + box.height * 0.5);
+  await page.mouse.up();
+  for (let i = 0; i < 40; i++) await page.mouse.wheel(0, 160);
+}
