@@ -22,7 +22,8 @@
 // DETAIL=100), then QUERY is typed in the search box and the trace runs from there until the page has
 // drawn what it found (AFTER_MS later); times count from the typing ("chosen" below). PAN=1 traces
 // instead the benchmark's pan and zoom (after the search, untraced, when SEARCH is given too: a
-// highlighted pan); times count from its first input.
+// highlighted pan); times count from its first input. VIEWS=1 traces opening every view in turn, each
+// once built (segments, state history, where the memory goes, timeline), as the benchmark does.
 import fs from 'node:fs';
 import path from 'node:path';
 import { serve, browser, panAndZoom, ROOT, FIXTURES } from '../tests/e2e/harness.mjs';
@@ -36,6 +37,7 @@ const AFTER_MS = Number(process.env.AFTER_MS || 300);
 const PRIOR = process.env.PRIOR === '1';
 const SEARCH = process.env.SEARCH;
 const PAN = process.env.PAN === '1';
+const VIEWS = process.env.VIEWS === '1';
 const WARM = process.env.WARM === '1';
 
 const server = await serve(DIST);
@@ -64,7 +66,7 @@ const trace = () => b.startTracing(page, {
   categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'toplevel', 'v8', 'v8.execute',
     'blink.user_timing', 'disabled-by-default-v8.cpu_profiler'],
 });
-if (!SEARCH && !PAN) await trace();
+if (!SEARCH && !PAN && !VIEWS) await trace();
 await page.addInitScript(() => {
   // Marks on the page's clock, found again in the trace.
   addEventListener('change', () => performance.mark('memograph-chosen'), true);
@@ -76,7 +78,7 @@ await page.addInitScript(() => {
 });
 await load(page);
 const timings = await page.$eval('#app', e => e.dataset.loadTimings);
-if (SEARCH || PAN) {
+if (SEARCH || PAN || VIEWS) {
   // Whatever the load set off has settled before the trace begins.
   await new Promise(r => setTimeout(r, 2000));
   const settled = () => page.waitForFunction(() => !/Building |laying out|searching…/.test(document.body.innerText),
@@ -94,7 +96,13 @@ if (SEARCH || PAN) {
   }
   await trace();
   await page.evaluate(() => performance.mark('memograph-chosen'));
-  if (PAN) {
+  if (VIEWS) {
+    for (const view of ['segments', 'state', 'analysis', 'timeline']) {
+      await page.selectOption('[data-testid=view-select]', view);
+      await settled();
+      await twoFrames();
+    }
+  } else if (PAN) {
     await panAndZoom(page, await page.locator('[data-testid=timeline]').boundingBox());
   } else {
     await page.fill('[data-testid=search]', SEARCH);
@@ -161,7 +169,8 @@ const short = name => name.replace(/::h[0-9a-f]{16}/g, '').slice(0, 120);
 const top = counts => Object.entries(counts).sort((x, y) => y[1] - x[1]).slice(0, ROWS);
 // Frames every task of the page's Rust runs under: left out of the inclusive list.
 const PLUMBING = /^\((root|program)\)$|^js-to-wasm$|^real$|^wasm_bindgen|^js_sys::futures|^<core::pin::Pin<P> as core::future::future::Future>::poll$/;
-console.log(PAN ? `${path.basename(FILE)}: pan and zoom${SEARCH ? ` highlighting ${SEARCH}` : ''} in ${ms(drawn.ts - chosen.ts)} ms (traced)`
+console.log(VIEWS ? `${path.basename(FILE)}: every view opened in ${ms(drawn.ts - chosen.ts)} ms (traced)`
+  : PAN ? `${path.basename(FILE)}: pan and zoom${SEARCH ? ` highlighting ${SEARCH}` : ''} in ${ms(drawn.ts - chosen.ts)} ms (traced)`
   : SEARCH ? `${path.basename(FILE)}: search ${SEARCH} drawn ${ms(drawn.ts - chosen.ts)} ms after it was typed (traced)`
   : `${path.basename(FILE)}: first timeline ${ms(drawn.ts - chosen.ts)} ms after the choice (traced)`);
 console.log(`load timings ${timings}`);
