@@ -4,7 +4,7 @@
 //! took a frame 135 ms).
 
 use memograph_snapshot::analysis::timeline::{reaching, TimelineLayout};
-use memograph_snapshot::batch::{ranges_paused, run_ready, NoPause, Pause};
+use memograph_snapshot::batch::{filled, ranges_paused, run_ready, NoPause, Pause};
 
 /// A highlighted band as a frame needs it to mark it when it is too thin or narrow to fill: its
 /// extent, read from the layout once (a million of them, scattered over tables of millions, cost a
@@ -66,11 +66,25 @@ impl LitBands {
     /// Which allocations are highlighted, and no bands: what a frame needs while a highlight's bands are
     /// read in the background.
     pub fn allocations(highlighted: &[u32]) -> LitBands {
-        let words = highlighted.iter().max().map_or(0, |&a| a as usize / 64 + 1);
-        let mut lit = vec![0u64; words];
-        for &a in highlighted {
-            lit[a as usize / 64] |= 1 << (a % 64);
-        }
+        run_ready(LitBands::allocations_sliced(highlighted, &mut NoPause))
+    }
+
+    /// [`Self::allocations`], awaiting `pause` between batches (a search of a 2 GB snapshot can pick
+    /// all of its six million allocations: read in one go, they made a task of 60-95 ms).
+    async fn allocations_sliced<P: Pause>(highlighted: &[u32], pause: &mut P) -> LitBands {
+        let mut most = None;
+        let find_most = |range: std::ops::Range<usize>| {
+            most = most.max(highlighted[range].iter().max().copied());
+        };
+        ranges_paused(highlighted.len(), find_most, pause).await;
+        let words = most.map_or(0, |a| a as usize / 64 + 1);
+        let mut lit = filled(0u64, words, pause).await;
+        let set = |range: std::ops::Range<usize>| {
+            for &a in &highlighted[range] {
+                lit[a as usize / 64] |= 1 << (a % 64);
+            }
+        };
+        ranges_paused(highlighted.len(), set, pause).await;
         LitBands {
             lit,
             ..LitBands::default()
@@ -134,8 +148,12 @@ impl LitBands {
         raster_min: usize,
         pause: &mut P,
     ) -> LitBands {
-        let mut lit = LitBands::allocations(highlighted);
+        let mut lit = LitBands::allocations_sliced(highlighted, pause).await;
+        // Room for every band it can have (a band per allocation, at most the layout's), taken up
+        // front: grown as it fills, a table of six million bands was copied whole in one batch (a
+        // task of 231 ms, most of it writing fresh memory).
         let mut bands = Vec::new();
+        let _ = bands.try_reserve_exact(highlighted.len().min(layout.bands.len()));
         if highlighted.len() >= raster_min {
             // By span group: the layout's groups walked in a row, the highlighted bands kept.
             for (longest, group) in layout.span_groups() {
@@ -163,6 +181,8 @@ impl LitBands {
             };
             ranges_paused(highlighted.len(), &mut read, pause).await;
         }
+        // A band per allocation is the most: at less than full detail many have none (shrunk in place).
+        bands.shrink_to_fit();
         lit.bands = bands;
         if lit.bands.len() >= raster_min {
             let mut raster = LitRaster::new(layout.x_len, layout.max_bytes);
@@ -183,20 +203,27 @@ impl LitBands {
             // Ordered by finest level with a counting sort (a few levels, millions of bands): those of
             // key `k` start after all of smaller keys (`starts[k]`), and level `l` does not hold keys
             // `0..=l`, the first `starts[l + 1]`.
+            // Each pass a batch at a time: a highlight of six million bands made them a task of 58 ms.
             let mut starts = vec![0usize; raster.levels.len() + 2];
-            for &k in &finest {
-                starts[usize::from(k) + 1] += 1;
-            }
+            let count = |range: std::ops::Range<usize>| {
+                for &k in &finest[range] {
+                    starts[usize::from(k) + 1] += 1;
+                }
+            };
+            ranges_paused(finest.len(), count, pause).await;
             for k in 1..starts.len() {
                 starts[k] += starts[k - 1];
             }
             raster.unheld = starts[1..=raster.levels.len()].to_vec();
-            let mut order = vec![0u32; finest.len()];
-            for (band, &k) in finest.iter().enumerate() {
-                let at = &mut starts[usize::from(k)];
-                order[*at] = band as u32;
-                *at += 1;
-            }
+            let mut order = filled(0u32, finest.len(), pause).await;
+            let place = |range: std::ops::Range<usize>| {
+                for (band, &k) in range.clone().zip(&finest[range]) {
+                    let at = &mut starts[usize::from(k)];
+                    order[*at] = band as u32;
+                    *at += 1;
+                }
+            };
+            ranges_paused(finest.len(), place, pause).await;
             raster.order = order;
             lit.raster = Some(raster);
         }

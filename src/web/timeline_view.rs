@@ -259,7 +259,7 @@ pub fn find(
     };
     let text = text.to_string();
     let prepare = move |hits: Vec<u32>, bytes: u64| {
-        let h = Highlight::new(format!("search: {text}"), hits)
+        let h = Highlight::of_found(format!("search: {text}"), hits)
             .made_by(super::MadeBy::Search(text.clone()));
         // Its bands, read before it is shown when too many to read in its frame.
         store::with_model(file, device, |m, _| m.blocks.want_lit(&h.allocations));

@@ -51,4 +51,14 @@ fn addresses_sizes_frames_and_categories_find_known_allocations() {
     let in_category = of.iter().filter(|&&c| c as usize == k).count();
     assert!(find("optimizer state").len() >= in_category);
     assert!(find("no such frame anywhere").is_empty());
+    // Found in ascending order, each once (the page highlights them without sorting again).
+    for q in [
+        "0x7f",
+        ">1KB",
+        "optimizers.py",
+        "optimizer state",
+        "forward",
+    ] {
+        assert!(find(q).is_sorted_by(|a, b| a < b), "{q}");
+    }
 }

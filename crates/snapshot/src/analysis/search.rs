@@ -147,7 +147,7 @@ impl HexPrefix {
     }
 }
 
-/// The allocations of `lifetimes` that `query` finds (indices, sorted). `categories`: each
+/// The allocations of `lifetimes` that `query` finds (indices, ascending, each once). `categories`: each
 /// allocation's category index and the names (text queries match them too).
 pub fn search(
     snapshot: &Snapshot,
