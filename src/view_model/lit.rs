@@ -372,8 +372,8 @@ impl LitRaster {
     fn mark(&mut self, layout: &TimelineLayout, l: &LitBand, finest: usize) {
         let (start, last, size) = (f64::from(l.start), l.last(), f64::from(l.size));
         let (rows_of, row_bytes) = (self.rows, self.row_bytes);
-        // A level that does not double the one before it (the finest, capped at the trace's entries)
-        // cannot be folded into it: the band is marked at that one too.
+        // The finest level, capped at the trace's entries, may not double the one before it: its cells
+        // cannot be folded into that level's, so a band it holds is marked at both.
         let levels = if finest > 0 && !self.doubles(finest) {
             finest - 1..finest + 1
         } else {
