@@ -423,7 +423,7 @@ impl LitRaster {
     /// Sets, at each level, the cells under those set at the next finer level (finest first): a band
     /// held at a level is held at every coarser one, and the cells it touches there are exactly those
     /// under the cells it touches at the finer level (see [`Self::doubles`]; a level that does not
-    /// double the next coarser one had its bands marked at both). Awaits `pause` between rows.
+    /// double the next coarser one had its bands marked at both). Awaits `pause` between batches of rows.
     async fn fill_coarser<P: Pause>(&mut self, pause: &mut P) {
         for k in (1..self.levels.len()).rev() {
             if !self.doubles(k) {

@@ -114,11 +114,7 @@ impl Highlight {
     pub fn new(label: String, mut allocations: Vec<u32>) -> Highlight {
         allocations.sort_unstable();
         allocations.dedup();
-        Highlight {
-            label,
-            allocations: std::sync::Arc::new(allocations),
-            made_by: None,
-        }
+        Highlight::of_found(label, allocations)
     }
 
     /// A highlight of allocations as a search finds them: in ascending order, each once (not sorted
