@@ -8,7 +8,7 @@
 //   node scripts/bench_search.mjs [FILE ...]
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, ROOT } from '../tests/e2e/harness.mjs';
+import { serve, browser, built, ROOT } from '../tests/e2e/harness.mjs';
 
 let files = process.argv.slice(2);
 if (files.length === 0) {
@@ -28,7 +28,7 @@ for (const file of files) {
   console.log(`${path.basename(file)} (${(fs.statSync(file).size / 2 ** 20).toFixed(0)} MiB, ${allocations})`);
   if (process.env.DETAIL) {
     await page.locator('[data-testid=detail-slider]').fill(process.env.DETAIL);
-    await page.waitForFunction(() => !/Building |laying out/.test(document.body.innerText), null, { timeout: 300000, polling: 100 });
+    await built(page);
   }
   let worst = 0, longestTask = 0;
   for (const q of QUERIES) {

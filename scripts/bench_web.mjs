@@ -33,7 +33,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, panAndZoom, FIXTURES, ROOT } from '../tests/e2e/harness.mjs';
+import { serve, browser, panAndZoom, built, twoFrames, openEveryView, FIXTURES, ROOT } from '../tests/e2e/harness.mjs';
 
 const OUT = path.join(ROOT, 'bench-out');
 fs.mkdirSync(OUT, { recursive: true });
@@ -211,19 +211,11 @@ async function readAlone(file) {
   return Math.round(ms);
 }
 
-/** Waits until no view says it is still building a part (they are built in the background). */
-const built = page => page.waitForFunction(() => !/Building |laying out|searching…/.test(document.body.innerText),
-  null, { timeout: 900000, polling: 100 });
-
 /** Opens every view in turn, each once what it shows is built; the longest main-thread task while
  *  doing so. */
 async function everyView(page, longest) {
   const from = await page.evaluate(() => performance.now());
-  for (const view of ['segments', 'state', 'analysis', 'timeline']) {
-    await page.selectOption('[data-testid=view-select]', view);
-    await built(page);
-    await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
-  }
+  await openEveryView(page);
   const to = await page.evaluate(() => performance.now());
   return { viewsMs: Math.round(to - from), viewsLongest: await longest(from, to) };
 }
@@ -267,12 +259,12 @@ for (const file of files) {
   stages.search = Math.round(await now() - detailFrom);
   await page.fill('[data-testid=search]', '>1MB');
   await built(page);
-  await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await twoFrames(page);
   // The same pan and zoom with the search's allocations highlighted (their slivers marked each frame).
   stages.highlighted_pan = Math.round(await now() - detailFrom);
   await page.evaluate(() => { window.__memographFrames = []; });
   await panAndZoom(page, box);
-  await page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await twoFrames(page);
   const litFrames = await page.evaluate(() => window.__memographFrames);
   const detailTo = await now();
   const detailLongest = await last.longest(detailFrom, detailTo);

@@ -27,7 +27,7 @@
 // waits SETTLE_MS (default 2000) after the load and after DETAIL for what they set off to settle.
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, panAndZoom, ROOT, FIXTURES } from '../tests/e2e/harness.mjs';
+import { serve, browser, panAndZoom, built, twoFrames, openEveryView, ROOT, FIXTURES } from '../tests/e2e/harness.mjs';
 
 const FILE = path.resolve(process.env.FILE || path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
 const DIST = path.resolve(process.env.DIST || path.join(ROOT, 'dist'));
@@ -83,27 +83,20 @@ const timings = await page.$eval('#app', e => e.dataset.loadTimings);
 if (SEARCH || PAN || VIEWS) {
   // Whatever the load set off has settled before the trace begins.
   await new Promise(r => setTimeout(r, SETTLE_MS));
-  const settled = () => page.waitForFunction(() => !/Building |laying out|searching…/.test(document.body.innerText),
-    null, { timeout: 600000, polling: 100 });
   if (process.env.DETAIL) {
     await page.locator('[data-testid=detail-slider]').fill(process.env.DETAIL);
-    await settled();
+    await built(page);
     await new Promise(r => setTimeout(r, SETTLE_MS));
   }
-  const twoFrames = () => page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
   if (PAN && SEARCH || process.env.AGAIN === '1') {
     await page.fill('[data-testid=search]', SEARCH);
-    await settled();
+    await built(page);
     await new Promise(r => setTimeout(r, SETTLE_MS));
   }
   await trace();
   await page.evaluate(() => performance.mark('memograph-chosen'));
   if (VIEWS) {
-    for (const view of ['segments', 'state', 'analysis', 'timeline']) {
-      await page.selectOption('[data-testid=view-select]', view);
-      await settled();
-      await twoFrames();
-    }
+    await openEveryView(page);
   } else if (PAN) {
     await panAndZoom(page, await page.locator('[data-testid=timeline]').boundingBox());
   } else {
@@ -115,9 +108,9 @@ if (SEARCH || PAN || VIEWS) {
       el.value = q;
       el.dispatchEvent(new Event('input', { bubbles: true }));
     }, SEARCH);
-    await settled();
+    await built(page);
   }
-  await twoFrames();
+  await twoFrames(page);
   await page.evaluate(() => performance.mark('memograph-first-draw'));
 }
 // Room for the tasks the first frame sets off.

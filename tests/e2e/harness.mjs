@@ -103,3 +103,21 @@ export async function panAndZoom(page, box) {
   await page.mouse.up();
   for (let i = 0; i < 40; i++) await page.mouse.wheel(0, 160);
 }
+
+/** Waits until no view says it is still building a part (they are built in the background) or
+ *  searching. */
+export const built = page => page.waitForFunction(() => !/Building |laying out|searching…/.test(document.body.innerText),
+  null, { timeout: 900000, polling: 100 });
+
+/** Resolves once the page has run two more frames. */
+export const twoFrames = page => page.evaluate(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))));
+
+/** Opens every view in turn (segments, state history, where the memory goes, timeline), each once
+ *  what it shows is built and drawn. */
+export async function openEveryView(page) {
+  for (const view of ['segments', 'state', 'analysis', 'timeline']) {
+    await page.selectOption('[data-testid=view-select]', view);
+    await built(page);
+    await twoFrames(page);
+  }
+}
