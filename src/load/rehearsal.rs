@@ -40,8 +40,16 @@ pub fn warm_up_drawing() {
         let started = now();
         first_text();
         next_task().await;
+        // Read as the worker reads a file (pushed), whose parse the browser has optimised by now:
+        // the pull reader's is another instance of the pickle machine, which `read_bytes` here had
+        // the browser optimise as the parse ended (an 11 KB function, compiles of 30–42 ms on the
+        // other core, traced with scripts/compile_times.mjs; gone this way).
         let bytes = memograph_snapshot::synth::pickle(WARM_STEPS).bytes;
-        let Ok(snapshot) = memograph_snapshot::read_bytes(&bytes) else {
+        let mut reader = memograph_snapshot::PushReader::new(Some(bytes.len() as u64));
+        if reader.push(&bytes).is_err() {
+            return;
+        }
+        let Ok(snapshot) = reader.finish() else {
             return;
         };
         next_task().await;
