@@ -20,8 +20,10 @@ export const TIER2 = HAVE_FIXTURES ? {} : { skip: `needs the shared fixtures in 
 
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
 
-/** Serves `dir` under `prefix` (a sub-path, like a GitHub Pages project page) on 127.0.0.1. */
-export async function serve(dir = DIST, prefix = '/memograph/') {
+/** Serves `dir` under `prefix` (a sub-path, like a GitHub Pages project page) on 127.0.0.1. With
+ *  `cached`, the module, its glue and styles may be cached (a day), as a static host serves them: a
+ *  returning visit then gets the browser's cache of the module's optimised code. */
+export async function serve(dir = DIST, prefix = '/memograph/', { cached = false } = {}) {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     if (!url.pathname.startsWith(prefix)) { res.writeHead(404); res.end(); return; }
@@ -31,8 +33,10 @@ export async function serve(dir = DIST, prefix = '/memograph/') {
       if (fs.existsSync(path.join(FIXTURES, path.basename(file)))) file = path.join(FIXTURES, path.basename(file));
       else { res.writeHead(404); res.end(); return; }
     }
-    // Never cached: every page a test or the benchmark opens fetches and compiles the module afresh.
-    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream', 'cache-control': 'no-store' });
+    // Never cached unless asked: every page a test or the benchmark opens fetches and compiles the
+    // module afresh.
+    const cache = cached && path.extname(file) !== '.html' ? 'max-age=86400' : 'no-store';
+    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream', 'cache-control': cache });
     fs.createReadStream(file).pipe(res);
   });
   await new Promise(r => server.listen(0, '127.0.0.1', r));
