@@ -233,7 +233,11 @@ impl Writer<'_> {
     }
 }
 
-/// Whether a trace column is written as one repeated item (see `Writer::trace_column`).
+/// Whether a trace column is written as one repeated item (see `Writer::trace_column`). A function of
+/// its own: inlined, its scan of a whole column made its caller (the worker's `end`, through
+/// [`sizes`]) hot in a browser, which then optimised that 10 KB function, called once a load, as the
+/// load ended (see "Tier-up" in `batch`).
+#[inline(never)]
 fn repeated<T: PartialEq>(v: &[T]) -> bool {
     v.len() > 1 && v.iter().all(|x| *x == v[0])
 }
