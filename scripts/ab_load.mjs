@@ -49,9 +49,12 @@ for (let round = 0; round < N; round++) {
     await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawAt, null, { timeout: 600000, polling: 50 });
     const first = Number(await page.$eval('#app', e => e.dataset.firstDrawAt)) - chosen;
     const t = JSON.parse(await page.$eval('#app', e => e.dataset.loadTimings));
+    // From the model's opening to the first timeline (views built, laid out, first frame drawn), and
+    // the first frame's own drawing.
+    const [fromStart, frame] = await page.$eval('#app', e => [Number(e.dataset.firstDrawMs), Number(e.dataset.firstFrameMs)]);
     const long = await page.evaluate(() => window.__long.join(','));
     firsts[i].push(first);
-    console.log(`${BUILDS[i].padEnd(16)} ${String(Math.round(first)).padStart(5)} ms  worker_start ${t.worker_start} parse ${t.parse} (waited ${t.worker_waited}) encode ${t.encode} decode ${t.decode} model ${t.model} opened ${t.opened_at}  long tasks ${long || '-'}`);
+    console.log(`${BUILDS[i].padEnd(16)} ${String(Math.round(first)).padStart(5)} ms  worker_start ${t.worker_start} parse ${t.parse} (waited ${t.worker_waited}) encode ${t.encode} decode ${t.decode} model ${t.model} opened ${t.opened_at} (+${Math.round(fromStart - t.opened_at)}, frame ${frame})  long tasks ${long || '-'}`);
   }
 }
 const median = a => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];

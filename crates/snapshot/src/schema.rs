@@ -526,7 +526,8 @@ impl<'a> Walker<'a> {
 
     /// The rows of `self.m.entries` that make up `device_traces[device]`, in order. Never inlined: its
     /// loop over every entry would make [`build`] (run once) busy enough for a browser to compile all of
-    /// it to optimised code that never runs (see [`crate::batch`]).
+    /// it to optimised code that never runs (see [`crate::batch`]). `wasm-opt` ignores the attribute;
+    /// the web app's index.html names this function to keep it apart there too.
     #[inline(never)]
     fn trace_rows(&self, v: Value, device: usize) -> Result<Vec<u32>, ReadError> {
         let items = self.seq(v).ok_or_else(|| {
