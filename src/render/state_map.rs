@@ -29,9 +29,24 @@ fn label(r: &SegmentRow) -> String {
     format!("{:x} {}", r.address, bytes(r.size))
 }
 
+/// The longest label's length, without writing every label (a file can have tens of thousands of
+/// segments, and the geometry is taken at every pointer move): the address's hex digits are counted,
+/// and each size is written once (segments come in few sizes).
+fn longest_label(rows: &[SegmentRow]) -> usize {
+    let hex_digits = |x: u64| ((64 - x.leading_zeros()).max(1)).div_ceil(4) as usize;
+    let mut written: std::collections::HashMap<u64, usize> = Default::default();
+    rows.iter()
+        .map(|r| {
+            let size = *written.entry(r.size).or_insert_with(|| bytes(r.size).len());
+            hex_digits(r.address) + 1 + size
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 pub fn geometry(s_width: f64, rows: &[SegmentRow], scroll: f64) -> MapGeometry {
     let largest = rows.iter().map(|r| r.size).max().unwrap_or(1).max(1) as f64;
-    let chars = rows.iter().map(|r| label(r).len()).max().unwrap_or(0);
+    let chars = longest_label(rows);
     let left = LABEL_X + chars as f64 * LABEL_CHAR + LABEL_GAP;
     MapGeometry {
         left,
@@ -115,4 +130,30 @@ pub fn hit(rows: &[SegmentRow], g: &MapGeometry, x: f64, y: f64) -> Option<(usiz
         .iter()
         .position(|b| addr >= b.address as f64 && addr < (b.address + b.size) as f64);
     Some((i as usize, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    #[wasm_bindgen_test]
+    fn the_longest_label_is_counted_as_written() {
+        let addresses = [0, 1, 0xf, 0x10, 0x7f00_0000_0000, 1 << 45, u64::MAX];
+        let sizes = [0, 1, 512, 1023, 1024, 2 << 20, 20 << 20, 1 << 40, u64::MAX];
+        for (k, &address) in addresses.iter().enumerate() {
+            let rows: Vec<SegmentRow> = sizes
+                .iter()
+                .skip(k % 3)
+                .map(|&size| SegmentRow {
+                    address,
+                    size,
+                    blocks: Vec::new(),
+                })
+                .collect();
+            let written = rows.iter().map(|r| label(r).len()).max().unwrap();
+            assert_eq!(longest_label(&rows), written, "{address:x}");
+        }
+        assert_eq!(longest_label(&[]), 0);
+    }
 }

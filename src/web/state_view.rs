@@ -142,7 +142,10 @@ pub fn StateView(ui: Ui) -> impl IntoView {
     let state = Memo::new(move |_| {
         let event = ui.selected_event.get();
         let (file, device) = built()?;
-        store::with_model(file, device, |m, s| allocator_state_at(m, s, event))
+        // Shared, not copied, by each draw and pointer move (tens of thousands of rows in a big file).
+        store::with_model(file, device, |m, s| {
+            std::sync::Arc::new(allocator_state_at(m, s, event))
+        })
     });
     Effect::new(move |_| {
         let rows = state.get().unwrap_or_default();
