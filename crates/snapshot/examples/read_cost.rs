@@ -11,16 +11,33 @@ use memograph_snapshot::PushReader;
 /// The page's piece size (`PIECE` in the web app's `load::page`).
 const PIECE: usize = 4 << 20;
 
-fn median_ms(mut read: impl FnMut()) -> f64 {
-    let mut ms: Vec<f64> = (0..5)
-        .map(|_| {
-            let t = Instant::now();
-            read();
-            t.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
+/// The middle of five figures.
+fn median(mut ms: Vec<f64>) -> f64 {
     ms.sort_by(f64::total_cmp);
     ms[ms.len() / 2]
+}
+
+fn median_ms(mut read: impl FnMut()) -> f64 {
+    median(
+        (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                read();
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect(),
+    )
+}
+
+/// A reader with all of `bytes` pushed in the page's pieces, not finished.
+fn pushed(bytes: &[u8]) -> PushReader {
+    let mut reader = PushReader::new(Some(bytes.len() as u64));
+    for piece in bytes.chunks(PIECE) {
+        reader
+            .push_from(piece.len(), &mut |room| room.copy_from_slice(piece))
+            .expect("pushed");
+    }
+    reader
 }
 
 fn main() {
@@ -30,36 +47,22 @@ fn main() {
         memograph_snapshot::read_bytes(&bytes).expect("a snapshot");
     });
     println!("pull read {pulled:>8.0} ms");
-    let pushed = median_ms(|| {
-        let mut reader = PushReader::new(Some(bytes.len() as u64));
-        for piece in bytes.chunks(PIECE) {
-            reader
-                .push_from(piece.len(), &mut |room| room.copy_from_slice(piece))
-                .expect("pushed");
-        }
-        reader.finish().expect("a snapshot");
+    let push = median_ms(|| {
+        pushed(&bytes).finish().expect("a snapshot");
     });
-    println!(
-        "push read {pushed:>8.0} ms  (pieces of {} MiB)",
-        PIECE >> 20
-    );
+    println!("push read {push:>8.0} ms  (pieces of {} MiB)", PIECE >> 20);
     // Of which the finish: the snapshot built from the parsed pickle, once every piece is in.
-    let mut finish = Vec::new();
-    for _ in 0..5 {
-        let mut reader = PushReader::new(Some(bytes.len() as u64));
-        for piece in bytes.chunks(PIECE) {
-            reader
-                .push_from(piece.len(), &mut |room| room.copy_from_slice(piece))
-                .expect("pushed");
-        }
-        let t = Instant::now();
-        let (snapshot, leftovers) = reader.finish_leaving().expect("a snapshot");
-        finish.push(t.elapsed().as_secs_f64() * 1e3);
-        drop((snapshot, leftovers));
-    }
-    finish.sort_by(f64::total_cmp);
-    println!(
-        "  finish  {:>8.0} ms  (the snapshot built once all is pushed)",
-        finish[2]
+    let finish = median(
+        (0..5)
+            .map(|_| {
+                let reader = pushed(&bytes);
+                let t = Instant::now();
+                let built = reader.finish_leaving().expect("a snapshot");
+                let ms = t.elapsed().as_secs_f64() * 1e3;
+                drop(built);
+                ms
+            })
+            .collect(),
     );
+    println!("  finish  {finish:>8.0} ms  (the snapshot built once all is pushed)");
 }
