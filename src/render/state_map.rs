@@ -44,13 +44,30 @@ fn longest_label(rows: &[SegmentRow]) -> usize {
         .unwrap_or(0)
 }
 
-pub fn geometry(s_width: f64, rows: &[SegmentRow], scroll: f64) -> MapGeometry {
-    let largest = rows.iter().map(|r| r.size).max().unwrap_or(1).max(1) as f64;
-    let chars = longest_label(rows);
-    let left = LABEL_X + chars as f64 * LABEL_CHAR + LABEL_GAP;
+/// A map's rows, with what its geometry needs of them (the largest segment, the longest label) taken
+/// once when the rows are made, not at every frame and pointer move.
+#[derive(Default, PartialEq)]
+pub struct MapRows {
+    pub rows: Vec<SegmentRow>,
+    largest: u64,
+    chars: usize,
+}
+
+impl MapRows {
+    pub fn new(rows: Vec<SegmentRow>) -> MapRows {
+        MapRows {
+            largest: rows.iter().map(|r| r.size).max().unwrap_or(1).max(1),
+            chars: longest_label(&rows),
+            rows,
+        }
+    }
+}
+
+pub fn geometry(s_width: f64, rows: &MapRows, scroll: f64) -> MapGeometry {
+    let left = LABEL_X + rows.chars as f64 * LABEL_CHAR + LABEL_GAP;
     MapGeometry {
         left,
-        scale: (s_width - left - 10.0).max(10.0) / largest,
+        scale: (s_width - left - 10.0).max(10.0) / rows.largest.max(1) as f64,
         scroll,
     }
 }

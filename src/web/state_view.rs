@@ -144,7 +144,9 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         let (file, device) = built()?;
         // Shared, not copied, by each draw and pointer move (tens of thousands of rows in a big file).
         store::with_model(file, device, |m, s| {
-            std::sync::Arc::new(allocator_state_at(m, s, event))
+            std::sync::Arc::new(render::state_map::MapRows::new(allocator_state_at(
+                m, s, event,
+            )))
         })
     });
     Effect::new(move |_| {
@@ -153,7 +155,7 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         let Some(el) = canvas.get() else { return };
         let Some(s) = Surface::of(&el) else { return };
         let g = render::state_map::geometry(s.width, &rows, scroll);
-        render::state_map::draw(&s, &rows, &g, pinned, &colors::theme(dark));
+        render::state_map::draw(&s, &rows.rows, &g, pinned, &colors::theme(dark));
     });
     // The rows on screen and the (row, block) under the pointer.
     let hit_at = move |ev: &web_sys::MouseEvent| {
@@ -164,7 +166,8 @@ pub fn StateView(ui: Ui) -> impl IntoView {
             &rows,
             map_scroll.get_untracked(),
         );
-        let hit = render::state_map::hit(&rows, &g, ev.offset_x() as f64, ev.offset_y() as f64);
+        let hit =
+            render::state_map::hit(&rows.rows, &g, ev.offset_x() as f64, ev.offset_y() as f64);
         Some((rows, hit))
     };
     let on_map_move = move |ev: web_sys::MouseEvent| {
@@ -173,7 +176,7 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         };
         let (x, y) = (ev.offset_x() as f64, ev.offset_y() as f64);
         let text = hit.and_then(|(r, b)| {
-            let row = rows.get(r)?;
+            let row = rows.rows.get(r)?;
             let block = b.and_then(|b| row.blocks.get(b));
             let (file, device) = ui.current()?;
             store::with_model(file, device, |m, s| describe_block(m, s, row, block))
@@ -185,21 +188,22 @@ pub fn StateView(ui: Ui) -> impl IntoView {
             return;
         };
         ui.pinned
-            .set(hit.and_then(|(r, b)| Some(rows.get(r)?.blocks.get(b?)?.allocation)));
+            .set(hit.and_then(|(r, b)| Some(rows.rows.get(r)?.blocks.get(b?)?.allocation)));
     };
     let summary = move || {
         let Some(rows) = state.get() else {
             return "Building the state history…".to_string();
         };
-        let reserved = rows.iter().fold(0u64, |t, r| t.saturating_add(r.size));
+        let reserved = rows.rows.iter().fold(0u64, |t, r| t.saturating_add(r.size));
         let used = rows
+            .rows
             .iter()
             .flat_map(|r| &r.blocks)
             .fold(0u64, |t, b| t.saturating_add(b.size));
         format!(
             "after entry {}: {} segments, {} reserved, {} in blocks, {} free",
             ui.selected_event.get(),
-            rows.len(),
+            rows.rows.len(),
             bytes(reserved),
             bytes(used),
             bytes(reserved.saturating_sub(used))
