@@ -30,7 +30,7 @@ fn label(r: &SegmentRow) -> String {
 }
 
 /// The longest label's length, without writing every label (a file can have tens of thousands of
-/// segments, and the geometry is taken at every pointer move): the address's hex digits are counted,
+/// segments, and the rows change with every event selected): the address's hex digits are counted,
 /// and each size is written once (segments come in few sizes).
 fn longest_label(rows: &[SegmentRow]) -> usize {
     let hex_digits = |x: u64| ((64 - x.leading_zeros()).max(1)).div_ceil(4) as usize;
@@ -56,7 +56,7 @@ pub struct MapRows {
 impl MapRows {
     pub fn new(rows: Vec<SegmentRow>) -> MapRows {
         MapRows {
-            largest: rows.iter().map(|r| r.size).max().unwrap_or(1).max(1),
+            largest: rows.iter().map(|r| r.size).max().unwrap_or(0),
             chars: longest_label(&rows),
             rows,
         }
