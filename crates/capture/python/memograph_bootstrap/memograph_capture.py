@@ -152,8 +152,9 @@ class PeakShield:
 
     def step_stats(self, device=None):
         """This step's counters (peaks since the last step, as a FlatView), then the peaks reset for the
-        next step, the program's own peaks kept. About 0.1 ms a step on an H200 when it flattened all
-        122 counters; it touches only the peaks."""
+        next step, the program's own peaks kept. It touches only the peaks (flattening all 122 counters
+        cost about 0.1 ms a step on an H200); the whole step hook took 51-99 us a call there since, most
+        of it torch's own memory_stats_as_nested_dict."""
         nested = self.real_nested(device=device)
         if self.shape != len(nested):
             self.paths, self.shape = peak_paths(nested), len(nested)
