@@ -134,17 +134,45 @@ impl Machine {
 /// a memo lookup per frame (scattered over a memo of millions) and a hash of the frames. A run read here
 /// means what it meant when it was read as long as no memo entry changes: the machine forgets them all
 /// when one does (a pickler never does it). Bounded, as everything a file can make.
+///
+/// A training loop allocates the same way every step, so its frame lists come back in the same order
+/// too: the runs read are kept in order (the last [`HISTORY`] of them), and once a run is found, the
+/// one that followed it where it was read before is tried first, with one comparison of bytes (no scan
+/// of the GETs, no hash); each hit then predicts the next. On a long run's tiles 88–96 % of the runs
+/// read (and 92 % of the kk fixture's) came so, where "the run that followed this one last time"
+/// guessed 32–69 %. A guess stands for the same run the scan would find: its bytes are GETs only,
+/// fewer than [`MAX_RUN_GETS`], so the same bytes followed by `APPENDS` are that run whole.
 #[derive(Default)]
 pub(super) struct Runs {
-    /// Each run with its stack, found by [`hash_of`] the run and compared by [`same`] (a slice's
-    /// `==` is a byte-at-a-time `memcmp` on wasm32).
-    stacks: hashbrown::HashTable<(Box<[u8]>, StackId)>,
+    /// Each run kept, in the order they were first read.
+    runs: Vec<Run>,
+    /// Indices into `runs`, found by [`hash_of`] the run and compared by [`same`] (a slice's `==` is a
+    /// byte-at-a-time `memcmp` on wasm32).
+    index: hashbrown::HashTable<u32>,
     seed: foldhash::fast::RandomState,
     bytes: usize,
+    /// The runs read, by their index in `runs`: read number `n` at `history[n % HISTORY]`.
+    history: Vec<u32>,
+    /// How many runs were read.
+    read: u64,
+    /// Where the last run read was read before (its number), when it was: the next guess follows it.
+    follows: Option<u64>,
+}
+
+/// One run of [`Runs`]: its bytes (the GETs, without the `APPENDS`), its stack, and the number of its
+/// latest read.
+struct Run {
+    bytes: Box<[u8]>,
+    stack: StackId,
+    read_as: Option<u64>,
 }
 
 /// What [`Runs`] keeps at most, in bytes of runs.
 const MAX_RUN_BYTES: usize = 32 << 20;
+
+/// How many of the runs read [`Runs`] remembers in order (4 MiB of them): more than a training step
+/// makes in the snapshots seen.
+const HISTORY: u64 = 1 << 20;
 
 /// The hash [`Runs`] files `run` under.
 fn hash_of(seed: &foldhash::fast::RandomState, run: &[u8]) -> u64 {
@@ -155,39 +183,86 @@ fn hash_of(seed: &foldhash::fast::RandomState, run: &[u8]) -> u64 {
 impl Runs {
     /// The stack of the run at the start of `buf` (`BINGET`/`LONG_BINGET`s of frames, at most 999,
     /// then `APPENDS`) and the bytes before its `APPENDS`, when it was read before.
-    pub(super) fn get(&self, buf: &[u8]) -> Option<(StackId, usize)> {
-        if self.stacks.is_empty() {
+    pub(super) fn get(&mut self, buf: &[u8]) -> Option<(StackId, usize)> {
+        if self.runs.is_empty() {
             return None;
+        }
+        if let Some(k) = self.guess() {
+            let run = &self.runs[k as usize];
+            let len = run.bytes.len();
+            if buf.get(len) == Some(&APPENDS) && same(&run.bytes, &buf[..len]) {
+                let stack = run.stack;
+                self.follows = self.follows.map(|n| n + 1);
+                self.note(k);
+                return Some((stack, len));
+            }
         }
         let len = get_run(buf);
         if len == 0 || buf.get(len) != Some(&APPENDS) {
             return None;
         }
         let run = &buf[..len];
-        let found = self
-            .stacks
-            .find(hash_of(&self.seed, run), |(k, _)| same(k, run));
-        found.map(|&(_, id)| (id, len))
+        let runs = &self.runs;
+        let found = *self.index.find(hash_of(&self.seed, run), |&k| {
+            same(&runs[k as usize].bytes, run)
+        })?;
+        self.follows = self.runs[found as usize].read_as;
+        self.note(found);
+        Some((self.runs[found as usize].stack, len))
+    }
+
+    /// The run read after the one the last run was read as before, if it is still remembered.
+    fn guess(&self) -> Option<u32> {
+        let n = self.follows? + 1;
+        (n < self.read && self.read - n <= HISTORY).then(|| self.history[(n % HISTORY) as usize])
+    }
+
+    /// Run `k` was read now.
+    fn note(&mut self, k: u32) {
+        let n = self.read;
+        self.runs[k as usize].read_as = Some(n);
+        let at = (n % HISTORY) as usize;
+        if at < self.history.len() {
+            self.history[at] = k;
+        } else {
+            self.history.push(k);
+        }
+        self.read += 1;
     }
 
     /// Keeps `run` as the frames of stack `id`: [`scan_frame_gets`] read it whole (an `APPENDS` follows
     /// it) after [`Self::get`] found no such run, so it is not kept yet.
     pub(super) fn insert(&mut self, run: &[u8], id: StackId) {
+        self.follows = None;
         if self.bytes + run.len() > MAX_RUN_BYTES {
             return;
         }
+        debug_assert!(!run.is_empty());
         let seed = &self.seed;
         let hash = hash_of(seed, run);
-        debug_assert!(self.stacks.find(hash, |(k, _)| same(k, run)).is_none());
+        let runs = &self.runs;
+        debug_assert!(self
+            .index
+            .find(hash, |&k| same(&runs[k as usize].bytes, run))
+            .is_none());
         self.bytes += run.len();
-        let rehash = |(k, _): &(Box<[u8]>, StackId)| hash_of(seed, k);
-        self.stacks.insert_unique(hash, (run.into(), id), rehash);
+        let k = runs.len() as u32;
+        let rehash = |&k: &u32| hash_of(seed, &runs[k as usize].bytes);
+        self.index.insert_unique(hash, k, rehash);
+        self.runs.push(Run {
+            bytes: run.into(),
+            stack: id,
+            read_as: None,
+        });
+        self.note(k);
     }
 
     pub(super) fn forget(&mut self) {
-        if !self.stacks.is_empty() {
-            self.stacks = Default::default();
-            self.bytes = 0;
+        if !self.runs.is_empty() {
+            *self = Runs {
+                seed: self.seed.clone(),
+                ..Runs::default()
+            };
         }
     }
 }
@@ -277,4 +352,73 @@ pub(super) fn intern_frames(
         }
     }
     Some(interner.intern_stack(scratch))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// `Runs` answers as a plain map of bytes to stacks would, whatever order the runs come in: in
+    /// repeating steps (its guesses hit), steps that drift (they miss), runs that are prefixes of one
+    /// another, GET bytes that look like `APPENDS`, and past [`HISTORY`] reads (guesses forgotten).
+    #[test]
+    fn runs_find_what_a_plain_map_finds() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // A run is its GETs; some are prefixes of others.
+        let mut alphabet: Vec<Vec<u8>> = Vec::new();
+        for k in 0..60 {
+            let mut run = Vec::new();
+            if k % 7 == 6 {
+                run.extend_from_slice(&alphabet[k - 1]);
+            }
+            for _ in 0..1 + next() % 12 {
+                if next() % 2 == 0 {
+                    run.extend_from_slice(&[BINGET, [APPENDS, next() as u8][next() as usize % 2]]);
+                } else {
+                    run.push(LONG_BINGET);
+                    run.extend_from_slice(&(next() as u32).to_le_bytes());
+                }
+            }
+            alphabet.push(run);
+        }
+        let step: Vec<usize> = (0..500).map(|_| next() as usize % alphabet.len()).collect();
+        let mut runs = Runs::default();
+        let mut plain: HashMap<Vec<u8>, StackId> = HashMap::new();
+        let mut hits = 0;
+        let reads = HISTORY as usize + 300_000;
+        for n in 0..reads {
+            // Mostly the step again; now and then another run, as steps differ.
+            let k = if next() % 50 == 0 {
+                next() as usize % alphabet.len()
+            } else {
+                step[n % step.len()]
+            };
+            let mut buf = alphabet[k].clone();
+            buf.push(APPENDS);
+            buf.extend_from_slice(&[BINGET, 3, APPENDS]);
+            let want = plain.get(&alphabet[k]).copied();
+            let got = runs.get(&buf);
+            assert_eq!(got, want.map(|id| (id, alphabet[k].len())), "read {n}");
+            if got.is_some() {
+                hits += 1;
+            } else {
+                let id = StackId(plain.len() as u32 + 1);
+                plain.insert(alphabet[k].clone(), id);
+                runs.insert(&alphabet[k], id);
+            }
+        }
+        assert!(hits > reads - 100);
+        // After a memo change nothing is known, and the runs are learnt again.
+        runs.forget();
+        let mut buf = alphabet[step[0]].clone();
+        buf.push(APPENDS);
+        assert_eq!(runs.get(&buf), None);
+    }
 }
