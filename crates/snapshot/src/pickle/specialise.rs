@@ -5,71 +5,114 @@
 use super::{Machine, Value};
 use crate::model::{Action, Frame, FxFields, Interner, StackId, StrId, TraceEntry};
 
-/// Well-known keys, interned up front so matching a key is one integer compare.
+/// What a well-known key names.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Field {
+    /// Any other string.
+    Other,
+    Action,
+    Addr,
+    Size,
+    Stream,
+    TimeUs,
+    Frames,
+    CompileContext,
+    UserMetadata,
+    DeviceFree,
+    Filename,
+    Line,
+    Name,
+    FxNodeOp,
+    FxNodeName,
+    FxNodeTarget,
+    FxOriginalTrace,
+}
+
+/// Well-known keys and action names, interned up front (the machine's first strings, so their ids are
+/// small): what a key names, or which action an entry's is, is one lookup by its id, with no string
+/// work and no chain of comparisons per entry.
 pub(super) struct Keys {
-    action: StrId,
-    addr: StrId,
-    size: StrId,
-    stream: StrId,
-    time_us: StrId,
-    frames: StrId,
-    compile_context: StrId,
-    user_metadata: StrId,
-    device_free: StrId,
-    filename: StrId,
-    line: StrId,
-    name: StrId,
-    fx_node_op: StrId,
-    fx_node_name: StrId,
-    fx_node_target: StrId,
-    fx_original_trace: StrId,
-    /// The known action names, so an entry's action is found by id, with no string work per entry.
-    actions: Vec<(StrId, Action)>,
+    /// By string id: what the key names (`Field::Other` past the end).
+    fields: Vec<Field>,
+    /// By string id: the action it names, if it is a known one.
+    actions: Vec<Option<Action>>,
 }
 
 impl Keys {
     pub(super) fn new(i: &mut Interner) -> Keys {
-        Keys {
-            action: i.intern_str("action"),
-            addr: i.intern_str("addr"),
-            size: i.intern_str("size"),
-            stream: i.intern_str("stream"),
-            time_us: i.intern_str("time_us"),
-            frames: i.intern_str("frames"),
-            compile_context: i.intern_str("compile_context"),
-            user_metadata: i.intern_str("user_metadata"),
-            device_free: i.intern_str("device_free"),
-            filename: i.intern_str("filename"),
-            line: i.intern_str("line"),
-            name: i.intern_str("name"),
-            fx_node_op: i.intern_str("fx_node_op"),
-            fx_node_name: i.intern_str("fx_node_name"),
-            fx_node_target: i.intern_str("fx_node_target"),
-            fx_original_trace: i.intern_str("fx_original_trace"),
-            actions: Action::known()
-                .map(|(a, name)| (i.intern_str(name), a))
-                .collect(),
+        let mut fields = Vec::new();
+        for (name, field) in [
+            ("action", Field::Action),
+            ("addr", Field::Addr),
+            ("size", Field::Size),
+            ("stream", Field::Stream),
+            ("time_us", Field::TimeUs),
+            ("frames", Field::Frames),
+            ("compile_context", Field::CompileContext),
+            ("user_metadata", Field::UserMetadata),
+            ("device_free", Field::DeviceFree),
+            ("filename", Field::Filename),
+            ("line", Field::Line),
+            ("name", Field::Name),
+            ("fx_node_op", Field::FxNodeOp),
+            ("fx_node_name", Field::FxNodeName),
+            ("fx_node_target", Field::FxNodeTarget),
+            ("fx_original_trace", Field::FxOriginalTrace),
+        ] {
+            let id = i.intern_str(name).0 as usize;
+            if fields.len() <= id {
+                fields.resize(id + 1, Field::Other);
+            }
+            fields[id] = field;
         }
+        let mut actions = Vec::new();
+        for (action, name) in Action::known() {
+            let id = i.intern_str(name).0 as usize;
+            if actions.len() <= id {
+                actions.resize(id + 1, None);
+            }
+            actions[id] = Some(action);
+        }
+        Keys { fields, actions }
+    }
+
+    /// What `key` names; `None` when it is no string.
+    fn field(&self, key: Value) -> Option<Field> {
+        match key {
+            Value::Str(s) => Some(
+                self.fields
+                    .get(s.0 as usize)
+                    .copied()
+                    .unwrap_or(Field::Other),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The action the string `name` names.
+    fn action(&self, name: StrId) -> Action {
+        self.actions
+            .get(name.0 as usize)
+            .copied()
+            .flatten()
+            .unwrap_or(Action::Other(name))
     }
 }
 
 impl Machine {
     pub(super) fn specialise_dict(&mut self, pairs: &[[Value; 2]]) -> Option<Value> {
         let k = &self.keys;
-        let mut has_action = false;
-        let mut has_filename = false;
-        let mut has_name = false;
-        for [key, _] in pairs {
-            match key {
-                Value::Str(s) if *s == k.action => has_action = true,
-                Value::Str(s) if *s == k.filename => has_filename = true,
-                Value::Str(s) if *s == k.name => has_name = true,
+        let (mut has_filename, mut has_name) = (false, false);
+        for &[key, _] in pairs {
+            match k.field(key) {
+                // A trace entry's `action` comes first, as PyTorch writes them.
+                Some(Field::Action) => return self.entry_of(pairs),
+                Some(Field::Filename) => has_filename = true,
+                Some(Field::Name) => has_name = true,
                 _ => {}
             }
         }
-        if has_action {
-            self.entry_of(pairs)
-        } else if has_filename && has_name {
+        if has_filename && has_name {
             self.frame_of(pairs)
         } else {
             None
@@ -97,43 +140,36 @@ impl Machine {
         // for, which may be any amount (a wrong shape asks for petabytes); it occupies no address space.
         let mut size_error = None;
         for &[key, value] in pairs {
-            let Value::Str(key) = key else { continue };
-            if key == k.action {
-                action = Some(as_str(value)?);
-            } else if key == k.addr {
-                e.addr = as_u64(value)?;
-                if matches!(value, Value::Int(i) if i < 0) {
-                    invalid.get_or_insert_with(|| format!("address {} (negative)", e.addr as i64));
+            match k.field(key) {
+                Some(Field::Action) => action = Some(as_str(value)?),
+                Some(Field::Addr) => {
+                    e.addr = as_u64(value)?;
+                    if matches!(value, Value::Int(i) if i < 0) {
+                        invalid
+                            .get_or_insert_with(|| format!("address {} (negative)", e.addr as i64));
+                    }
                 }
-            } else if key == k.size {
-                e.size = as_u64(value)?;
-                if let Err(why) = check_bytes(value) {
-                    size_error = Some((value, why));
+                Some(Field::Size) => {
+                    e.size = as_u64(value)?;
+                    if let Err(why) = check_bytes(value) {
+                        size_error = Some((value, why));
+                    }
                 }
-            } else if key == k.stream {
-                e.stream = as_u64(value)?;
-            } else if key == k.time_us {
-                e.time_us = match value {
-                    Value::None => None,
-                    v => Some(as_u64(v)? as i64),
-                };
-            } else if key == k.frames {
-                e.stack = as_stack(value)?;
-            } else if key == k.compile_context {
-                e.compile_context = as_str(value);
-            } else if key == k.user_metadata {
-                e.user_metadata = as_str(value);
-            } else if key == k.device_free {
-                e.device_free = as_u64(value);
+                Some(Field::Stream) => e.stream = as_u64(value)?,
+                Some(Field::TimeUs) => {
+                    e.time_us = match value {
+                        Value::None => None,
+                        v => Some(as_u64(v)? as i64),
+                    }
+                }
+                Some(Field::Frames) => e.stack = as_stack(value)?,
+                Some(Field::CompileContext) => e.compile_context = as_str(value),
+                Some(Field::UserMetadata) => e.user_metadata = as_str(value),
+                Some(Field::DeviceFree) => e.device_free = as_u64(value),
+                _ => {}
             }
         }
-        let action = action?;
-        e.action = self
-            .keys
-            .actions
-            .iter()
-            .find(|(id, _)| *id == action)
-            .map_or(Action::Other(action), |&(_, a)| a);
+        e.action = k.action(action?);
         let request = e.action == Action::Oom;
         if let Some((value, why)) = size_error {
             if !(request && check_count(value).is_ok()) {
@@ -162,21 +198,15 @@ impl Machine {
         let mut fx = FxFields::default();
         let mut has_fx = false;
         for &[key, value] in pairs {
-            let Value::Str(key) = key else { return None };
-            if key == k.filename {
-                filename = Some(as_str(value)?);
-            } else if key == k.name {
-                name = Some(as_str(value)?);
-            } else if key == k.line {
-                line = as_u64(value)?;
-            } else if key == k.fx_node_op {
-                (fx.node_op, has_fx) = (as_str(value), true);
-            } else if key == k.fx_node_name {
-                (fx.node_name, has_fx) = (as_str(value), true);
-            } else if key == k.fx_node_target {
-                (fx.node_target, has_fx) = (as_str(value), true);
-            } else if key == k.fx_original_trace {
-                (fx.original_trace, has_fx) = (as_str(value), true);
+            match k.field(key)? {
+                Field::Filename => filename = Some(as_str(value)?),
+                Field::Name => name = Some(as_str(value)?),
+                Field::Line => line = as_u64(value)?,
+                Field::FxNodeOp => (fx.node_op, has_fx) = (as_str(value), true),
+                Field::FxNodeName => (fx.node_name, has_fx) = (as_str(value), true),
+                Field::FxNodeTarget => (fx.node_target, has_fx) = (as_str(value), true),
+                Field::FxOriginalTrace => (fx.original_trace, has_fx) = (as_str(value), true),
+                _ => {}
             }
         }
         let frame = Frame {
