@@ -7,7 +7,7 @@ use std::io::Read;
 
 use super::opcodes::*;
 use super::source::Source;
-use super::{stack_limit, Machine, Slot, Value, MAX_MARKS, MAX_STACK};
+use super::{le_int, stack_limit, LeInt, Machine, Slot, Value, MAX_MARKS, MAX_STACK};
 use crate::error::ReadError;
 use crate::model::{FrameId, Interner, StackId};
 
@@ -61,6 +61,118 @@ impl Machine {
         let done = Value::Stack(id);
         self.stack.push(done);
         self.put(memo_index, done, at)?;
+        Ok(true)
+    }
+
+    /// The shape of every trace entry, right after its `EMPTY_DICT`: `MEMOIZE MARK (key value)* SETITEMS`,
+    /// each key a `GET` of a string and each value a `GET` of a plain value, an integer, `None`, a bool
+    /// or a frame list already known to [`Runs`]. Read from the buffer whole, then run as the opcodes
+    /// would have run (the dict's slot and memo entry, the frame list's memo entry, the pairs
+    /// specialised or stored, the dict left on the stack), without a trip through the opcode loop per
+    /// key and value. Anything else, or a machine near a limit, leaves it to the opcode loop, with
+    /// nothing changed but [`Runs`]' guess.
+    pub(super) fn whole_dict<R: Read>(
+        &mut self,
+        src: &mut Source<R>,
+        at: u64,
+    ) -> Result<bool, ReadError> {
+        /// The most pairs read here (a trace entry has 5 to 9).
+        const MAX_PAIRS: usize = 16;
+        if self.marks.len() >= MAX_MARKS || self.stack.len() + 2 * MAX_PAIRS + 4 >= MAX_STACK {
+            return Ok(false);
+        }
+        let buf = src.buffered();
+        if buf.get(..2) != Some(&[MEMOIZE, MARK]) {
+            return Ok(false);
+        }
+        let mut i = 2;
+        let mut pairs = [[Value::None; 2]; MAX_PAIRS];
+        let mut n = 0;
+        // The frame list's stack, when a value is one.
+        let mut list = None;
+        while buf.get(i) != Some(&SETITEMS) {
+            if n == MAX_PAIRS {
+                return Ok(false);
+            }
+            let Some((k, len)) = get_at(buf, i) else {
+                return Ok(false);
+            };
+            let key = match self.memo.get(k) {
+                Some(Some(key @ Value::Str(_))) => *key,
+                _ => return Ok(false),
+            };
+            i += len;
+            let (value, len) = match buf.get(i) {
+                Some(&(BINGET | LONG_BINGET)) => {
+                    let Some((k, len)) = get_at(buf, i) else {
+                        return Ok(false);
+                    };
+                    match self.memo.get(k) {
+                        Some(Some(
+                            v @ (Value::Str(_)
+                            | Value::Int(_)
+                            | Value::U64(_)
+                            | Value::None
+                            | Value::Bool(_)),
+                        )) => (*v, len),
+                        _ => return Ok(false),
+                    }
+                }
+                Some(&BININT1) if i + 2 <= buf.len() => (Value::Int(buf[i + 1] as i64), 2),
+                Some(&BININT2) if i + 3 <= buf.len() => (
+                    Value::Int(u16::from_le_bytes([buf[i + 1], buf[i + 2]]) as i64),
+                    3,
+                ),
+                Some(&BININT) if i + 5 <= buf.len() => {
+                    let v = i32::from_le_bytes([buf[i + 1], buf[i + 2], buf[i + 3], buf[i + 4]]);
+                    (Value::Int(v as i64), 5)
+                }
+                Some(&LONG1) if i + 2 <= buf.len() && i + 2 + buf[i + 1] as usize <= buf.len() => {
+                    let end = i + 2 + buf[i + 1] as usize;
+                    match le_int(&buf[i + 2..end]) {
+                        LeInt::Small(v) => (v, end - i),
+                        LeInt::Wide(_) => return Ok(false),
+                    }
+                }
+                Some(&NONE) => (Value::None, 1),
+                Some(&NEWTRUE) => (Value::Bool(true), 1),
+                Some(&NEWFALSE) => (Value::Bool(false), 1),
+                Some(&EMPTY_LIST)
+                    if list.is_none() && buf.get(i + 1..i + 3) == Some(&[MEMOIZE, MARK]) =>
+                {
+                    let Some((id, len)) = self.runs.get(&buf[i + 3..]) else {
+                        return Ok(false);
+                    };
+                    list = Some(id);
+                    // EMPTY_LIST MEMOIZE MARK, the GETs, APPENDS.
+                    (Value::Stack(id), 3 + len + 1)
+                }
+                _ => return Ok(false),
+            };
+            i += len;
+            pairs[n] = [key, value];
+            n += 1;
+        }
+        // As the opcodes would have run: EMPTY_DICT's slot, pushed and memoised; MARK; the pairs (a
+        // frame list memoised as it is read, after the dict); SETITEMS.
+        let dict = self.new_slot(Slot::Dict(Vec::new()), Value::Dict);
+        let Value::Dict(s) = dict else {
+            unreachable!("new_slot makes what it is asked for")
+        };
+        self.put(self.memo.len(), dict, at)?;
+        if let Some(id) = list {
+            self.put(self.memo.len(), Value::Stack(id), at)?;
+        }
+        match self.specialise_dict(&pairs[..n]) {
+            Some(done) => self.mark_done(s as usize, done),
+            None => {
+                if let Slot::Dict(d) = &mut self.slots[s as usize] {
+                    d.extend_from_slice(&pairs[..n]);
+                }
+            }
+        }
+        src.advance(i + 1);
+        self.push(dict, at)?;
         Ok(true)
     }
 

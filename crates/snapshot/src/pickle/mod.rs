@@ -300,17 +300,29 @@ enum LeInt {
     Wide(i128),
 }
 
+/// Inlined where it is read: every address and time in a trace is one (LONG1 of 5–8 bytes), and those
+/// take the first branch, with no 128-bit arithmetic (which wasm32 emulates).
+#[inline(always)]
 fn le_int(bytes: &[u8]) -> LeInt {
     if bytes.is_empty() {
         return LeInt::Small(Value::Int(0));
     }
-    let negative = bytes[bytes.len() - 1] & 0x80 != 0;
-    // Addresses (LONG1 of 5–8 bytes) take this path: no 128-bit arithmetic, which wasm32 emulates.
     if bytes.len() <= 8 {
-        let mut le = [if negative { 0xff } else { 0 }; 8];
-        le[..bytes.len()].copy_from_slice(bytes);
-        return LeInt::Small(Value::Int(i64::from_le_bytes(le)));
+        let mut v = 0u64;
+        for (k, &b) in bytes.iter().enumerate() {
+            v |= (b as u64) << (8 * k);
+        }
+        // Sign-extended from its top byte's top bit.
+        let unused = 64 - 8 * bytes.len() as u32;
+        return LeInt::Small(Value::Int(((v << unused) as i64) >> unused));
     }
+    le_int_wide(bytes)
+}
+
+/// [`le_int`] of more than 8 bytes.
+#[inline(never)]
+fn le_int_wide(bytes: &[u8]) -> LeInt {
+    let negative = bytes[bytes.len() - 1] & 0x80 != 0;
     if bytes.len() <= 16 {
         let mut v: i128 = if negative { -1 } else { 0 };
         for &b in bytes.iter().rev() {
@@ -443,8 +455,10 @@ impl Machine {
 
             // ---- containers ----
             EMPTY_DICT => {
-                let v = self.new_slot(Slot::Dict(Vec::new()), Value::Dict);
-                self.push(v, at)?
+                if !self.whole_dict(src, at)? {
+                    let v = self.new_slot(Slot::Dict(Vec::new()), Value::Dict);
+                    self.push(v, at)?
+                }
             }
             EMPTY_LIST => {
                 if !self.whole_frame_list(src, at)? {
