@@ -196,3 +196,166 @@ fn a_plain_pickle_wants_no_bytes_after_its_stop_and_ignores_them() {
     gz.push(&common::gzip(&bytes)).unwrap();
     assert!(gz.wants_more());
 }
+
+/// A protocol-4 pickle written by hand, the way `pickle.dump` writes a snapshot (every string, dict and
+/// list memoised, each memoised string read again with a GET), with trace entries of every shape the
+/// reader's whole-dict path takes and of shapes it leaves to the opcode loop.
+struct Pickle {
+    bytes: Vec<u8>,
+    memo: u32,
+}
+
+impl Pickle {
+    const MEMOIZE: u8 = 0x94;
+    fn new() -> Pickle {
+        Pickle {
+            bytes: vec![0x80, 4],
+            memo: 0,
+        }
+    }
+    /// Memoises the value on top; its memo index.
+    fn memoize(&mut self) -> u32 {
+        self.bytes.push(Self::MEMOIZE);
+        self.memo += 1;
+        self.memo - 1
+    }
+    fn op(&mut self, bytes: &[u8]) -> &mut Self {
+        self.bytes.extend_from_slice(bytes);
+        self
+    }
+    fn str(&mut self, s: &str) -> u32 {
+        self.bytes.push(0x8c); // SHORT_BINUNICODE
+        self.bytes.push(s.len() as u8);
+        self.bytes.extend_from_slice(s.as_bytes());
+        self.memoize()
+    }
+    fn get(&mut self, k: u32) -> &mut Self {
+        if k < 256 {
+            self.op(&[b'h', k as u8])
+        } else {
+            self.bytes.push(b'j');
+            self.op(&k.to_le_bytes())
+        }
+    }
+    fn long1(&mut self, v: i128, len: usize) -> &mut Self {
+        self.op(&[0x8a, len as u8]);
+        self.op(&v.to_le_bytes()[..len])
+    }
+}
+
+#[test]
+fn flat_dicts_read_whole_give_what_the_opcode_loop_gives() {
+    let mut p = Pickle::new();
+    p.op(b"}");
+    p.memoize();
+    p.op(b"(");
+    let segments = p.str("segments");
+    p.op(b"]");
+    p.memoize();
+    let traces = p.str("device_traces");
+    p.op(b"]");
+    p.memoize();
+    p.op(b"]");
+    p.memoize();
+    p.op(b"(");
+    let [action, addr, size, stream, time_us, frames, alloc, free, extra] = [
+        "action",
+        "addr",
+        "size",
+        "stream",
+        "time_us",
+        "frames",
+        "alloc",
+        "free_completed",
+        "extra",
+    ]
+    .map(|s| p.str(s));
+    p.op(b"000000000"); // POPs: the strings stay in the memo only
+                        // Two frames, memoised once: dicts of GET keys and a string value (the loop reads those).
+    let (filename, name, line) = (p.str("filename"), p.str("name"), p.str("line"));
+    p.op(b"0").op(b"0").op(b"0");
+    let mut frame_memo = Vec::new();
+    for (file, func) in [("a.py", "f"), ("b.py", "g")] {
+        p.op(b"}");
+        frame_memo.push(p.memoize());
+        p.op(b"(");
+        p.get(filename);
+        p.str(file);
+        p.get(name);
+        p.str(func);
+        p.get(line);
+        p.op(&[b'K', 7]);
+        p.op(b"u0"); // SETITEMS, POP: the frame stays in the memo only
+    }
+    let an_int = {
+        p.op(&[b'K', 9]);
+        let k = p.memoize();
+        p.op(b"0");
+        k
+    };
+    // The entries: (kind, addr) in a pattern that repeats, so frame lists are known after their first.
+    for n in 0..40u32 {
+        p.op(b"}");
+        p.memoize();
+        p.op(b"(");
+        let kind = n % 10;
+        p.get(action).get(if n % 2 == 0 { alloc } else { free });
+        p.get(addr);
+        match kind {
+            // An address past 2^63 (a 9-byte LONG1) and a LONG1 of no bytes (0).
+            3 => p.long1(1i128 << 63 | 0x1000, 9),
+            4 => p.long1(0, 0),
+            _ => p.long1(0x7f00_0000_0000 + 512 * n as i128, 6),
+        };
+        p.get(size);
+        match kind {
+            5 => p.op(&[b'M', 0x00, 0x02]), // BININT2
+            6 => p.op(&[b'J', 0x05, 0x00, 0x00, 0x00]),
+            7 => p.get(an_int),
+            _ => p.op(&[b'J', 0x00, 0x02, 0x00, 0x00]),
+        };
+        p.get(stream).op(&[b'K', 0]);
+        p.get(time_us);
+        match kind {
+            8 => p.op(b"N"),
+            _ => p.long1(1_700_000_000_000_000 + n as i128, 8),
+        };
+        if kind == 1 {
+            // A key that is no string, and the same key twice: left to the loop, and read as it does.
+            p.get(an_int).op(&[b'K', 1]);
+            p.get(size).op(&[b'K', 64]);
+        }
+        if kind == 2 {
+            // A value the whole-dict path does not take (a frame): left to the loop.
+            p.get(extra).get(frame_memo[0]);
+        }
+        p.get(frames);
+        p.op(b"]");
+        p.memoize();
+        p.op(b"(");
+        for &f in &frame_memo[..1 + (n as usize / 3) % 2] {
+            p.get(f);
+        }
+        p.op(b"e"); // APPENDS
+        if kind == 9 {
+            // Seventeen pairs: more than the whole-dict path reads.
+            for _ in 0..11 {
+                p.get(stream).op(&[b'K', 0]);
+            }
+        }
+        p.op(b"u"); // SETITEMS
+    }
+    p.op(b"e"); // APPENDS: the entries into the device's trace
+    p.op(b"a"); // APPEND: the trace into device_traces
+    let _ = (segments, traces);
+    p.op(b"u."); // SETITEMS, STOP
+    let bytes = p.bytes;
+    let pulled = read_bytes(&bytes).expect("the hand-written snapshot reads");
+    assert_eq!(pulled.device_traces[0].len(), 40);
+    // Byte by byte the whole-dict path never has a dict whole in its buffer.
+    assert_same(
+        "hand-written entries",
+        &bytes,
+        &[1, 2, 3, 5, 64, bytes.len()],
+    );
+}
