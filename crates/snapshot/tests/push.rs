@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::Pickle;
 use memograph_snapshot::{codec, read_bytes, PushReader, ReadError};
 
 /// Reads `bytes` pushed in pieces of `piece` bytes; the snapshot comes back encoded, for comparison.
@@ -197,62 +198,21 @@ fn a_plain_pickle_wants_no_bytes_after_its_stop_and_ignores_them() {
     assert!(gz.wants_more());
 }
 
-/// A protocol-4 pickle written by hand, the way `pickle.dump` writes a snapshot (every string, dict and
-/// list memoised, each memoised string read again with a GET), with trace entries of every shape the
-/// reader's whole-dict path takes and of shapes it leaves to the opcode loop.
-struct Pickle {
-    bytes: Vec<u8>,
-    memo: u32,
-}
-
-impl Pickle {
-    const MEMOIZE: u8 = 0x94;
-    fn new() -> Pickle {
-        Pickle {
-            bytes: vec![0x80, 4],
-            memo: 0,
-        }
-    }
-    /// Memoises the value on top; its memo index.
-    fn memoize(&mut self) -> u32 {
-        self.bytes.push(Self::MEMOIZE);
-        self.memo += 1;
-        self.memo - 1
-    }
-    fn op(&mut self, bytes: &[u8]) -> &mut Self {
-        self.bytes.extend_from_slice(bytes);
-        self
-    }
-    fn str(&mut self, s: &str) -> u32 {
-        self.bytes.push(0x8c); // SHORT_BINUNICODE
-        self.bytes.push(s.len() as u8);
-        self.bytes.extend_from_slice(s.as_bytes());
-        self.memoize()
-    }
-    fn get(&mut self, k: u32) -> &mut Self {
-        if k < 256 {
-            self.op(&[b'h', k as u8])
-        } else {
-            self.bytes.push(b'j');
-            self.op(&k.to_le_bytes())
-        }
-    }
-    fn long1(&mut self, v: i128, len: usize) -> &mut Self {
-        self.op(&[0x8a, len as u8]);
-        self.op(&v.to_le_bytes()[..len])
-    }
-}
-
+/// Trace entries of every shape the reader's whole-dict path takes and of shapes it leaves to the
+/// opcode loop, written by hand as `pickle.dump` writes a snapshot (every string, dict and list
+/// memoised, each memoised string read again with a GET).
 #[test]
 fn flat_dicts_read_whole_give_what_the_opcode_loop_gives() {
+    // Each string memoised as it is written; its memo index.
+    let str = |p: &mut Pickle, s: &str| p.str(s).memoize();
     let mut p = Pickle::new();
     p.op(b"}");
     p.memoize();
     p.op(b"(");
-    let segments = p.str("segments");
+    str(&mut p, "segments");
     p.op(b"]");
     p.memoize();
-    let traces = p.str("device_traces");
+    str(&mut p, "device_traces");
     p.op(b"]");
     p.memoize();
     p.op(b"]");
@@ -269,10 +229,14 @@ fn flat_dicts_read_whole_give_what_the_opcode_loop_gives() {
         "free_completed",
         "extra",
     ]
-    .map(|s| p.str(s));
+    .map(|s| str(&mut p, s));
     p.op(b"000000000"); // POPs: the strings stay in the memo only
                         // Two frames, memoised once: dicts of GET keys and a string value (the loop reads those).
-    let (filename, name, line) = (p.str("filename"), p.str("name"), p.str("line"));
+    let (filename, name, line) = (
+        str(&mut p, "filename"),
+        str(&mut p, "name"),
+        str(&mut p, "line"),
+    );
     p.op(b"0").op(b"0").op(b"0");
     let mut frame_memo = Vec::new();
     for (file, func) in [("a.py", "f"), ("b.py", "g")] {
@@ -280,9 +244,9 @@ fn flat_dicts_read_whole_give_what_the_opcode_loop_gives() {
         frame_memo.push(p.memoize());
         p.op(b"(");
         p.get(filename);
-        p.str(file);
+        str(&mut p, file);
         p.get(name);
-        p.str(func);
+        str(&mut p, func);
         p.get(line);
         p.op(&[b'K', 7]);
         p.op(b"u0"); // SETITEMS, POP: the frame stays in the memo only
@@ -347,9 +311,8 @@ fn flat_dicts_read_whole_give_what_the_opcode_loop_gives() {
     }
     p.op(b"e"); // APPENDS: the entries into the device's trace
     p.op(b"a"); // APPEND: the trace into device_traces
-    let _ = (segments, traces);
-    p.op(b"u."); // SETITEMS, STOP
-    let bytes = p.bytes;
+    p.op(b"u"); // SETITEMS
+    let bytes = p.stop();
     let pulled = read_bytes(&bytes).expect("the hand-written snapshot reads");
     assert_eq!(pulled.device_traces[0].len(), 40);
     // Byte by byte the whole-dict path never has a dict whole in its buffer.

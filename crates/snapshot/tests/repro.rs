@@ -6,49 +6,12 @@
 
 mod common;
 
+use common::Pickle;
+
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
 use memograph_snapshot::analysis::summary::summarize;
 use memograph_snapshot::analysis::timeline::{timeline_layout, POINT_BUDGET};
 use memograph_snapshot::{codec, read_bytes, PushReader, ReadError};
-
-/// A protocol-4 pickle written by hand, opcode by opcode.
-#[derive(Default)]
-struct Pickle(Vec<u8>);
-
-impl Pickle {
-    fn new() -> Pickle {
-        Pickle(vec![0x80, 4])
-    }
-    fn op(&mut self, op: &[u8]) -> &mut Self {
-        self.0.extend_from_slice(op);
-        self
-    }
-    fn str(&mut self, s: &str) -> &mut Self {
-        self.0.push(0x8c);
-        self.0.push(s.len() as u8);
-        self.0.extend_from_slice(s.as_bytes());
-        self
-    }
-    fn int(&mut self, v: i32) -> &mut Self {
-        self.0.push(b'J');
-        self.0.extend_from_slice(&v.to_le_bytes());
-        self
-    }
-    /// LONG1 of an unsigned 64-bit value (with a sign byte when the top bit is set).
-    fn u64(&mut self, v: u64) -> &mut Self {
-        let mut bytes = v.to_le_bytes().to_vec();
-        if v >> 63 == 1 {
-            bytes.push(0);
-        }
-        self.0.extend_from_slice(&[0x8a, bytes.len() as u8]);
-        self.0.extend_from_slice(&bytes);
-        self
-    }
-    fn stop(&mut self) -> Vec<u8> {
-        self.0.push(b'.');
-        std::mem::take(&mut self.0)
-    }
-}
 
 /// `{'segments': [], 'device_traces': [[{'action': 'alloc', 'addr': addr, 'size': size, ...}]]}`.
 fn one_alloc(addr: impl Fn(&mut Pickle), size: impl Fn(&mut Pickle)) -> Vec<u8> {

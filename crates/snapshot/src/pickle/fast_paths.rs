@@ -476,13 +476,7 @@ mod tests {
     /// another, GET bytes that look like `APPENDS`, and past [`HISTORY`] reads (guesses forgotten).
     #[test]
     fn runs_find_what_a_plain_map_finds() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1d);
         // A run is its GETs; some are prefixes of others.
         let mut alphabet: Vec<Vec<u8>> = Vec::new();
         for k in 0..60 {
@@ -491,7 +485,7 @@ mod tests {
                 run.extend_from_slice(&alphabet[k - 1]);
             }
             for _ in 0..1 + next() % 12 {
-                if next() % 2 == 0 {
+                if next().is_multiple_of(2) {
                     run.extend_from_slice(&[BINGET, [APPENDS, next() as u8][next() as usize % 2]]);
                 } else {
                     run.push(LONG_BINGET);
@@ -507,7 +501,7 @@ mod tests {
         let reads = HISTORY as usize + 300_000;
         for n in 0..reads {
             // Mostly the step again; now and then another run, as steps differ.
-            let k = if next() % 50 == 0 {
+            let k = if next().is_multiple_of(50) {
                 next() as usize % alphabet.len()
             } else {
                 step[n % step.len()]

@@ -1123,11 +1123,9 @@ mod tests {
 
     #[test]
     fn short_longs_read_as_their_two_s_complement_value() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = crate::testing::xorshift(0x9E37_79B9_7F4A_7C15);
         for round in 0..20_000u32 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             let len = 1 + (round % 8) as usize;
             let bytes = &x.to_le_bytes()[..len];
             match le_int(bytes) {

@@ -82,3 +82,72 @@ pub fn poll_to_end<T>(future: impl std::future::Future<Output = T>) -> (T, usize
         }
     }
 }
+
+/// A protocol-4 pickle written by hand, opcode by opcode. `memoize` and `get` keep the memo's count, as
+/// `pickle.dump` writes a snapshot (each string memoised once, read again with a GET).
+#[derive(Default)]
+pub struct Pickle {
+    bytes: Vec<u8>,
+    memo: u32,
+}
+
+impl Pickle {
+    pub fn new() -> Pickle {
+        Pickle {
+            bytes: vec![0x80, 4],
+            memo: 0,
+        }
+    }
+    pub fn op(&mut self, op: &[u8]) -> &mut Self {
+        self.bytes.extend_from_slice(op);
+        self
+    }
+    /// SHORT_BINUNICODE.
+    pub fn str(&mut self, s: &str) -> &mut Self {
+        self.bytes.push(0x8c);
+        self.bytes.push(s.len() as u8);
+        self.bytes.extend_from_slice(s.as_bytes());
+        self
+    }
+    /// BININT.
+    pub fn int(&mut self, v: i32) -> &mut Self {
+        self.bytes.push(b'J');
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    /// LONG1 of an unsigned 64-bit value (with a sign byte when the top bit is set).
+    pub fn u64(&mut self, v: u64) -> &mut Self {
+        let mut bytes = v.to_le_bytes().to_vec();
+        if v >> 63 == 1 {
+            bytes.push(0);
+        }
+        self.bytes.extend_from_slice(&[0x8a, bytes.len() as u8]);
+        self.bytes.extend_from_slice(&bytes);
+        self
+    }
+    /// LONG1 of `v`'s lowest `len` bytes.
+    pub fn long1(&mut self, v: i128, len: usize) -> &mut Self {
+        self.op(&[0x8a, len as u8]);
+        self.op(&v.to_le_bytes()[..len])
+    }
+    /// MEMOIZE the value on top; its memo index.
+    pub fn memoize(&mut self) -> u32 {
+        self.bytes.push(0x94);
+        self.memo += 1;
+        self.memo - 1
+    }
+    /// BINGET or LONG_BINGET of memo index `k`.
+    pub fn get(&mut self, k: u32) -> &mut Self {
+        if k < 256 {
+            self.op(&[b'h', k as u8])
+        } else {
+            self.bytes.push(b'j');
+            self.op(&k.to_le_bytes())
+        }
+    }
+    /// STOP; the pickle's bytes.
+    pub fn stop(&mut self) -> Vec<u8> {
+        self.bytes.push(b'.');
+        std::mem::take(&mut self.bytes)
+    }
+}
