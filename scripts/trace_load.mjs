@@ -10,6 +10,7 @@
 // AFTER_MS (default 300) widens the window after the first timeline; PRIOR=1 loads the file once in
 // another tab first, closed before the traced load, as the benchmark's loads follow one another; WARM=1
 // chooses the file 1.5 s after the page is empty (the benchmark's warm load) instead of at once.
+// CALLERS=REGEX also prints the call chains of the samples in functions matching REGEX.
 // SPAN=FROM,TO (ms from the choice) prints, instead of the longest tasks, where one thread's CPU went
 // over that span, all tasks together: THREAD=page (default) or THREAD=worker (the parsing worker);
 // FROM=draw counts SPAN's times from the first timeline instead (SPAN=-200,0: the 200 ms before it).
@@ -41,6 +42,7 @@ const PAN = process.env.PAN === '1';
 const VIEWS = process.env.VIEWS === '1';
 const SETTLE_MS = Number(process.env.SETTLE_MS ?? 2000);
 const WARM = process.env.WARM === '1';
+const CALLERS = process.env.CALLERS ? new RegExp(process.env.CALLERS) : null;
 
 const server = await serve(DIST);
 const b = await browser();
@@ -201,6 +203,18 @@ for (const task of spans) {
       .map(e => `${ms(e.ts - spanOrigin)}+${ms(e.dur)}/${ms(e.tdur || 0)}`).join(' '));
   } else {
     console.log(`\ntask at ${ms(task.ts - chosen.ts)} ms: ${ms(task.dur)} ms wall, ${ms(task.tdur || 0)} ms CPU, ${inTask.length} samples`);
+  }
+  if (CALLERS) {
+    // The callers (up to 8 frames, innermost first) of the samples in CALLERS's functions.
+    const chains = {};
+    for (const s of inTask) {
+      const at = s.stack.findIndex(f => CALLERS.test(f));
+      if (at < 0) continue;
+      const chain = s.stack.slice(at, at + 8).map(short).filter(f => !PLUMBING.test(f)).join(' < ');
+      chains[chain] = (chains[chain] || 0) + 1;
+    }
+    console.log(` callers of ${CALLERS}:`);
+    for (const [chain, n] of top(chains)) console.log(`  ${share(n)} ${chain}`);
   }
   console.log(' inclusive:');
   for (const [name, n] of top(total)) console.log(`  ${share(n)} ${name}`);
