@@ -47,10 +47,6 @@
 //!   idle until the model comes), the page parses a synthetic snapshot of a few kilobytes, builds its
 //!   model and draws it unseen (`rehearsal::warm_up_drawing`). At 185 MB, cold, A/B over 10 and 12
 //!   loads: first timeline medians 718 → 693 and 705 → 687 ms (the first frame's task 25 → 19 ms).
-//! - **Views ahead.** In the same idle stretch, a first file's views are built, hidden
-//!   (`Listener::read_whole`; the page's `Ui::views_ahead`), so that its opening only shows them: the
-//!   views' build had been 35–40 ms of the opening's task. At 185 MB, cold, A/B over 10 loads each:
-//!   from the file's opening to its first frame, median 58 → 44 ms.
 //! - **Spare worker.** A worker is started ahead of time with the module loaded, so a file never waits
 //!   for one to load.
 //! - **Heap growth.** Before building something of known size (the worker's snapshot, the page's

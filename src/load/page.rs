@@ -57,8 +57,6 @@ pub struct LoadProgress {
 pub trait Listener {
     /// A load began or moved on (whole percents only: one redraw each).
     fn progress(&self, progress: LoadProgress);
-    /// A file to open has been read whole (its parse is ending): the page may build its views for it.
-    fn read_whole(&self) {}
     /// File `index` of the store is open; `started` is when its load began (`now()`).
     fn opened(&self, index: usize, device: i64, started: f64);
     /// `name` could not be opened.
@@ -883,7 +881,6 @@ impl Load {
         self.handed_over.set(true);
         post(&self.worker, ToWorker::End);
         if matches!(self.purpose, Purpose::Open) {
-            self.sink.read_whole();
             super::rehearsal::warm_up_drawing();
         }
     }

@@ -186,8 +186,6 @@ pub struct Ui {
     pub steps_ui: steps_view::StepsUi,
     /// Bumped whenever a part of a model built in the background is in place (`load::build`).
     pub built: RwSignal<u32>,
-    /// The views are built, hidden, for a first file still loading (see [`Listener::read_whole`]).
-    pub views_ahead: RwSignal<bool>,
 }
 
 impl Ui {
@@ -226,7 +224,6 @@ impl Ui {
             pending: RwSignal::new(None),
             steps: RwSignal::new(0),
             steps_ui: steps_view::StepsUi::new(),
-            views_ahead: RwSignal::new(false),
         }
     }
 
@@ -257,7 +254,7 @@ impl Ui {
         match view {
             View::Steps if steps => View::Steps,
             View::Compare if runs => View::Compare,
-            _ if store_count(*self) > 0 || self.views_ahead.get() => view,
+            _ if store_count(*self) > 0 => view,
             _ if runs => View::Compare,
             _ => View::Steps,
         }
@@ -360,7 +357,6 @@ impl Ui {
             0 => {
                 self.pinned.set(None);
                 self.hovered.set(None);
-                self.views_ahead.set(false);
                 self.phase.set(Phase::Empty);
             }
             n => {
@@ -379,22 +375,6 @@ impl Listener for Ui {
         self.phase.set(Phase::Loading);
     }
 
-    fn read_whole(&self) {
-        // Built in a task of their own while the worker ends its parse and this thread would wait for
-        // the model: opening the file then only shows them (their build, on a page whose code is not
-        // optimised yet, was 35–40 ms of the opening's critical path at 185 MB).
-        if self.anything_open() || self.views_ahead.get_untracked() {
-            return;
-        }
-        let ui = *self;
-        leptos::task::spawn_local(async move {
-            load::next_task().await;
-            if ui.phase.get_untracked() == Phase::Loading && !ui.anything_open() {
-                ui.views_ahead.set(true);
-            }
-        });
-    }
-
     fn opened(&self, index: usize, device: i64, started: f64) {
         self.error.set(None);
         self.load_started.set(started);
@@ -410,7 +390,6 @@ impl Listener for Ui {
     }
 
     fn failed(&self, name: &str, reason: &str) {
-        self.views_ahead.set(false);
         self.error.set(Some(format!("{name}: {reason}")));
         self.phase.set(Phase::Error);
     }
@@ -512,17 +491,6 @@ fn App() -> impl IntoView {
             let _ = body.set_attribute("data-theme", if ui.dark.get() { "dark" } else { "light" });
         }
     });
-    // The view shown, and what builds it again: any file opened or closed, run compared or step
-    // records read. Views built ahead of a first file ([`Ui::views_ahead`]) count as that file's, so
-    // its opening only shows them.
-    let showing = Memo::new(move |_| {
-        let view = ui.shown_view();
-        let files = match ui.files.get() {
-            0 if ui.views_ahead.get() => 1,
-            n => n,
-        };
-        (view, files, ui.compared.get(), ui.steps.get())
-    });
     let on_drop = move |ev: web_sys::DragEvent| {
         ev.prevent_default();
         if let Some(transfer) = ev.data_transfer() {
@@ -543,9 +511,9 @@ fn App() -> impl IntoView {
             <Show when=move || !ui.anything_open() && ui.phase.get() != Phase::Loading>
                 <Welcome ui=ui />
             </Show>
-            <Show when=move || ui.anything_open() || ui.views_ahead.get()>
-                <main class="views" class:ahead=move || !ui.anything_open()>
-                    {move || shown(ui, showing.get().0)}
+            <Show when=move || ui.anything_open()>
+                <main class="views">
+                    {move || shown(ui, ui.shown_view())}
                 </main>
             </Show>
         </div>

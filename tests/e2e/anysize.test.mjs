@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { serve, browser, open, loadFile, shot, FIXTURES, ROOT, TIER2, HAVE_FIXTURES } from './harness.mjs';
 
 const REPRO = process.env.MEMOGRAPH_REPRO || path.join(ROOT, '..', 'shared', 'repro');
@@ -103,30 +102,6 @@ test('a torch.save archive and an HTML page are named in the error panel', async
   } else {
     t.diagnostic(`${pt} absent (tier 2)`);
   }
-  assert.deepEqual(errors, []);
-  await page.close();
-  fs.rmSync(dir, { recursive: true });
-});
-
-test('views built ahead of a first file go when it fails after being read, and show the next one', async () => {
-  // The page builds its views, hidden, once a first file has been read whole (while its parse ends):
-  // a file that fails then (a pickle cut before its STOP) leaves none behind; the next one opens in them.
-  const { page, errors } = await open(b, server.url);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-ahead-'));
-  const example = zlib.gunzipSync(fs.readFileSync(path.join(ROOT, 'assets', 'example.pickle.gz')));
-  const cut = path.join(dir, 'cut.pickle');
-  fs.writeFileSync(cut, example.subarray(0, example.length - 4096));
-  await loadFile(page, cut);
-  assert.equal(await state(page), 'error');
-  await page.waitForTimeout(300);
-  assert.equal(await page.locator('main.views').count(), 0);
-  const whole = path.join(dir, 'whole.pickle');
-  fs.writeFileSync(whole, example);
-  await loadFile(page, whole);
-  assert.equal(await state(page), 'ready');
-  await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawAt);
-  assert.equal(await page.locator('main.views.ahead').count(), 0);
-  assert.ok(await page.locator('[data-testid=timeline]').isVisible());
   assert.deepEqual(errors, []);
   await page.close();
   fs.rmSync(dir, { recursive: true });
