@@ -85,10 +85,16 @@ pub fn poll_to_end<T>(future: impl std::future::Future<Output = T>) -> (T, usize
 
 /// A protocol-4 pickle written by hand, opcode by opcode. `memoize` and `get` keep the memo's count, as
 /// `pickle.dump` writes a snapshot (each string memoised once, read again with a GET).
-#[derive(Default)]
 pub struct Pickle {
     bytes: Vec<u8>,
     memo: u32,
+}
+
+/// What [`Pickle::new`] begins: the protocol header, an empty memo.
+impl Default for Pickle {
+    fn default() -> Pickle {
+        Pickle::new()
+    }
 }
 
 impl Pickle {
