@@ -192,17 +192,17 @@ impl Arrivals {
 }
 
 /// Reads [`Arrivals`] from the start, copying out of its pieces: what has arrived (`std::io::Read`,
-/// buffered [`ModelInput::BUFFER`] at a time: the decoder reads many small fields), and waits for the rest
-/// (`codec::Arriving`).
+/// buffered [`ModelInput::BUFFER`] at a time: the decoder reads many small fields), and waits for
+/// the rest (`codec::Arriving`).
 pub struct ModelInput {
     buffered: std::io::BufReader<PieceReader>,
     arrivals: Rc<Arrivals>,
 }
 
 impl ModelInput {
-    /// Bytes buffered for the small fields. Smaller than the decoder's slice of a column (128–256 KiB), so
-    /// that a column's slice is copied out of the pieces straight into the decoder's buffer, not
-    /// through this one as well (a copy less of the whole trace; with a MiB here, a 185 MB file's
+    /// Bytes buffered for the small fields. Smaller than the decoder's slice of a column (128–256
+    /// KiB), so that a column's slice is copied out of the pieces straight into the decoder's buffer,
+    /// not through this one as well (a copy less of the whole trace; with a MiB here, a 185 MB file's
     /// decode took a median 64 ms of a cold load, 50 ms without, A/B over 10 loads each).
     const BUFFER: usize = 64 << 10;
 
