@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // An A/B of loads between builds, interleaved load by load: BUILDS (default dist,dist-b) are served
 // side by side and one browser window opens FILE in a new tab on each in turn (ABBA order, each tab
-// closed before the next, 1.5 s apart), N rounds. Per load it prints the first timeline (from the
+// closed before the next, each begun on a quiet machine), N rounds. Per load it prints the first timeline (from the
 // choice, on the page's clock), the load's timings and its long tasks (start from the choice + duration);
 // then each build's median, worst and mean. On this project's 2-core VM the machine's drift moves
 // medians by ±10 % within minutes: interleaving cancels it, where bench_web.mjs's `DIST=` (one run per
@@ -13,7 +13,7 @@
 // once (its cold load). A build named `DIR@cached` is served with the module cacheable (see
 // `serve`): after its first load, a returning visit's.
 import path from 'node:path';
-import { serve, browser, ROOT } from '../tests/e2e/harness.mjs';
+import { serve, browser, settle, ROOT } from '../tests/e2e/harness.mjs';
 
 const FILE = path.resolve(process.env.FILE || path.join(ROOT, 'bench-out', 'rounds_185mb.pickle'));
 const N = Number(process.env.N || 10);
@@ -32,7 +32,9 @@ let last;
 for (let round = 0; round < N; round++) {
   for (let k = 0; k < BUILDS.length; k++) {
     const i = round % 2 ? BUILDS.length - 1 - k : k;
-    if (last) { await last.close(); await new Promise(r => setTimeout(r, 1500)); }
+    if (last) await last.close();
+    // Each load on a quiet machine: the last tab is still being torn down.
+    await settle();
     const page = last = await ctx.newPage();
     await page.goto(servers[i].url);
     await page.waitForSelector('#app[data-state=empty]');

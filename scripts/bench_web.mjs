@@ -5,6 +5,8 @@
 //     `memograph summary --json` wall time in the same run; RUNS loads of each kind, interleaved with
 //     native runs, medians and worst reported; the ratio both against the median native run and
 //     load by load against the native run that follows it (`ratio_paired`: the machine's drift cancels);
+//     every load and every native run begins once the machine is quiet (`settle`: none shares the
+//     cores with what the last one left running);
 //   - cold (the file chosen the moment the page opens, as `?url=` does: nothing rehearsed yet) and warm
 //     (chosen after a pause, as a user would). Each load is a new tab of one browser window, as a
 //     link opens in a running browser: a new renderer process that fetches (never from a cache, the
@@ -33,7 +35,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, panAndZoom, built, twoFrames, openEveryView, FIXTURES, ROOT } from '../tests/e2e/harness.mjs';
+import { serve, browser, panAndZoom, built, twoFrames, openEveryView, settle, FIXTURES, ROOT } from '../tests/e2e/harness.mjs';
 
 const OUT = path.join(ROOT, 'bench-out');
 fs.mkdirSync(OUT, { recursive: true });
@@ -61,7 +63,11 @@ if (files.length === 0) {
 execFileSync('cargo', ['build', '--release', '-q', '-p', 'memograph'], { cwd: ROOT, stdio: 'inherit' });
 const cli = path.join(ROOT, 'target', 'release', 'memograph');
 
-function nativeSeconds(file) {
+/** The native `summary` of `file`, timed once the machine is quiet (see `settle`): taken right after a
+ *  load, it shared two cores with the page's own work after its first frame, and ran up to 3× its
+ *  quiet time (171–500 ms where a quiet run takes 160–170). */
+async function nativeSeconds(file) {
+  await settle();
   const t = process.hrtime.bigint();
   const r = spawnSync(cli, ['summary', '--json', file], { stdio: 'ignore' });
   if (r.status !== 0) throw new Error(`memograph failed on ${file}`);
@@ -144,6 +150,9 @@ async function loadOnce(file, warm) {
       requestAnimationFrame(() => requestAnimationFrame(() => { window.__ready = performance.now(); }));
     }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-first-draw-at'] });
   });
+  // Each load begins on a quiet machine too, as the native run does: the tab closed before it (and
+  // the one before that) are still being torn down.
+  await settle();
   await page.goto(server.url);
   await page.waitForSelector('#app[data-state=empty]');
   if (warm) await new Promise(r => setTimeout(r, 1500));
@@ -230,7 +239,7 @@ for (const file of files) {
     reads.push(await readAlone(file));
     for (const kind of ['cold', 'warm']) {
       const run = await loadOnce(file, kind === 'warm');
-      run.native = nativeSeconds(file);
+      run.native = await nativeSeconds(file);
       rows[kind].push(run);
       natives.push(run.native);
       if (last) await last.page.close();

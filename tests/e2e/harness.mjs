@@ -125,3 +125,35 @@ export async function openEveryView(page) {
     await twoFrames(page);
   }
 }
+
+/** The machine's busy and total CPU time so far (Linux's /proc/stat, in clock ticks); null elsewhere. */
+function cpuTicks() {
+  try {
+    const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const total = fields.reduce((a, b) => a + b, 0);
+    // idle and iowait are the 4th and 5th fields.
+    return { busy: total - fields[3] - (fields[4] || 0), total };
+  } catch {
+    return null;
+  }
+}
+
+/** Waits until the whole machine has been quiet (under `share` of its cores busy in every `stepMs`)
+ *  for `quietMs` without a break, or `maxMs` have passed; returns how long it waited. The benchmarks
+ *  call it before each timed run: on two cores a page that has just opened a file goes on working for
+ *  a second or two (its views' parts built in the background, then, after a second of quiet, its
+ *  worker ended and freed and a spare one started), and a run timed meanwhile (the native `summary`,
+ *  or the next load) shares the cores with that work. */
+export async function settle({ quietMs = 1500, stepMs = 250, share = 0.1, maxMs = 10000 } = {}) {
+  const started = Date.now();
+  let before = cpuTicks();
+  if (!before) return 0;
+  let quietSince = Date.now();
+  for (;;) {
+    await new Promise(r => setTimeout(r, stepMs));
+    const after = cpuTicks();
+    if ((after.busy - before.busy) > share * (after.total - before.total)) quietSince = Date.now();
+    before = after;
+    if (Date.now() - quietSince >= quietMs || Date.now() - started >= maxMs) return Date.now() - started;
+  }
+}
