@@ -198,7 +198,7 @@ pub fn warm_up() {
             });
             worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
             on_message.forget();
-            post(&worker, ToWorker::Rehearse);
+            rehearse_if_unused(worker.clone());
         }
         *spare = Some(Spare {
             worker,
@@ -210,6 +210,23 @@ pub fn warm_up() {
     if first {
         expect_file();
     }
+}
+
+/// How long a new page waits before its rehearsal (see the module's header), in case a file comes
+/// first. A file chosen as the page opens (as `?url=` does) used to find the worker making the
+/// rehearsal's synthetic pickle, and the browser then optimised that code (35–80 ms of compiles) on
+/// the two cores the file's parse needed. A person takes longer than this to pick a file.
+const REHEARSE_AFTER_MS: i32 = 300;
+
+/// Asks `worker` to rehearse [`REHEARSE_AFTER_MS`] from now if it is still the spare and no file is
+/// loading: a load that took it meanwhile optimises the code itself.
+fn rehearse_if_unused(worker: Worker) {
+    after(REHEARSE_AFTER_MS, move || {
+        let spare = SPARE.with(|s| s.borrow().as_ref().is_some_and(|s| s.worker == worker));
+        if spare && !loading() {
+            post(&worker, ToWorker::Rehearse);
+        }
+    });
 }
 
 /// The user reaches for a file (the open buttons, a drag over the page): the spare worker writes its
