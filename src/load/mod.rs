@@ -40,7 +40,10 @@
 //!   optimises functions, and a generic one instantiated otherwise is another function. Both parts run
 //!   in tasks of their own (the worker's pushes a piece per task) and stop once a file loads (one
 //!   chosen as the page opens): on two cores they slowed that file's parse by more than they saved
-//!   later, and a file's `Start` waited for the worker's rehearsal to finish.
+//!   later, and a file's `Start` waited for the worker's rehearsal to finish. Nor does one begin
+//!   before the page has been 300 ms without a file (`page::REHEARSE_AFTER_MS`): a file chosen as
+//!   the page opened found the worker making the rehearsal's pickle, and the browser optimising that
+//!   code on the cores its parse needed.
 //! - **Late warm-up.** A file chosen before the page rehearsed (as `?url=` does) has its first frame
 //!   drawn by code the page has never run, and the browser's first text on a canvas waits for its
 //!   fonts. So once such a file has been read whole (the worker finishing its parse, the page's thread
