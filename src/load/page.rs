@@ -985,14 +985,30 @@ impl Pieces {
 }
 
 /// Fills `buffer` from the byte stream, at least `least` bytes of it (each read brings what the browser
-/// has ready, often 64 KiB); returns a view of the bytes read, `None` at the stream's end (the buffer
-/// goes back to `spare`).
+/// has ready, often 64 KiB; the reads run in JavaScript where the page has [`fill_in_js`]); returns a
+/// view of the bytes read, `None` at the stream's end (the buffer goes back to `spare`).
 async fn fill(
     reader: &ReadableStreamByobReader,
     mut buffer: ArrayBuffer,
     least: u32,
     spare: &RefCell<Vec<ArrayBuffer>>,
 ) -> Result<Option<Uint8Array>, ()> {
+    if let Some(fill_js) = fill_in_js() {
+        let window = JsValue::from(js_sys::global());
+        let promise = fill_js
+            .call3(&window, reader, &buffer, &least.into())
+            .map_err(|_| ())?;
+        let view: Uint8Array = JsFuture::from(Promise::from(promise))
+            .await
+            .map_err(|_| ())?
+            .dyn_into()
+            .map_err(|_| ())?;
+        if view.length() == 0 {
+            spare.borrow_mut().push(view.buffer());
+            return Ok(None);
+        }
+        return Ok(Some(view));
+    }
     let capacity = buffer.byte_length();
     let mut filled = 0;
     while filled < least.min(capacity) {
@@ -1023,6 +1039,19 @@ async fn fill(
     Ok(Some(Uint8Array::new_with_byte_offset_and_length(
         &buffer, 0, filled,
     )))
+}
+
+/// index.html's `memographFill`, which does what [`fill`] does with the reads in JavaScript: a piece
+/// takes one future here, not one per read (about 64 a piece). `None` where the page has no such
+/// function (the module's browser tests).
+fn fill_in_js() -> Option<js_sys::Function> {
+    thread_local! {
+        static FILL: Option<js_sys::Function> =
+            Reflect::get(&js_sys::global(), &"memographFill".into())
+                .ok()
+                .and_then(|f| f.dyn_into().ok());
+    }
+    FILL.with(Clone::clone)
 }
 
 /// Why a blob is too big for a tab, if it is.
