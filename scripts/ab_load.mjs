@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // An A/B of loads between builds, interleaved load by load: BUILDS (default dist,dist-b) are served
 // side by side and one browser window opens FILE in a new tab on each in turn (ABBA order, each tab
-// closed before the next, each begun on a quiet machine), N rounds. Per load it prints the first timeline (from the
-// choice, on the page's clock), the load's timings and its long tasks (start from the choice + duration);
-// then each build's median, worst and mean. On this project's 2-core VM the machine's drift moves
-// medians by ±10 % within minutes: interleaving cancels it, where bench_web.mjs's `DIST=` (one run per
-// build) does not. A means of telling builds apart, not a benchmark: its numbers go in notes with N.
+// closed before the next, each load begun on a quiet machine), N rounds. Per load it prints the first
+// timeline (from the choice, on the page's clock), the load's timings and its long tasks (start from
+// the choice + duration); then each build's median, worst and mean. On this project's 2-core VM the
+// machine's drift moves medians by ±10 % within minutes: interleaving cancels it, where
+// bench_web.mjs's `DIST=` (one run per build) does not. A means of telling builds apart, not a
+// benchmark: its numbers go in notes with N.
 //
 //   FILE=bench-out/rounds_185mb.pickle N=12 node scripts/ab_load.mjs
 //

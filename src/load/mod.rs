@@ -63,10 +63,11 @@
 //! - **Streaming.** Reading (the page's thread, asynchronous) overlaps parsing (the worker); the bytes
 //!   in flight are bounded, and reading stops at a plain pickle's `STOP`. Pieces are read from the
 //!   file's byte stream into a few buffers that the worker hands back once it has copied them (where a
-//!   browser has no such reader: slices, each freed as soon as it is copied). A piece's reads run in
-//!   JavaScript (index.html's `memographFill`): the browser hands a file over in reads of 64 KiB,
-//!   2 300 for 177 MB, and a future awaited in wasm for each cost the page's thread more than the
-//!   read did (warm 177 MB load, A/B of 8 each: first timeline median 384 → 360 ms).
+//!   browser has no such reader, or the page no `memographFill`: slices, each freed as soon as it is
+//!   copied). A piece's reads run in JavaScript (index.html's `memographFill`): the browser hands a
+//!   file over in reads of 64 KiB, 2 300 for 177 MB, and a future awaited in wasm for each cost the
+//!   page's thread more than the read did (warm 177 MB load, A/B of 8 each: first timeline median
+//!   384 → 360 ms).
 //! - **Fresh memory is time.** The first write to each page of memory is a page fault (0.3 ms per MiB
 //!   on the benchmark's machine): a fresh buffer per piece cost the page's thread about 60 ms of a
 //!   177 MB load, and tables that double copy themselves into fresh memory (the engine sizes them from

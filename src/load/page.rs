@@ -905,8 +905,9 @@ impl Load {
 
 /// Where a load's pieces come from (see [`PIECE`]).
 enum Pieces {
-    /// The blob's byte stream, read into reused buffers; whether a piece was read yet.
-    Stream(ReadableStreamByobReader, bool),
+    /// The blob's byte stream, read into reused buffers by index.html's `memographFill` (see
+    /// [`fill`]); whether a piece was read yet.
+    Stream(ReadableStreamByobReader, js_sys::Function, bool),
     /// Slices of the blob, read whole: where the next starts, and the one asked for ahead.
     Slices {
         blob: Blob,
@@ -916,14 +917,21 @@ enum Pieces {
 }
 
 impl Pieces {
+    /// The byte stream where the browser has a reader for it and the page has `memographFill`
+    /// (both shipped pages do: `dist/` and `memograph html`'s); otherwise slices.
     fn of(blob: &Blob) -> Pieces {
-        match ReadableStreamByobReader::new(&blob.stream()) {
-            Ok(reader) => Pieces::Stream(reader, false),
-            Err(_) => Pieces::Slices {
-                blob: blob.clone(),
-                next: 0.0,
-                ahead: None,
-            },
+        let fill_js = Reflect::get(&js_sys::global(), &"memographFill".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+        if let Some(fill_js) = fill_js {
+            if let Ok(reader) = ReadableStreamByobReader::new(&blob.stream()) {
+                return Pieces::Stream(reader, fill_js, false);
+            }
+        }
+        Pieces::Slices {
+            blob: blob.clone(),
+            next: 0.0,
+            ahead: None,
         }
     }
 
@@ -940,7 +948,7 @@ impl Pieces {
         made: &Cell<u32>,
     ) -> Result<Option<Uint8Array>, ()> {
         match self {
-            Pieces::Stream(reader, started) => {
+            Pieces::Stream(reader, fill_js, started) => {
                 let buffer = spare.borrow_mut().pop();
                 let buffer = buffer.unwrap_or_else(|| {
                     made.set(made.get() + 1);
@@ -951,7 +959,7 @@ impl Pieces {
                 } else {
                     FIRST_PIECE
                 };
-                fill(reader, buffer, least, spare).await
+                fill(reader, fill_js, buffer, least, spare).await
             }
             Pieces::Slices { blob, next, ahead } => {
                 let size = blob.size();
@@ -978,80 +986,36 @@ impl Pieces {
 
     /// No more pieces are wanted: the browser may stop reading the file.
     fn stop(&self) {
-        if let Pieces::Stream(reader, _) = self {
+        if let Pieces::Stream(reader, ..) = self {
             let _ = reader.cancel();
         }
     }
 }
 
-/// Fills `buffer` from the byte stream, at least `least` bytes of it (each read brings what the browser
-/// has ready, often 64 KiB; the reads run in JavaScript where the page has [`fill_in_js`]); returns a
-/// view of the bytes read, `None` at the stream's end (the buffer goes back to `spare`).
+/// Fills `buffer` from the byte stream with index.html's `memographFill` (`fill_js`), at least `least`
+/// bytes of it: each read brings what the browser has ready, usually 64 KiB, and the reads of a piece
+/// run in JavaScript, where the page awaits one future a piece, not one a read. Returns a view of the
+/// bytes read, `None` at the stream's end (the buffer goes back to `spare`).
 async fn fill(
     reader: &ReadableStreamByobReader,
-    mut buffer: ArrayBuffer,
+    fill_js: &js_sys::Function,
+    buffer: ArrayBuffer,
     least: u32,
     spare: &RefCell<Vec<ArrayBuffer>>,
 ) -> Result<Option<Uint8Array>, ()> {
-    if let Some(fill_js) = fill_in_js() {
-        let window = JsValue::from(js_sys::global());
-        let promise = fill_js
-            .call3(&window, reader, &buffer, &least.into())
-            .map_err(|_| ())?;
-        let view: Uint8Array = JsFuture::from(Promise::from(promise))
-            .await
-            .map_err(|_| ())?
-            .dyn_into()
-            .map_err(|_| ())?;
-        if view.length() == 0 {
-            spare.borrow_mut().push(view.buffer());
-            return Ok(None);
-        }
-        return Ok(Some(view));
-    }
-    let capacity = buffer.byte_length();
-    let mut filled = 0;
-    while filled < least.min(capacity) {
-        let view = Uint8Array::new_with_byte_offset_and_length(&buffer, filled, capacity - filled);
-        let result = JsFuture::from(reader.read_with_array_buffer_view(&view))
-            .await
-            .map_err(|_| ())?;
-        // The read hands the buffer back transferred, as a view of what it filled (empty at the end).
-        let Ok(value) = Reflect::get(&result, &"value".into())
-            .map_err(|_| ())?
-            .dyn_into::<Uint8Array>()
-        else {
-            return Err(());
-        };
-        buffer = value.buffer();
-        filled += value.length();
-        if Reflect::get(&result, &"done".into())
-            .map_err(|_| ())?
-            .is_truthy()
-        {
-            break;
-        }
-    }
-    if filled == 0 {
-        spare.borrow_mut().push(buffer);
+    let promise = fill_js
+        .call3(&JsValue::UNDEFINED, reader, &buffer, &least.into())
+        .map_err(|_| ())?;
+    let view: Uint8Array = JsFuture::from(Promise::from(promise))
+        .await
+        .map_err(|_| ())?
+        .dyn_into()
+        .map_err(|_| ())?;
+    if view.length() == 0 {
+        spare.borrow_mut().push(view.buffer());
         return Ok(None);
     }
-    Ok(Some(Uint8Array::new_with_byte_offset_and_length(
-        &buffer, 0, filled,
-    )))
-}
-
-/// index.html's `memographFill`, which does what [`fill`] does with the reads in JavaScript: a piece
-/// takes one future here, not one per read (about 64 a piece). `None` where the page has no such
-/// function (the module's browser tests).
-fn fill_in_js() -> Option<js_sys::Function> {
-    thread_local! {
-        static FILL: Option<js_sys::Function> =
-            Reflect::get(&js_sys::global(), &"memographFill".into())
-                .ok()
-                .and_then(|f| f.dyn_into().ok());
-    }
-    FILL.with(Clone::clone)
+    Ok(Some(view))
 }
 
 /// Why a blob is too big for a tab, if it is.
