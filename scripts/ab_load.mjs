@@ -57,7 +57,7 @@ for (let round = 0; round < N; round++) {
     const [fromStart, frame] = await page.$eval('#app', e => [Number(e.dataset.firstDrawMs), Number(e.dataset.firstFrameMs)]);
     const long = await page.evaluate(() => window.__long.join(','));
     firsts[i].push(first);
-    console.log(`${BUILDS[i].padEnd(16)} ${String(Math.round(first)).padStart(5)} ms  worker_start ${t.worker_start} parse ${t.parse} (waited ${t.worker_waited}) encode ${t.encode} decode ${t.decode} lifetimes ${t.lifetimes} model ${t.model} opened ${t.opened_at} (+${Math.round(fromStart - t.opened_at)}, frame ${frame})  long tasks ${long || '-'}`);
+    console.log(`${BUILDS[i].padEnd(16)} ${String(Math.round(first)).padStart(5)} ms  worker_start ${t.worker_start} read ${t.read} parse ${t.parse} (waited ${t.worker_waited}) encode ${t.encode} decode ${t.decode} lifetimes ${t.lifetimes} model ${t.model} opened ${t.opened_at} (+${Math.round(fromStart - t.opened_at)}, frame ${frame})  long tasks ${long || '-'}`);
   }
 }
 const median = a => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
