@@ -33,8 +33,9 @@
 //!   columns with it (the figures are in `.cargo/config.toml`). index.html checks for it before the
 //!   module loads and says what a browser without it needs.
 //! - **Rehearsal.** While the user picks a file, the spare worker loads `synth`'s snapshot and the page
-//!   decodes it, builds its model and draws it on a hidden canvas (`rehearsal.rs`), so the real load
-//!   runs on optimised code (a cold load is markedly slower: `scripts/bench_web.mjs` measures both). The
+//!   decodes it, builds its model and draws it on a hidden canvas, twelve times over
+//!   (`rehearsal.rs`: one pass left the decoder on baseline code), so the real load runs on
+//!   optimised code (a cold load is markedly slower: `scripts/bench_web.mjs` measures both). The
 //!   compiled module is shared by the page and every worker, so one rehearsal serves them all. The
 //!   page's part calls the very functions a load calls (sliced, with the same pauser): the browser
 //!   optimises functions, and a generic one instantiated otherwise is another function. Both parts run
