@@ -128,8 +128,13 @@ test('closing files gives their memory back: ten opens and closes leave it where
     assert.equal(await state(page), 'empty');
     sizes.push(await memory());
   }
-  // Allow one growth step of the allocator past the first open and close, no more.
-  assert.ok(sizes[9] <= sizes[1] * 1.25, `wasm memory after each close: ${sizes.join(', ')}`);
+  // Allow one growth step of the allocator past the first open and close, no more: from then on the
+  // memory stays put. On this 3 MB file one step can be a quarter of the page's heap (the heap the
+  // decode asks for in one piece did not fit in what the last file left free, once in ~15 runs:
+  // 9.9 MB after three closes, 12.4 MB after the rest); a page that kept what it closed grows with
+  // every open.
+  const steps = sizes.slice(2).filter((s, k) => s > sizes[k + 1]).length;
+  assert.ok(steps <= 1 && sizes[9] <= sizes[1] * 1.5, `wasm memory after each close: ${sizes.join(', ')}`);
   assert.deepEqual(errors, []);
   await page.close();
 });
