@@ -3,7 +3,7 @@
 
 use memograph_snapshot::analysis::lifetimes::event_name;
 use memograph_snapshot::analysis::stacks::display_lines;
-use memograph_snapshot::format::{bytes, grouped, seconds_since};
+use memograph_snapshot::format::{bytes, count, grouped, seconds_since};
 use memograph_snapshot::Snapshot;
 
 use super::DeviceModel;
@@ -205,7 +205,10 @@ pub fn describe_block(
         .map(|b| b.history.as_slice())
         .unwrap_or(&[]);
     if !history.is_empty() {
-        text.push_str(&format!("\nhistory: {} records", history.len()));
+        text.push_str(&format!(
+            "\nhistory: {}",
+            count(history.len() as u64, "record", "records")
+        ));
         for r in history {
             let top = display_lines(snapshot, r.stack, false)
                 .into_iter()

@@ -13,7 +13,7 @@ use memograph_snapshot::analysis::compare::{
     common_folder, diff, grown_sites, peak_rows, peak_table, ranks, within, Digest, Presence,
 };
 use memograph_snapshot::analysis::fit::{parse_memory, sweeps, Limit};
-use memograph_snapshot::format::{at_entry, bytes, grouped, ratio, signed_bytes};
+use memograph_snapshot::format::{at_entry, bytes, count, grouped, ratio, signed_bytes};
 
 use super::{Phase, Ui, View};
 use crate::load::{self, store};
@@ -127,7 +127,10 @@ pub fn CompareView(ui: Ui) -> impl IntoView {
         } else {
             format!(" · in {folder}")
         };
-        format!("{runs} runs compared{folder}{reading}")
+        format!(
+            "{} compared{folder}{reading}",
+            count(runs as u64, "run", "runs")
+        )
     };
     view! {
         <div class="compare-view">

@@ -8,7 +8,7 @@
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use memograph_charts::{step_chart, Bars, PlotArea, StepChartOptions};
-use memograph_snapshot::format::{bytes, grouped, signed_bytes};
+use memograph_snapshot::format::{bytes, count, grouped, signed_bytes};
 use memograph_snapshot::steps::{steps_table, StepRun};
 
 use super::{Phase, Ui, View};
@@ -72,7 +72,7 @@ pub fn StepsView(ui: Ui) -> impl IntoView {
     view! {
         <div class="compare-view">
             <div class="view-toolbar">
-                <span class="peak" data-testid="steps-status">{move || format!("{} runs", runs.with(|r| r.len()))}</span>
+                <span class="peak" data-testid="steps-status">{move || count(runs.with(|r| r.len()) as u64, "run", "runs")}</span>
                 <label class="check" title="Peak reserved per step instead of peak allocated">
                     <input type="checkbox" data-testid="show-reserved" prop:checked=move || s.reserved.get()
                         on:change=move |ev| s.reserved.set(event_target_checked(&ev)) />

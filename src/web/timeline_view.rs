@@ -4,7 +4,7 @@
 
 use leptos::html::Canvas;
 use leptos::prelude::*;
-use memograph_snapshot::format::{at_entry, bytes, grouped};
+use memograph_snapshot::format::{at_entry, bytes, count, grouped};
 
 use super::stack_panel::StackPanel;
 use super::{Highlight, Ui};
@@ -569,8 +569,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                         <span class="muted" data-testid="detail-drawn">{move || {
                             let percent = (ui.detail.get() * 100.0).round();
                             match stats() {
-                                Some((drawn, total, _, true)) => format!("{percent} % · {} of {} allocations", grouped(drawn as u64), grouped(total as u64)),
-                                Some((_, total, _, false)) => format!("{percent} % · laying out {} allocations…", grouped(total as u64)),
+                                Some((drawn, total, _, true)) => format!("{percent} % · {} of {}", grouped(drawn as u64), count(total as u64, "allocation", "allocations")),
+                                Some((_, total, _, false)) => format!("{percent} % · laying out {}…", count(total as u64, "allocation", "allocations")),
                                 None => String::new(),
                             }
                         }}</span>
@@ -651,7 +651,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
 pub fn HighlightChip(ui: Ui) -> impl IntoView {
     view! {
         <span class="chip" data-testid="highlight" title="Highlighted on the timelines">
-            {move || ui.highlight.get().map(|h| format!("Highlighted: {} ({} allocations)", h.label, grouped(h.allocations.len() as u64))).unwrap_or_default()}
+            {move || ui.highlight.get().map(|h| format!("Highlighted: {} ({})", h.label, count(h.allocations.len() as u64, "allocation", "allocations"))).unwrap_or_default()}
             <button class="chip-close" title="Clear the highlight" on:click=move |_| {
                 ui.highlight.set(None);
                 ui.compare_path.set(None);

@@ -68,9 +68,14 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
+/// `1 run`, `2 runs`, `1 234 allocations`: a grouped count and its noun, singular for one.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", grouped(n), if n == 1 { one } else { many })
+}
+
 /// `1.5 KiB (1 536 bytes)`: the readable size and the exact count.
 pub fn bytes_exact(n: u64) -> String {
-    format!("{} ({} bytes)", bytes(n), grouped(n))
+    format!("{} ({})", bytes(n), count(n, "byte", "bytes"))
 }
 
 /// Where a trace entry stands, as every view and the CLI say it: `at entry 1 234`, or `before the first
@@ -93,6 +98,16 @@ pub fn seconds_since(times: &[i64], i: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_name_one_in_the_singular() {
+        assert_eq!(count(1, "run", "runs"), "1 run");
+        assert_eq!(count(0, "run", "runs"), "0 runs");
+        assert_eq!(
+            count(1_234, "allocation", "allocations"),
+            "1 234 allocations"
+        );
+    }
 
     #[test]
     fn entries_read_as_words_and_minus_one_as_before_the_first() {
