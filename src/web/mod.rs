@@ -960,7 +960,20 @@ fn Welcome(ui: Ui) -> impl IntoView {
     "torch.cuda.memory._record_memory_history(max_entries=100_000)\n"
     "# ... run the training steps you want to see ...\n"
     "torch.cuda.memory._dump_snapshot(\"snapshot.pickle\")"</pre>
-            <p class="muted">"Plain or gzip-compressed pickles, protocols 0 to 5. Link one with "<code>"?url=https://…/snapshot.pickle"</code>"."</p>
+            <p class="muted">"Plain or gzip-compressed pickles (protocols 0 to 5), or the same snapshot saved as JSON. "
+                "Link one with "<code>"?url=https://…/snapshot.pickle"</code>"."</p>
+            <p>"Or record one without changing your program (a snapshot at exit, and at any CUDA out-of-memory):"</p>
+            <pre class="code">"memograph-capture -- python train.py"</pre>
+            <h2>"Compare runs"</h2>
+            <p>
+                "Open several snapshots at once, or a whole folder (a sweep, or a job's "<code>"rank*_…pickle"</code>
+                " files): their peaks side by side with the config their names tell, what grew and where, "
+                "which rank is out of line, and which runs fit a GPU of the size you type. Per-step records open "
+                "too (memograph-capture's "<code>"rank*_steps.jsonl"</code>", torchtitan and Megatron-LM logs, CSV): "
+                "memory step by step, beside the snapshots of the same run."
+            </p>
+            <p class="muted">"The "<code>"memograph"</code>" command reads the same files on your machine: "
+                <code>"memograph summary"</code>", "<code>"report"</code>", "<code>"compare"</code>", "<code>"diff"</code>"."</p>
         </section>
     }
 }

@@ -257,7 +257,11 @@ test('a corrupt file shows the engine error and the page keeps working', TIER2, 
 test('the example button and ?url= load snapshots; nothing else goes over the network', async () => {
   const { page, errors, requests } = await open(b, server.url);
   await shot(page, 'empty');
-  assert.match(await page.textContent('.welcome'), /_record_memory_history/);
+  const welcome = await page.textContent('.welcome');
+  assert.match(welcome, /_record_memory_history/);
+  // What else the page does is said before a file is opened: the launcher, comparing, step records.
+  assert.match(welcome, /memograph-capture -- python train\.py/);
+  assert.match(welcome, /Compare runs.*rank\*_steps\.jsonl/s);
   await page.click('text=Open example');
   await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
   assert.ok((await peakText(page)).includes('54802667524'));
