@@ -145,11 +145,11 @@ pub fn describe_block(
     block: Option<&BlockBox>,
 ) -> String {
     let mut seg = format!(
-        "segment {:x}: {} ({} bytes), {} blocks",
+        "segment {:x}: {} ({}), {}",
         row.address,
         bytes(row.size),
-        grouped(row.size),
-        row.blocks.len()
+        count(row.size, "byte", "bytes"),
+        count(row.blocks.len() as u64, "block", "blocks")
     );
     // What the snapshot says of the segment at this address (when it is still there at the end).
     if let Some(s) = snapshot

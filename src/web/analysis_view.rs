@@ -12,7 +12,7 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use memograph_charts::{Bars, Theme};
 use memograph_snapshot::analysis::report::{Component, DeviceReport};
-use memograph_snapshot::format::{at_entry, bytes, grouped};
+use memograph_snapshot::format::{at_entry, bytes, count, grouped};
 use memograph_snapshot::Snapshot;
 use plotters::coord::Shift;
 use plotters::prelude::{DrawingArea, DrawingBackend};
@@ -76,10 +76,10 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
                 format!("Live after entry {}", grouped(r.event as u64))
             };
             format!(
-                "{at}: {} ({} bytes) in {} allocations",
+                "{at}: {} ({}) in {}",
                 bytes(r.live_bytes),
-                grouped(r.live_bytes),
-                grouped(r.live_allocations as u64)
+                count(r.live_bytes, "byte", "bytes"),
+                count(r.live_allocations as u64, "allocation", "allocations")
             )
         })
         .unwrap_or_else(|| "Building the analyses…".to_string())

@@ -37,9 +37,9 @@ pub fn SettingsView(ui: Ui) -> impl IntoView {
                 (
                     format!("cuda:{d}"),
                     format!(
-                        "{} trace entries{span}, {} segments at the snapshot",
-                        format::grouped(n as u64),
-                        format::grouped(s.segments_of(d).count() as u64)
+                        "{}{span}, {} at the snapshot",
+                        format::count(n as u64, "trace entry", "trace entries"),
+                        format::count(s.segments_of(d).count() as u64, "segment", "segments")
                     ),
                 )
             }));

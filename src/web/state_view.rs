@@ -3,7 +3,7 @@
 
 use leptos::html::{Canvas, Div};
 use leptos::prelude::*;
-use memograph_snapshot::format::{bytes, grouped};
+use memograph_snapshot::format::{bytes, count, grouped};
 
 use super::Ui;
 use crate::load::build::{self, Part};
@@ -201,9 +201,9 @@ pub fn StateView(ui: Ui) -> impl IntoView {
             .flat_map(|r| &r.blocks)
             .fold(0u64, |t, b| t.saturating_add(b.size));
         format!(
-            "after entry {}: {} segments, {} reserved, {} in blocks, {} free",
+            "after entry {}: {}, {} reserved, {} in blocks, {} free",
             ui.selected_event.get(),
-            rows.rows.len(),
+            count(rows.rows.len() as u64, "segment", "segments"),
             bytes(reserved),
             bytes(used),
             bytes(reserved.saturating_sub(used))

@@ -13,7 +13,7 @@ use memograph_snapshot::analysis::compare::{common_folder, within, Digest};
 use memograph_snapshot::analysis::efficiency::Bucket;
 use memograph_snapshot::analysis::report::{CategorySeries, Component, DeviceReport};
 use memograph_snapshot::analysis::stats::SegmentStats;
-use memograph_snapshot::format::{at_entry, bytes};
+use memograph_snapshot::format::{at_entry, bytes, count};
 use memograph_snapshot::steps::{StepRecord, StepRun};
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::coord::ranged1d::SegmentedCoord;
@@ -916,10 +916,10 @@ where
             footnote(
                 root,
                 &format!(
-                    "These hold {} of the {} live at the peak ({} allocations). Colours are categories; labels the code that allocated.",
+                    "These hold {} of the {} live at the peak ({}). Colours are categories; labels the code that allocated.",
                     bytes(held),
                     bytes(r.live_bytes),
-                    r.live_allocations
+                    count(r.live_allocations as u64, "allocation", "allocations")
                 ),
                 theme,
             )
@@ -940,8 +940,8 @@ where
             size_histogram(
                 &top,
                 &format!(
-                    "{} allocations live at the peak, by size",
-                    r.live_allocations
+                    "{} live at the peak, by size",
+                    count(r.live_allocations as u64, "allocation", "allocations")
                 ),
                 &r.live_sizes,
                 ALLOCATED,

@@ -14,7 +14,7 @@ use memograph_snapshot::analysis::compare::{digests, Digest};
 use memograph_snapshot::analysis::fit::{fit, Fit, Limit, Verdict};
 use memograph_snapshot::analysis::live_set::Node;
 use memograph_snapshot::analysis::report::{device_report, Component, DeviceReport, ReportOptions};
-use memograph_snapshot::format::{self, bytes, bytes_exact, grouped, signed_bytes};
+use memograph_snapshot::format::{self, bytes, bytes_exact, count, grouped, signed_bytes};
 use memograph_snapshot::{Action, Snapshot};
 
 use crate::{charts, load, Failure};
@@ -412,19 +412,19 @@ fn device_text(o: &mut String, r: &DeviceReport) {
     let _ = writeln!(o, "\n======== cuda:{} ========", r.device);
     let _ = writeln!(
         o,
-        "Peak allocated: {} {}; {} allocations over the trace, {} live at the peak.",
+        "Peak allocated: {} {}; {} over the trace, {} live at the peak.",
         bytes_exact(r.peak.bytes),
         at_entry(r),
-        grouped(r.summary.allocations as u64),
+        count(r.summary.allocations as u64, "allocation", "allocations"),
         grouped(r.live_allocations as u64)
     );
     let _ = writeln!(
         o,
-        "Reserved: {} at the peak, {} at most; at the snapshot {} in {} segments.",
+        "Reserved: {} at the peak, {} at most; at the snapshot {} in {}.",
         bytes(e.reserved_at_peak),
         bytes(e.max_reserved),
         bytes(r.summary.reserved_bytes),
-        r.summary.segments
+        count(r.summary.segments as u64, "segment", "segments")
     );
 
     let _ = writeln!(o, "\n-- Allocator efficiency --");
@@ -587,10 +587,10 @@ fn readme(report: &FileReport) -> String {
     let _ = writeln!(o, "## Findings (cuda:{})\n", r.device);
     let _ = writeln!(
         o,
-        "- **Peak: {}** {}, with {} allocations live; {} reserved then.",
+        "- **Peak: {}** {}, with {} live; {} reserved then.",
         bytes(r.peak.bytes),
         at_entry(r),
-        grouped(r.live_allocations as u64),
+        count(r.live_allocations as u64, "allocation", "allocations"),
         bytes(r.efficiency.reserved_at_peak)
     );
     let mut components: Vec<_> = r.components.iter().filter(|c| c.bytes > 0).collect();

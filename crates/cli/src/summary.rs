@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
 use memograph_snapshot::analysis::oom::oom_marks;
 use memograph_snapshot::analysis::summary::{summarize, DeviceSummary};
-use memograph_snapshot::format::{bytes_exact, grouped};
+use memograph_snapshot::format::{bytes_exact, count, grouped};
 use memograph_snapshot::{Action, Snapshot};
 
 use crate::{load, Failure, Options};
@@ -89,9 +89,9 @@ pub fn table(path: &str, snapshot: &Snapshot, devices: &[DeviceSummary]) -> Stri
         );
         let _ = writeln!(
             out,
-            "    reserved         {}  in {} segments",
+            "    reserved         {}  in {}",
             bytes_exact(d.reserved_bytes),
-            d.segments
+            count(d.segments as u64, "segment", "segments")
         );
         let _ = writeln!(out, "    active           {}", bytes_exact(d.active_bytes));
         let _ = writeln!(

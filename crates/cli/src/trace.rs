@@ -4,7 +4,7 @@ use std::io::{BufWriter, Write};
 
 use memograph_snapshot::analysis::lifetimes::{event_name, event_versions};
 use memograph_snapshot::analysis::stats::segment_stats;
-use memograph_snapshot::format::{bytes, grouped};
+use memograph_snapshot::format::{bytes, count, grouped};
 use memograph_snapshot::Snapshot;
 
 use crate::{load, Failure, Options};
@@ -91,8 +91,9 @@ pub fn run_stats(o: &Options) -> Result<(), Failure> {
         return Ok(());
     }
     println!(
-        "{path}  device {device}: {} segments, {} blocks",
-        totals.segments, totals.blocks
+        "{path}  device {device}: {}, {}",
+        count(totals.segments as u64, "segment", "segments"),
+        count(totals.blocks as u64, "block", "blocks")
     );
     println!(
         "{:<16} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",

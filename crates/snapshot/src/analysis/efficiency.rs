@@ -222,8 +222,8 @@ pub async fn recommendations_sliced<P: crate::batch::Pause>(
             kind: "possible_leak",
             message: "Allocations made in a repeated phase are still live at the end: something may keep references across iterations (losses, outputs, caches).".into(),
             evidence: format!(
-                "{} allocations ({}) still live whose code path also made at least 3 allocations that were freed",
-                suspects.len(),
+                "{} ({}) still live whose code path also made at least 3 allocations that were freed",
+                crate::format::count(suspects.len() as u64, "allocation", "allocations"),
                 gib(suspects.iter().map(|a| a.size).sum())
             ),
         });
