@@ -67,7 +67,7 @@ test('clicking a call path, a bar or a category highlights its allocations on th
   await page.locator('[data-testid=top-consumers-chart]').scrollIntoViewIfNeeded();
   const top = await page.locator('[data-testid=top-consumers-chart]').boundingBox();
   await page.mouse.click(top.x + top.width * 0.6, top.y + 22);
-  assert.match(await chip.textContent(), /Highlighted: b[0-9a-f]+_\d+ 100\.0 MiB \(1 allocations\)/);
+  assert.match(await chip.textContent(), /Highlighted: b[0-9a-f]+_\d+ 100\.0 MiB \(1 allocation\)/);
   await page.waitForTimeout(200);
   await shot(page, 'analysis-highlight');
   await page.selectOption('[data-testid=view-select]', 'timeline');
