@@ -12,7 +12,9 @@
 //
 // KIND=warm chooses the file 1.5 s after the page is empty (bench_web.mjs's warm load) instead of at
 // once (its cold load). A build named `DIR@cached` is served with the module cacheable (see
-// `serve`): after its first load, a returning visit's.
+// `serve`): after its first load, the module comes from the HTTP cache. Not its compiled code: this
+// headless Chromium wrote no WebAssembly code cache, in these contexts or in a persistent profile,
+// even with the module compiled eagerly and V8's caching thresholds lowered (`--js-flags`).
 import path from 'node:path';
 import { serve, browser, settle, ROOT } from '../tests/e2e/harness.mjs';
 

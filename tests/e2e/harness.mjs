@@ -22,7 +22,8 @@ const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'applic
 
 /** Serves `dir` under `prefix` (a sub-path, like a GitHub Pages project page) on 127.0.0.1. With
  *  `cached`, the module, its glue and styles may be cached (a day), as a static host serves them: a
- *  returning visit then gets the browser's cache of the module's optimised code. */
+ *  returning visit fetches them from the HTTP cache (headless Chromium keeps no compiled-code cache
+ *  of the module here: see scripts/ab_load.mjs). */
 export async function serve(dir = DIST, prefix = '/memograph/', { cached = false } = {}) {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
