@@ -491,6 +491,25 @@ fn App() -> impl IntoView {
             let _ = body.set_attribute("data-theme", if ui.dark.get() { "dark" } else { "light" });
         }
     });
+    // The tab names what it shows, so that tabs of several runs stay apart; index.html's title while
+    // nothing is open.
+    let document = web_sys::window().and_then(|w| w.document());
+    let first_title = document.as_ref().map(|d| d.title()).unwrap_or_default();
+    Effect::new(move |_| {
+        let title = match ui.anything_open().then(|| ui.shown_view()) {
+            None => first_title.clone(),
+            Some(View::Compare) => format!("Compare runs ({}) — Memograph", ui.run_count()),
+            Some(View::Steps) => "Steps — Memograph".to_string(),
+            Some(_) => {
+                ui.files.get();
+                let name = store::list().into_iter().nth(ui.file.get()).map(|f| f.0);
+                name.map_or_else(|| first_title.clone(), |n| format!("{n} — Memograph"))
+            }
+        };
+        if let Some(d) = &document {
+            d.set_title(&title);
+        }
+    });
     let on_drop = move |ev: web_sys::DragEvent| {
         ev.prevent_default();
         if let Some(transfer) = ev.data_transfer() {

@@ -262,9 +262,13 @@ test('the example button and ?url= load snapshots; nothing else goes over the ne
   // What else the page does is said before a file is opened: the launcher, comparing, step records.
   assert.match(welcome, /memograph-capture -- python train\.py/);
   assert.match(welcome, /Compare runs.*rank\*_steps\.jsonl/s);
+  assert.match(await page.title(), /^Memograph — /);
   await page.click('text=Open example');
   await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
   assert.ok((await peakText(page)).includes('54802667524'));
+  // The tab names the open file, so that tabs of several runs stay apart.
+  const name = (await page.$eval('[data-testid=file-select]', s => s.selectedOptions[0].textContent)).replace(/ \(.*\)$/, '');
+  assert.equal(await page.title(), `${name} — Memograph`);
   const other = requests.filter(u => !u.startsWith(server.url) && !u.startsWith('data:') && !u.startsWith('blob:'));
   assert.deepEqual(other, []);
   const viaUrl = await open(b, `${server.url}?url=${encodeURIComponent(server.url + 'example.pickle.gz')}`);

@@ -171,6 +171,7 @@ test('a rank set: the strip names the rank out of line and the imbalance', TIER2
   // The folder all eight share is named once, in the toolbar; the rows show the files in it.
   const folder = `${path.basename(ranks)}/`;
   assert.match(await page.textContent('[data-testid=compare-status]'), new RegExp(`^8 runs compared · in ${folder}$`));
+  assert.equal(await page.title(), 'Compare runs (8) — Memograph');
   const shown = await page.$$eval('tr[data-file] td:nth-child(3)', cells => cells.map(c => c.textContent));
   assert.deepEqual(shown, files.map(f => path.basename(f)));
   await page.locator('[data-testid=rank-strip]').scrollIntoViewIfNeeded();
