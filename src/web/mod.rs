@@ -510,20 +510,41 @@ fn App() -> impl IntoView {
             d.set_title(&title);
         }
     });
+    // Files dragged over the page: how many of its elements the drag is in (each child's enter comes
+    // before its parent's leave), so that the drop hint shows until the drag leaves the page.
+    let dragged_in = RwSignal::new(0i32);
     let on_drop = move |ev: web_sys::DragEvent| {
         ev.prevent_default();
+        dragged_in.set(0);
         if let Some(transfer) = ev.data_transfer() {
             open_dropped(ui, transfer);
+        }
+    };
+    let on_enter = move |ev: web_sys::DragEvent| {
+        if carries_files(&ev) {
+            load::expect_file();
+            dragged_in.update(|n| *n += 1);
+        }
+    };
+    let on_leave = move |ev: web_sys::DragEvent| {
+        if carries_files(&ev) {
+            dragged_in.update(|n| *n = (*n - 1).max(0));
         }
     };
     view! {
         <div
             id="app"
             data-state=move || ui.phase.get().name()
-            on:dragenter=|_| load::expect_file()
+            on:dragenter=on_enter
+            on:dragleave=on_leave
             on:dragover=|ev: web_sys::DragEvent| ev.prevent_default()
             on:drop=on_drop
         >
+            <Show when=move || dragged_in.get() != 0>
+                <div class="drop-hint" data-testid="drop-hint">
+                    <span>"Drop snapshots, step records or a folder to open them · nothing is uploaded"</span>
+                </div>
+            </Show>
             <Header ui=ui />
             <Loading ui=ui />
             <ErrorPanel ui=ui />
@@ -764,6 +785,15 @@ fn open_dropped(ui: Ui, transfer: web_sys::DataTransfer) {
             .collect();
         open_list(ui, files, folder);
     });
+}
+
+/// Whether a drag brings files (not text or a link dragged within the page).
+fn carries_files(ev: &web_sys::DragEvent) -> bool {
+    ev.data_transfer().is_some_and(|t| {
+        t.types()
+            .iter()
+            .any(|k| k.as_string().as_deref() == Some("Files"))
+    })
 }
 
 #[component]

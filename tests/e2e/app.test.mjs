@@ -279,6 +279,35 @@ test('the example button and ?url= load snapshots; nothing else goes over the ne
   await viaUrl.page.close();
 });
 
+test('files dragged over the page show where to drop them until the drag leaves or drops', async () => {
+  const { page, errors } = await open(b, server.url);
+  const drag = (selector, type, files = true) => page.evaluate(([selector, type, files]) => {
+    const transfer = new DataTransfer();
+    if (files) transfer.items.add(new File(['x'], 'run.pickle'));
+    else transfer.setData('text/plain', 'some text');
+    document.querySelector(selector).dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: transfer }));
+  }, [selector, type, files]);
+  const hint = () => page.$eval('[data-testid=drop-hint]', e => e.textContent).catch(() => null);
+  // Text dragged within the page is no file: no hint.
+  await drag('.welcome', 'dragenter', false);
+  assert.equal(await hint(), null);
+  // Into the page, then into one of its elements: the page's leave comes after the child's enter.
+  await drag('.welcome', 'dragenter');
+  assert.match(await hint(), /Drop snapshots, step records or a folder.*nothing is uploaded/);
+  await drag('.welcome h1', 'dragenter');
+  await drag('.welcome', 'dragleave');
+  assert.notEqual(await hint(), null);
+  await shot(page, 'drop-hint');
+  await drag('.welcome h1', 'dragleave');
+  assert.equal(await hint(), null);
+  // A drop ends it too, whatever it brought.
+  await drag('.welcome', 'dragenter');
+  await drag('.welcome', 'drop');
+  assert.equal(await hint(), null);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('while no file is chosen the page rehearses a load unseen: nothing opens and nothing is fetched', async () => {
   const page = await b.newPage({ viewport: { width: 1400, height: 860 } });
   const errors = [], requests = [];
