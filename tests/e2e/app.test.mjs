@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, open, loadFile, shot, FIXTURES, ROOT, TIER2, HAVE_FIXTURES } from './harness.mjs';
+import { serve, browser, open, loadFile, shot, DIST, FIXTURES, ROOT, TIER2, HAVE_FIXTURES } from './harness.mjs';
 
 let server, b;
 before(async () => { server = await serve(); b = await browser(); });
@@ -277,6 +277,24 @@ test('the example button and ?url= load snapshots; nothing else goes over the ne
   assert.deepEqual([...errors, ...viaUrl.errors], []);
   await page.close();
   await viaUrl.page.close();
+});
+
+test('a file can be opened from the keyboard: Tab reaches "Open snapshot…", Enter opens the picker', async () => {
+  const { page, errors } = await open(b, server.url);
+  await page.keyboard.press('Tab');
+  assert.deepEqual(await page.evaluate(() => [document.activeElement.type, document.activeElement.closest('label')?.textContent.trim()]),
+    ['file', 'Open snapshot…']);
+  // The button shows the focus its hidden input has.
+  assert.notEqual(await page.$eval('label.button.primary', e => getComputedStyle(e).outlineStyle), 'none');
+  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.keyboard.press('Enter')]);
+  await chooser.setFiles(path.join(DIST, 'example.pickle.gz'));
+  await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
+  // Tab goes on to "Open folder…".
+  await page.evaluate(() => document.querySelector('label.button.primary input').focus());
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), 'open-folder');
+  assert.deepEqual(errors, []);
+  await page.close();
 });
 
 test('files dragged over the page show where to drop them until the drag leaves or drops', async () => {
