@@ -542,7 +542,7 @@ fn LiveSetTree(ui: Ui) -> impl IntoView {
                     }
                 });
                 let (label, title) = (frame.clone(), frame.clone());
-                let pick = move |_| {
+                let pick = move || {
                     let h = with_model_untracked(ui, |_, r, _| {
                         let tree = &r.live_set;
                         let node = tree.at(&path)?;
@@ -558,7 +558,12 @@ fn LiveSetTree(ui: Ui) -> impl IntoView {
                         <span class="tree-bar"><span style=format!("width:{share:.1}%")></span></span>
                         <span class="tree-bytes">{bytes(b)}</span>
                         <span class="tree-share muted">{format!("{share:.1} % · {}", grouped(count))}</span>
-                        <span class="tree-frame" title=title on:click=pick>{frame}</span>
+                        <span class="tree-frame" title=title tabindex="0"
+                            on:click={
+                                let pick = pick.clone();
+                                move |_| pick()
+                            }
+                            on:keydown=move |ev| if super::activates(&ev) { pick() }>{frame}</span>
                     </div>
                 }
             }).collect_view()}

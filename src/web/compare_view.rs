@@ -252,8 +252,12 @@ fn PeakTable(
                     <tr data-file=d.file.clone() data-device=d.device.to_string()
                         data-peak=d.timeline_peak_bytes.to_string()
                         class:excluded=!is_in class:baseline=is_base class:picked=is_b class:oom=d.oom()
-                        title=title
-                        on:click=move |_| if is_in && !is_base { ui.compare.diff_b.set(Some(k3.clone())) }>
+                        title=title tabindex=if is_in && !is_base { "0" } else { "-1" }
+                        on:click={
+                            let k3 = k3.clone();
+                            move |_| if is_in && !is_base { ui.compare.diff_b.set(Some(k3.clone())) }
+                        }
+                        on:keydown=move |ev| if is_in && !is_base && super::activates(&ev) { ui.compare.diff_b.set(Some(k3.clone())) }>
                         <td on:click=|ev| ev.stop_propagation()>
                             <input type="checkbox" prop:checked=is_in title="Take part in the comparison"
                                 on:change=move |_| ui.compare.toggled.update(|t| {
@@ -390,16 +394,28 @@ pub fn sort_headers(
                 _ => "",
             };
             view! {
-                <th class:num=numeric title=column_title(h) on:click=move |_| {
-                    sort.update(|s| *s = match *s {
-                        Some((c, true)) if c == k => Some((k, false)),
-                        Some((c, false)) if c == k => None,
-                        _ => Some((k, true)),
-                    });
-                }>{format!("{h}{arrow}")}</th>
+                <th class:num=numeric title=column_title(h) tabindex="0"
+                    aria-sort=match now {
+                        Some((c, true)) if c == k => "descending",
+                        Some((c, false)) if c == k => "ascending",
+                        _ => "none",
+                    }
+                    on:click=move |_| next_sort(sort, k)
+                    on:keydown=move |ev| if super::activates(&ev) { next_sort(sort, k) }>{format!("{h}{arrow}")}</th>
             }
         })
         .collect_view()
+}
+
+/// A click on column `k`'s heading: sorts by it, largest first, then smallest first, then as read.
+fn next_sort(sort: RwSignal<Option<(usize, bool)>>, k: usize) {
+    sort.update(|s| {
+        *s = match *s {
+            Some((c, true)) if c == k => Some((k, false)),
+            Some((c, false)) if c == k => None,
+            _ => Some((k, true)),
+        }
+    });
 }
 
 /// A column header's tooltip: how to sort, and what the peak counts where it may surprise.
@@ -434,6 +450,15 @@ fn open_run(ui: Ui, key: &RowKey) {
             }
         }
     }
+}
+
+/// Opens or closes the diff tree's row at `path`.
+fn toggle(ui: Ui, path: &[usize]) {
+    ui.compare.tree_toggled.update(|t| {
+        if !t.remove(path) {
+            t.insert(path.to_vec());
+        }
+    });
 }
 
 /// The entry a digest's live set was taken at (its peak unless it was made at a picked entry).
@@ -928,12 +953,12 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
                 let twisty = if r.leaf { "  " } else if r.open { "▾ " } else { "▸ " };
                 view! {
                     <div class="diff-row" class:new={r.presence == Presence::New} class:vanished={r.presence == Presence::Vanished}
-                        title=r.frame.clone()
-                        on:click=move |_| ui.compare.tree_toggled.update(|t| {
-                            if !t.remove(&path) {
-                                t.insert(path.clone());
-                            }
-                        })>
+                        title=r.frame.clone() tabindex=if r.leaf { "-1" } else { "0" }
+                        on:click={
+                            let path = path.clone();
+                            move |_| toggle(ui, &path)
+                        }
+                        on:keydown=move |ev| if super::activates(&ev) { toggle(ui, &path) }>
                         <span class="num">{bytes(r.a_bytes)}</span>
                         <span class="num">{bytes(r.b_bytes)}</span>
                         <span class="num" class:grew={r.delta_bytes > 0} class:shrank={r.delta_bytes < 0}>{signed_bytes(r.delta_bytes)}</span>

@@ -787,6 +787,18 @@ fn open_dropped(ui: Ui, transfer: web_sys::DataTransfer) {
     });
 }
 
+/// Whether `ev` is Enter or Space on the element that listens (not on a checkbox or button inside
+/// it): what a click on a table row, a column heading or a call path does, the keyboard does too.
+pub fn activates(ev: &web_sys::KeyboardEvent) -> bool {
+    let on_itself = ev.target().is_some() && ev.target() == ev.current_target();
+    let key = ev.key();
+    let yes = on_itself && (key == "Enter" || key == " ");
+    if yes {
+        ev.prevent_default();
+    }
+    yes
+}
+
 /// Whether a drag brings files (not text or a link dragged within the page).
 fn carries_files(ev: &web_sys::DragEvent) -> bool {
     ev.data_transfer().is_some_and(|t| {

@@ -58,6 +58,11 @@ test('clicking a call path, a bar or a category highlights its allocations on th
   const frame = page.locator('[data-testid=live-set-tree] .tree-frame', { hasText: 'optimizers.py' }).first();
   await frame.click();
   assert.match(await chip.textContent(), /Highlighted: optimizers\.py:\d+:step \(\d+ allocations\)/);
+  // The keyboard does what the click does: Enter on another call path.
+  const other = page.locator('[data-testid=live-set-tree] .tree-frame', { hasText: 'benchmark.py' }).first();
+  await other.focus();
+  await page.keyboard.press('Enter');
+  assert.match(await chip.textContent(), /Highlighted: benchmark\.py:\d+:\S+ \(\d+ allocations\)/);
   // A component bar (columns: parameters, gradients, optimizer state, activations, other).
   await page.locator('[data-testid=components-chart]').scrollIntoViewIfNeeded();
   const comp = await page.locator('[data-testid=components-chart]').boundingBox();

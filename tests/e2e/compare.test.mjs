@@ -100,6 +100,24 @@ test('three fixtures: the peak table holds the reference peaks and config, copie
   assert.ok(lines[1].startsWith('|---|---|'), lines[1]);
   assert.ok(lines.slice(2).every(l => l.startsWith('| ')), markdown);
 
+  // The keyboard does what clicks do. A heading: Enter sorts largest first, then smallest first.
+  const heading = page.locator('[data-testid=compare-table] th', { hasText: 'peak allocated' }).first();
+  const peaks = () => page.$$eval('[data-testid=compare-table] tbody tr', rows => rows.map(r => Number(r.dataset.peak)));
+  await heading.focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await heading.getAttribute('aria-sort'), 'descending');
+  const down = await peaks();
+  assert.deepEqual(down, [...down].sort((x, y) => y - x));
+  await page.keyboard.press('Enter');
+  assert.equal(await heading.getAttribute('aria-sort'), 'ascending');
+  assert.deepEqual(await peaks(), [...down].reverse());
+  await page.keyboard.press('Enter');
+  assert.equal(await heading.getAttribute('aria-sort'), 'none');
+  // A row: Enter diffs it against the baseline (B), as a click does.
+  await page.locator('tr[data-file="kk_memory_ctx128_fullstep.pickle"]').focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => /fullstep/.test(document.querySelector('[data-testid=diff-b]').selectedOptions[0]?.textContent));
+
   // The overlaid chart: each run in its colour.
   const counts = await colourCounts(page, '[data-testid=compare-chart]', ['#1f77b4', '#d62728', '#2ca02c']);
   assert.ok(counts.every(c => c > 50), `pixels per run colour: ${counts}`);
@@ -119,6 +137,14 @@ test('three fixtures: the peak table holds the reference peaks and config, copie
   await shot(page, 'compare-three');
   await page.locator('[data-testid=compare-diff]').scrollIntoViewIfNeeded();
   await shot(page, 'compare-diff');
+  // Enter on a call path of the diff tree opens or closes it.
+  const diffRows = () => page.locator('[data-testid=compare-diff] .diff-row:not(.head)').count();
+  const before = await diffRows();
+  await page.locator('[data-testid=compare-diff] .diff-row[tabindex="0"]').first().focus();
+  await page.keyboard.press('Enter');
+  assert.notEqual(await diffRows(), before);
+  await page.keyboard.press('Enter');
+  assert.equal(await diffRows(), before);
 
   // A click on the curves diffs A and B at the entries there (the files are read again in workers);
   // the command line's diff at the same entries gives the same delta.
