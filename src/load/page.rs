@@ -71,6 +71,10 @@ type Sink = Rc<dyn Listener>;
 thread_local! {
     static QUEUE: RefCell<VecDeque<(String, Blob)>> = const { RefCell::new(VecDeque::new()) };
     static BUSY: Cell<bool> = const { Cell::new(false) };
+    /// The files being opened or read for a comparison (the user may cancel them), and the
+    /// downloads under way (`?url=`, the example) with what stops them.
+    static READING: RefCell<Vec<Rc<Load>>> = const { RefCell::new(Vec::new()) };
+    static DOWNLOADS: RefCell<Vec<web_sys::AbortController>> = const { RefCell::new(Vec::new()) };
     /// Files waiting to be digested for a comparison, those being digested now, and the count of
     /// this batch's files that have ended and that were asked for (reset when the batch is over).
     static DIGEST_QUEUE: RefCell<VecDeque<(u64, String, Blob)>> = const { RefCell::new(VecDeque::new()) };
@@ -392,6 +396,30 @@ pub fn load(sink: Sink, name: String, blob: Blob) {
     next(sink);
 }
 
+/// Cancels what is being read: the file being opened and those queued after it, the files being
+/// read for a comparison, the downloads under way. Their workers end and nothing of them opens or is
+/// said; files already open and runs already compared stay.
+pub fn cancel_reading() {
+    QUEUE.with(|q| q.borrow_mut().clear());
+    DIGEST_QUEUE.with(|q| q.borrow_mut().clear());
+    for download in DOWNLOADS.with(|d| d.take()) {
+        download.abort();
+    }
+    for load in READING.with(|r| r.take()) {
+        load.cancelled.set(true);
+        // Over already when its model came: its worker waits to be retired, and goes now.
+        if !load.end() {
+            end_worker(&load.worker, load.parsed.get());
+        }
+        match load.purpose {
+            Purpose::Open => BUSY.with(|b| b.set(false)),
+            _ => DIGESTING.with(|d| d.set(d.get().saturating_sub(1))),
+        }
+    }
+    DIGEST_BATCH.with(|b| b.set((0, 0)));
+    start_spare_when_idle();
+}
+
 /// Queues files to be read for a comparison only: each is parsed in a worker of its own, as many at
 /// once as the machine has cores (at most [`MAX_DIGESTING`]), and only its digests come back (see
 /// `memograph_snapshot::analysis::compare`), so a tab holds dozens of runs in the memory of a few
@@ -530,6 +558,8 @@ struct Load {
     worker_done: Cell<Option<(WorkerTimings, f64)>>,
     /// When the progress view was last updated (`now()`).
     reported_at: Cell<f64>,
+    /// The user cancelled it: nothing more is said or opened.
+    cancelled: Cell<bool>,
 }
 
 /// The most heap a load writes ahead, and how much per task.
@@ -575,6 +605,7 @@ impl Load {
 
     /// The next queued file starts (for a full load, with a worker already up).
     fn next_file(&self) {
+        READING.with(|r| r.borrow_mut().retain(|l| !std::ptr::eq(&**l, self)));
         match self.purpose {
             Purpose::Compare(_) => {
                 DIGESTING.with(|d| d.set(d.get().saturating_sub(1)));
@@ -632,8 +663,10 @@ impl Load {
                 }
                 return;
             }
-            self.sink.failed(&self.name, reason);
-            self.next_file();
+            if !self.cancelled.get() {
+                self.sink.failed(&self.name, reason);
+                self.next_file();
+            }
         }
     }
 
@@ -747,6 +780,10 @@ impl Load {
                 DeviceModel::of_lifetimes_sliced(&snapshot, device, lifetimes, &mut pauser).await;
             let model_ms = lifetimes_ms + clock() - started;
             next_task().await;
+            // Cancelled while the page built the model: its worker went with the cancel.
+            if this.cancelled.get() {
+                return;
+            }
             let index = store::add(OpenFile {
                 id: store::next_id(),
                 name: this.name.clone(),
@@ -1096,7 +1133,11 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
         arrivals: RefCell::new(None),
         worker_done: Cell::new(None),
         reported_at: Cell::new(f64::NEG_INFINITY),
+        cancelled: Cell::new(false),
     });
+    if !matches!(load.purpose, Purpose::At { .. }) {
+        READING.with(|r| r.borrow_mut().push(load.clone()));
+    }
     let replies = load.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         replies.on_message(ev.data())
@@ -1232,10 +1273,18 @@ pub fn fetch(sink: Sink, url: String, name: String) {
         name: format!("downloading {name}"),
         ..LoadProgress::default()
     });
+    let download = web_sys::AbortController::new().ok();
+    if let Some(d) = &download {
+        DOWNLOADS.with(|all| all.borrow_mut().push(d.clone()));
+    }
+    let signal = download.as_ref().map(|d| d.signal());
     leptos::task::spawn_local(async move {
+        let aborted = || signal.as_ref().is_some_and(|s| s.aborted());
         let result: Result<Blob, String> = async {
             let window = web_sys::window().ok_or("no window")?;
-            let response = JsFuture::from(window.fetch_with_str(&url))
+            let init = web_sys::RequestInit::new();
+            init.set_signal(signal.as_ref());
+            let response = JsFuture::from(window.fetch_with_str_and_init(&url, &init))
                 .await
                 .map_err(|_| {
                     "the download failed (network error or blocked by CORS)".to_string()
@@ -1254,7 +1303,11 @@ pub fn fetch(sink: Sink, url: String, name: String) {
             blob.dyn_into::<Blob>().map_err(|_| "bad body".to_string())
         }
         .await;
+        if let Some(d) = &download {
+            DOWNLOADS.with(|all| all.borrow_mut().retain(|other| other != d));
+        }
         match result {
+            _ if aborted() => {}
             Ok(blob) => load(sink, name, blob),
             Err(e) => sink.failed(&name, &e),
         }

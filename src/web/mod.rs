@@ -965,12 +965,20 @@ fn Loading(ui: Ui) -> impl IntoView {
     };
     view! {
         <Show when=move || ui.phase.get() == Phase::Loading>
-            <div class="loading" role="progressbar">
-                <div class="progress">
+            <div class="loading">
+                <div class="progress" role="progressbar">
                     <div class="bar read" style:transform=fraction(|p| p.read)></div>
                     <div class="bar" style:transform=fraction(|p| p.parsed)></div>
                 </div>
-                <div class="progress-label">{label}</div>
+                <div class="loading-row">
+                    <div class="progress-label">{label}</div>
+                    <button class="button small" data-testid="cancel-load" title="Stop reading (files already open stay)"
+                        on:click=move |_| {
+                            load::cancel_reading();
+                            ui.comparing.set((0, 0));
+                            ui.phase.set(if ui.anything_open() { Phase::Ready } else { Phase::Empty });
+                        }>"Cancel"</button>
+                </div>
             </div>
         </Show>
     }

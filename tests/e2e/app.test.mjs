@@ -279,6 +279,27 @@ test('the example button and ?url= load snapshots; nothing else goes over the ne
   await viaUrl.page.close();
 });
 
+test('Cancel stops a download (the example, or ?url=) before anything opens', async () => {
+  const { page, errors } = await open(b, server.url);
+  // The example's download is held back, as a slow server's would be.
+  await page.route('**/example.pickle.gz', route => setTimeout(() => route.continue().catch(() => {}), 1500));
+  await page.click('text=Open example');
+  await page.waitForSelector('[data-testid=cancel-load]');
+  assert.match(await page.textContent('.progress-label'), /downloading example/);
+  await page.click('[data-testid=cancel-load]');
+  assert.equal(await page.$eval('#app', e => e.dataset.state), 'empty');
+  await page.waitForTimeout(2500);
+  assert.equal(await page.$eval('#app', e => e.dataset.state), 'empty');
+  assert.equal(await page.$('[data-testid=error]'), null);
+  // Asked again, it opens.
+  await page.unroute('**/example.pickle.gz');
+  await page.click('text=Open example');
+  await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
+  assert.ok((await peakText(page)).includes('54802667524'));
+  assert.deepEqual(errors.filter(e => !/net::ERR_ABORTED|aborted/i.test(e)), []);
+  await page.close();
+});
+
 test('a file can be opened from the keyboard: Tab reaches "Open snapshot…", Enter opens the picker', async () => {
   const { page, errors } = await open(b, server.url);
   await page.keyboard.press('Tab');

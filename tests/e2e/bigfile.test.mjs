@@ -89,6 +89,51 @@ test('a file over the in-flight window streams to the worker while the page answ
   await page.close();
 });
 
+test('Cancel stops a load while it parses or builds its model: nothing opens, and the next load works', async () => {
+  const { page, errors } = await open(b, server.url);
+  // Cancel is pressed by the page itself at the moment the label first matches `when` (a round trip
+  // from here could come after an 80 MB load's end).
+  const cancelWhen = when => page.evaluate(source => {
+    const when = new RegExp(source);
+    globalThis.cancelledAt = null;
+    const observer = new MutationObserver(() => {
+      const label = document.querySelector('.progress-label')?.textContent ?? '';
+      if (when.test(label)) {
+        observer.disconnect();
+        globalThis.cancelledAt = label;
+        document.querySelector('[data-testid=cancel-load]').click();
+      }
+    });
+    observer.observe(document.body, { subtree: true, childList: true, characterData: true });
+  }, when.source);
+  const state = () => page.$eval('#app', e => e.dataset.state);
+  for (const when of [/parsing [1-9]\d? %/, /building the model/]) {
+    await cancelWhen(when);
+    await page.setInputFiles('input[type=file]', big);
+    await page.waitForFunction(() => globalThis.cancelledAt !== null, null, { timeout: 60000 });
+    // Back where it was before the file was chosen, and it stays so: the load does not come back.
+    assert.equal(await state(), 'empty', `cancelled at "${await page.evaluate(() => globalThis.cancelledAt)}"`);
+    await page.waitForTimeout(2000);
+    assert.equal(await state(), 'empty');
+    assert.equal(await page.$('[data-testid=file-select]'), null);
+    assert.ok(await page.isVisible('.welcome'));
+  }
+  // The next load opens whole, with the CLI's peak.
+  await loadFile(page, big);
+  assert.equal(await state(), 'ready');
+  const peak = nativePeak(big);
+  assert.ok((await page.$eval('[data-testid=peak]', e => e.title)).includes(String(peak)), `CLI peak ${peak}`);
+  // With a file open, a cancelled second one leaves the first shown.
+  await cancelWhen(/parsing [1-9]\d? %/);
+  await page.setInputFiles('input[type=file]', big);
+  await page.waitForFunction(() => globalThis.cancelledAt !== null, null, { timeout: 60000 });
+  await page.waitForTimeout(2000);
+  assert.equal(await state(), 'ready');
+  assert.equal(await page.$$eval('[data-testid=file-select] option', o => o.length), 1);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('a gzip file streams through the same path and gives the same peak', async () => {
   const gz = big + '.gz';
   if (!fs.existsSync(gz)) fs.writeFileSync(gz, zlib.gzipSync(fs.readFileSync(big), { level: 1 }));
