@@ -136,6 +136,10 @@ pub fn CompareView(ui: Ui) -> impl IntoView {
         <div class="compare-view">
             <div class="view-toolbar">
                 <span class="peak" data-testid="compare-status">{status}</span>
+                <Show when=move || { ui.comparing.get().1 > 0 }>
+                    <button class="button small" data-testid="cancel-compare" title="Stop reading the files not read yet (the runs read stay)"
+                        on:click=move |_| ui.cancel_reading()>"Cancel"</button>
+                </Show>
                 <CopyButtons ui=ui rows=rows limit=limit />
                 <span class="muted hint">"tick the rows to compare · ★ sets the baseline · click a row to diff it against the baseline · click a heading to sort"</span>
             </div>

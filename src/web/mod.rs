@@ -369,6 +369,21 @@ impl Ui {
     }
 }
 
+impl Ui {
+    /// Stops whatever is being read (see `load::cancel_reading`); the page shows what it has.
+    pub fn cancel_reading(&self) {
+        load::cancel_reading();
+        self.comparing.set((0, 0));
+        self.phase.set(if self.error.get_untracked().is_some() {
+            Phase::Error
+        } else if self.anything_open() {
+            Phase::Ready
+        } else {
+            Phase::Empty
+        });
+    }
+}
+
 impl Listener for Ui {
     fn progress(&self, progress: LoadProgress) {
         self.progress.set(progress);
@@ -973,11 +988,7 @@ fn Loading(ui: Ui) -> impl IntoView {
                 <div class="loading-row">
                     <div class="progress-label">{label}</div>
                     <button class="button small" data-testid="cancel-load" title="Stop reading (files already open stay)"
-                        on:click=move |_| {
-                            load::cancel_reading();
-                            ui.comparing.set((0, 0));
-                            ui.phase.set(if ui.anything_open() { Phase::Ready } else { Phase::Empty });
-                        }>"Cancel"</button>
+                        on:click=move |_| ui.cancel_reading()>"Cancel"</button>
                 </div>
             </div>
         </Show>

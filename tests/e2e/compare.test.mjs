@@ -233,6 +233,39 @@ test('sixteen files open at once and the tab keeps only their digests', TIER2, a
   await context.close();
 });
 
+test('Cancel while files are read for a comparison keeps the runs read and reads no more', TIER2, async () => {
+  const { page, errors, context } = await comparePage();
+  const files = ['a0kuma_adam.pickle', 'a0kuma_adam.proto5.pickle', 'cs_memory_snapshot.pickle',
+    'ftcourse_memory_snapshot.pickle', 'kk_memory_ctx128_forward.pickle', 'kk_memory_ctx128_fullstep.pickle',
+    'magma_memory_snapshot.pickle.gz', 'yiyi_oom_snapshot.pickle'].map(n => path.join(FIXTURES, n));
+  // Pressed by the page itself once the first file is in (a round trip from here could come too late).
+  await page.evaluate(() => {
+    globalThis.cancelledAt = null;
+    const observer = new MutationObserver(() => {
+      const status = document.querySelector('[data-testid=compare-status]')?.textContent ?? '';
+      const button = document.querySelector('[data-testid=cancel-compare]');
+      if (/reading files: [1-9]\d* of 8/.test(status) && button) {
+        observer.disconnect();
+        globalThis.cancelledAt = status;
+        button.click();
+      }
+    });
+    observer.observe(document.body, { subtree: true, childList: true, characterData: true });
+  });
+  await page.setInputFiles('input[type=file]', files);
+  await page.waitForFunction(() => globalThis.cancelledAt !== null, null, { timeout: 60000 });
+  await page.waitForTimeout(3000);
+  const status = await page.textContent('[data-testid=compare-status]');
+  const runs = Number(status.match(/^(\d+) runs? compared/)?.[1]);
+  assert.ok(runs >= 1 && runs < 8, `${status} (cancelled at "${await page.evaluate(() => globalThis.cancelledAt)}")`);
+  assert.doesNotMatch(status, /reading/);
+  assert.equal(await page.$('[data-testid=cancel-compare]'), null);
+  assert.equal(await page.$eval('#app', e => e.dataset.state), 'ready');
+  assert.equal(await page.locator('[data-testid=compare-table] tbody tr').count() >= runs, true);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('GPU memory: which runs of a sweep fit, how far the sweep goes, and the link keeps it', async () => {
   // Tier 1: the repository's real fixtures, named as a batch-size sweep would be; bs8 ran out of memory.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-sweep-'));
