@@ -367,9 +367,7 @@ impl Ui {
             }
         }
     }
-}
 
-impl Ui {
     /// Stops whatever is being read (see `load::cancel_reading`); the page shows what it has.
     pub fn cancel_reading(&self) {
         load::cancel_reading();
