@@ -248,7 +248,13 @@ fn PeakTable(
                     grouped(d.timeline_peak_bytes),
                     at_entry(d.peak_event_index)
                 );
-                let (k1, k2, k3) = (key.clone(), key.clone(), key.clone());
+                let (k1, k2) = (key.clone(), key.clone());
+                // A click (or Enter) on a row that takes part, other than the baseline, diffs it.
+                let diffable = is_in && !is_base;
+                let diff_it = {
+                    let key = key.clone();
+                    move || ui.compare.diff_b.set(Some(key.clone()))
+                };
                 let open_key = key.clone();
                 let removable = store::compared_blob(&key.0, key.1).is_some();
                 let (name, size) = (key.0.clone(), key.1);
@@ -256,12 +262,12 @@ fn PeakTable(
                     <tr data-file=d.file.clone() data-device=d.device.to_string()
                         data-peak=d.timeline_peak_bytes.to_string()
                         class:excluded=!is_in class:baseline=is_base class:picked=is_b class:oom=d.oom()
-                        title=title tabindex=if is_in && !is_base { "0" } else { "-1" }
+                        title=title tabindex=if diffable { "0" } else { "-1" }
                         on:click={
-                            let k3 = k3.clone();
-                            move |_| if is_in && !is_base { ui.compare.diff_b.set(Some(k3.clone())) }
+                            let diff_it = diff_it.clone();
+                            move |_| if diffable { diff_it() }
                         }
-                        on:keydown=move |ev| if is_in && !is_base && super::activates(&ev) { ui.compare.diff_b.set(Some(k3.clone())) }>
+                        on:keydown=move |ev| if diffable && super::activates(&ev) { diff_it() }>
                         <td on:click=|ev| ev.stop_propagation()>
                             <input type="checkbox" prop:checked=is_in title="Take part in the comparison"
                                 on:change=move |_| ui.compare.toggled.update(|t| {

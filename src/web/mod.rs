@@ -372,6 +372,11 @@ impl Ui {
     pub fn cancel_reading(&self) {
         load::cancel_reading();
         self.comparing.set((0, 0));
+        self.show_what_is_open();
+    }
+
+    /// Nothing more loads: the page shows its error, else what is open, else its welcome.
+    fn show_what_is_open(&self) {
         self.phase.set(if self.error.get_untracked().is_some() {
             Phase::Error
         } else if self.anything_open() {
@@ -688,15 +693,7 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
             }
         }
         if snapshots.is_empty() {
-            // Nothing more loads: the page shows what it has.
-            let phase = if ui.error.get_untracked().is_some() {
-                Phase::Error
-            } else if ui.anything_open() {
-                Phase::Ready
-            } else {
-                Phase::Empty
-            };
-            ui.phase.set(phase);
+            ui.show_what_is_open();
         }
         open_snapshots(ui, snapshots, folder);
     });

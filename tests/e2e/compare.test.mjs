@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, shot, FIXTURES, ROOT, TIER2 } from './harness.mjs';
+import { serve, browser, clickWhen, shot, FIXTURES, ROOT, TIER2 } from './harness.mjs';
 
 let server, b, ranks;
 before(async () => {
@@ -239,25 +239,13 @@ test('Cancel while files are read for a comparison keeps the runs read and reads
     'ftcourse_memory_snapshot.pickle', 'kk_memory_ctx128_forward.pickle', 'kk_memory_ctx128_fullstep.pickle',
     'magma_memory_snapshot.pickle.gz', 'yiyi_oom_snapshot.pickle'].map(n => path.join(FIXTURES, n));
   // Pressed by the page itself once the first file is in (a round trip from here could come too late).
-  await page.evaluate(() => {
-    globalThis.cancelledAt = null;
-    const observer = new MutationObserver(() => {
-      const status = document.querySelector('[data-testid=compare-status]')?.textContent ?? '';
-      const button = document.querySelector('[data-testid=cancel-compare]');
-      if (/reading files: [1-9]\d* of 8/.test(status) && button) {
-        observer.disconnect();
-        globalThis.cancelledAt = status;
-        button.click();
-      }
-    });
-    observer.observe(document.body, { subtree: true, childList: true, characterData: true });
-  });
+  await clickWhen(page, '[data-testid=compare-status]', /reading files: [1-9]\d* of 8/, '[data-testid=cancel-compare]');
   await page.setInputFiles('input[type=file]', files);
-  await page.waitForFunction(() => globalThis.cancelledAt !== null, null, { timeout: 60000 });
+  await page.waitForFunction(() => globalThis.clickedAt !== null, null, { timeout: 60000 });
   await page.waitForTimeout(3000);
   const status = await page.textContent('[data-testid=compare-status]');
   const runs = Number(status.match(/^(\d+) runs? compared/)?.[1]);
-  assert.ok(runs >= 1 && runs < 8, `${status} (cancelled at "${await page.evaluate(() => globalThis.cancelledAt)}")`);
+  assert.ok(runs >= 1 && runs < 8, `${status} (cancelled at "${await page.evaluate(() => globalThis.clickedAt)}")`);
   assert.doesNotMatch(status, /reading/);
   assert.equal(await page.$('[data-testid=cancel-compare]'), null);
   assert.equal(await page.$eval('#app', e => e.dataset.state), 'ready');

@@ -67,6 +67,26 @@ export async function open(b, url, viewport = { width: 1400, height: 860 }, init
   return { page, errors, requests };
 }
 
+/** Has the page itself click `button` the moment the text of `watched` first matches `when` (and the
+ *  button is there): a round trip from the test could come after that moment has passed. The text
+ *  it matched is then in `globalThis.clickedAt` (null until then). */
+export async function clickWhen(page, watched, when, button) {
+  await page.evaluate(([watched, source, button]) => {
+    const when = new RegExp(source);
+    globalThis.clickedAt = null;
+    const observer = new MutationObserver(() => {
+      const text = document.querySelector(watched)?.textContent ?? '';
+      const target = document.querySelector(button);
+      if (when.test(text) && target) {
+        observer.disconnect();
+        globalThis.clickedAt = text;
+        target.click();
+      }
+    });
+    observer.observe(document.body, { subtree: true, childList: true, characterData: true });
+  }, [watched, when.source, button]);
+}
+
 export async function loadFile(page, file) {
   await page.setInputFiles('input[type=file]', file);
   await page.waitForFunction(() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)
