@@ -999,7 +999,10 @@ fn ErrorPanel(ui: Ui) -> impl IntoView {
                 <span data-testid="error">{move || ui.error.get().unwrap_or_default()}</span>
                 <button class="button small" on:click=move |_| {
                     ui.error.set(None);
-                    ui.phase.set(if store::count() > 0 { Phase::Ready } else { Phase::Empty });
+                    // A file still loading keeps its progress shown.
+                    if ui.phase.get_untracked() != Phase::Loading {
+                        ui.show_what_is_open();
+                    }
                 }>"Dismiss"</button>
             </div>
         </Show>

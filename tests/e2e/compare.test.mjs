@@ -323,3 +323,27 @@ test('GPU memory: a tensor-parallel sweep says from which degree on its runs fit
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a file that fails among those compared: its error is dismissed and the comparison stays, ready', async () => {
+  // Tier 1: two of the repository's fixtures and a file that is no snapshot, picked at once.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-bad-'));
+  for (const name of ['training.pickle', 'compiled.pickle']) fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', name), path.join(dir, name));
+  fs.writeFileSync(path.join(dir, 'notes.pickle'), 'not a pickle at all');
+  const { page, errors, context } = await comparePage();
+  try {
+    await page.setInputFiles('input[type=file]', ['training.pickle', 'compiled.pickle', 'notes.pickle'].map(n => path.join(dir, n)));
+    await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'error'
+      && /^2 runs compared/.test(document.querySelector('[data-testid=compare-status]')?.textContent)
+      && !/reading/.test(document.querySelector('[data-testid=compare-status]').textContent), null, { timeout: 60000 });
+    assert.match(await page.textContent('[data-testid=error]'), /^notes\.pickle: not a pickle file/);
+    await page.click('.error-panel button');
+    await page.waitForSelector('.error-panel', { state: 'detached' });
+    // What is shown is the comparison, and the page says it is ready (it said `empty` with no snapshot open whole).
+    assert.equal(await page.$eval('#app', e => e.dataset.state), 'ready');
+    assert.equal(await page.locator('[data-testid=compare-table] tbody tr').count(), 2);
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
