@@ -314,7 +314,8 @@ fn pick_component(
 }
 
 /// A memograph-charts chart on a canvas, redrawn when the report, theme or window size changes; with
-/// `pick`, a click on a bar highlights what it stands for.
+/// `pick`, a click on a bar highlights what it stands for, and so does the keyboard: the chart is in
+/// the tab order, the arrow keys (Home, End) move a focus drawn round a bar, Enter or Space picks it.
 #[component]
 fn Chart(
     ui: Ui,
@@ -323,7 +324,9 @@ fn Chart(
     #[prop(optional)] pick: Option<PickFn>,
 ) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
-    let bars = StoredValue::new(None::<(Bars, f64)>);
+    let bars = RwSignal::new(None::<(Bars, f64)>);
+    // The bar the keyboard is on (checked against the bars drawn last: never one they lack).
+    let focused = RwSignal::new(None::<usize>);
     let resized = super::window_resizes();
     Effect::new(move |_| {
         resized.track();
@@ -339,26 +342,78 @@ fn Chart(
             let drawn = with_model_untracked(ui, |_, r, _| {
                 render::charts::draw(&el, dark, |a, t| draw.draw(a, r, t))
             });
-            bars.set_value(drawn.flatten());
+            bars.set(drawn.flatten());
         });
     });
-    let on_click = move |ev: web_sys::MouseEvent| {
-        let (Some(pick), Some((b, dpr))) = (pick, bars.get_value()) else {
-            return;
-        };
-        let (x, y) = (
-            f64::from(ev.offset_x()) * dpr,
-            f64::from(ev.offset_y()) * dpr,
-        );
-        let Some(k) = b.at(x as i32, y as i32) else {
-            return;
-        };
+    let choose = move |k: usize| {
+        let Some(pick) = pick else { return };
         if let Some((h, pin)) = with_model_untracked(ui, |m, r, s| pick(m, r, s, k)).flatten() {
             ui.highlight.set(Some(h));
             if pin.is_some() {
                 ui.pinned.set(pin);
             }
         }
+    };
+    let on_click = move |ev: web_sys::MouseEvent| {
+        let Some((b, dpr)) = bars.get_untracked() else {
+            return;
+        };
+        let (x, y) = (
+            f64::from(ev.offset_x()) * dpr,
+            f64::from(ev.offset_y()) * dpr,
+        );
+        if let Some(k) = b.at(x as i32, y as i32) {
+            focused.set(Some(k));
+            choose(k);
+        }
+    };
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        let Some(count) = bars
+            .get_untracked()
+            .map(|(b, _)| b.count)
+            .filter(|&n| n > 0)
+        else {
+            return;
+        };
+        let at = focused.get_untracked().filter(|&k| k < count);
+        let to = match ev.key().as_str() {
+            "ArrowRight" | "ArrowDown" => at.map_or(0, |k| (k + 1).min(count - 1)),
+            "ArrowLeft" | "ArrowUp" => at.map_or(0, |k| k.saturating_sub(1)),
+            "Home" => 0,
+            "End" => count - 1,
+            _ if super::activates(&ev) => {
+                let k = at.unwrap_or(0);
+                focused.set(Some(k));
+                choose(k);
+                return;
+            }
+            _ => return,
+        };
+        ev.prevent_default();
+        focused.set(Some(to));
+    };
+    // The focused bar's band, in the canvas's CSS pixels.
+    let ring = move || {
+        let (b, dpr) = bars.get()?;
+        let (x0, y0, x1, y1) = b.band(focused.get()?)?;
+        let px = |v: i32| f64::from(v) / dpr;
+        Some(format!(
+            "left:{:.1}px;top:{:.1}px;width:{:.1}px;height:{:.1}px",
+            px(x0),
+            px(y0),
+            px(x1 - x0 + 1),
+            px(y1 - y0 + 1)
+        ))
+    };
+    // What the focused bar stands for, for a screen reader.
+    let label = move || {
+        let k = focused.get()?;
+        bars.track();
+        let pick = pick?;
+        let h = with_model_untracked(ui, |m, r, s| pick(m, r, s, k))
+            .flatten()?
+            .0;
+        Some(format!("{}: Enter highlights it", h.label))
     };
     // The chart as on screen, drawn again for the file.
     let export = move |svg: bool| {
@@ -377,7 +432,13 @@ fn Chart(
     };
     view! {
         <div class="chart-box">
-            <canvas class="chart" class:clickable=pick.is_some() data-testid=testid node_ref=canvas on:click=on_click></canvas>
+            <canvas class="chart" class:clickable=pick.is_some() data-testid=testid node_ref=canvas
+                tabindex=pick.map(|_| "0")
+                aria-label=move || pick.map(|_| label().unwrap_or_else(|| "Chart: the arrow keys choose a bar, Enter highlights it".into()))
+                on:click=on_click on:keydown=on_key></canvas>
+            <Show when=move || pick.is_some() && ring().is_some()>
+                <div class="bar-focus" data-testid=format!("{testid}-focus") style=ring></div>
+            </Show>
             <super::export::ExportButtons testid=testid png=move || export(false) svg=move || export(true) />
         </div>
     }

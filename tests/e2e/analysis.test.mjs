@@ -73,6 +73,24 @@ test('clicking a call path, a bar or a category highlights its allocations on th
   const top = await page.locator('[data-testid=top-consumers-chart]').boundingBox();
   await page.mouse.click(top.x + top.width * 0.6, top.y + 22);
   assert.match(await chip.textContent(), /Highlighted: b[0-9a-f]+_\d+ 100\.0 MiB \(1 allocation\)/);
+  // The keyboard picks bars too: Tab reaches the chart, the arrows move a ring round a bar, Enter picks it.
+  await page.locator('[data-testid=components-chart-png]').focus();
+  await page.keyboard.press('Shift+Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), 'components-chart');
+  for (const key of ['Home', 'ArrowRight', 'ArrowRight', 'ArrowRight', 'ArrowLeft']) await page.keyboard.press(key);
+  assert.match(await page.getAttribute('[data-testid=components-chart]', 'aria-label'), /^Optimizer state: Enter highlights it$/);
+  const ring = await page.locator('[data-testid=components-chart-focus]').boundingBox();
+  const canvas = await page.locator('[data-testid=components-chart]').boundingBox();
+  // The third column (optimizer state), inside the canvas.
+  assert.ok(ring.x > canvas.x + canvas.width * 0.3 && ring.x + ring.width < canvas.x + canvas.width * 0.8, JSON.stringify({ ring, canvas }));
+  await page.keyboard.press('Enter');
+  assert.match(await chip.textContent(), /Highlighted: Optimizer state/);
+  await shot(page, 'analysis-bar-focus');
+  await page.locator('[data-testid=top-consumers-chart]').focus();
+  await page.keyboard.press('End');
+  await page.keyboard.press('Home');
+  await page.keyboard.press(' ');
+  assert.match(await chip.textContent(), /Highlighted: b[0-9a-f]+_\d+ 100\.0 MiB \(1 allocation\)/);
   await page.waitForTimeout(200);
   await shot(page, 'analysis-highlight');
   await page.selectOption('[data-testid=view-select]', 'timeline');

@@ -146,6 +146,26 @@ impl Bars {
         let k = (i64::from(at - from) * self.count as i64 / i64::from((to - from).max(1))) as usize;
         Some(k.min(self.count - 1))
     }
+
+    /// The pixels bar `k` answers to (those [`Bars::at`] maps to it), as `(x0, y0, x1, y1)`: for a
+    /// keyboard's focus to be drawn where a click would have picked it.
+    pub fn band(&self, k: usize) -> Option<(i32, i32, i32, i32)> {
+        if k >= self.count {
+            return None;
+        }
+        let (from, to) = if self.horizontal { self.y } else { self.x };
+        let span = i64::from(to - from);
+        let count = self.count as i64;
+        // The first pixel `at` maps to k and to k + 1: ceil(k * span / count).
+        let edge = |k: i64| from + ((k * span + count - 1) / count) as i32;
+        let (a, b) = (edge(k as i64), edge(k as i64 + 1) - 1);
+        let b = if k + 1 == self.count { to } else { b.max(a) };
+        Some(if self.horizontal {
+            (self.x.0, a, self.x.1, b)
+        } else {
+            (a, self.y.0, b, self.y.1)
+        })
+    }
 }
 
 fn bars_of<DB: DrawingBackend, X, Y>(
@@ -1021,6 +1041,36 @@ mod tests {
             ..rows
         };
         assert_eq!(columns.at(499, 50), Some(4));
+    }
+
+    #[test]
+    fn a_bar_band_holds_the_pixels_that_pick_it() {
+        for (count, horizontal) in [(10, true), (5, false), (3, true), (7, false), (1, true)] {
+            let bars = Bars {
+                x: (100, 501),
+                y: (10, 113),
+                count,
+                horizontal,
+            };
+            let (start, end) = if horizontal { bars.y } else { bars.x };
+            let mut seen = 0;
+            for k in 0..count {
+                let (x0, y0, x1, y1) = bars.band(k).unwrap();
+                for (x, y) in [(x0, y0), (x1, y1), ((x0 + x1) / 2, (y0 + y1) / 2)] {
+                    assert_eq!(
+                        bars.at(x, y),
+                        Some(k),
+                        "{count} {horizontal} bar {k} at {x},{y}"
+                    );
+                }
+                // Bands tile the area: each starts where the last ended.
+                let (a, b) = if horizontal { (y0, y1) } else { (x0, x1) };
+                assert_eq!(a, if k == 0 { start } else { seen + 1 });
+                seen = b;
+            }
+            assert_eq!(seen, end);
+            assert_eq!(bars.band(count), None);
+        }
     }
 
     use plotters_backend::{
