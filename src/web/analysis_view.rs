@@ -522,9 +522,36 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
             ui.analysis_event.set(Some(x));
         }
     };
+    // The keyboard moves the analysed entry a pixel's worth of entries (Shift: ten), to either end
+    // (Home, End), or back to the peak (Escape).
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        let Some(el) = canvas.get_untracked() else {
+            return;
+        };
+        let Some((event, x_len)) =
+            with_model_untracked(ui, |m, r, _| (r.event, m.blocks.layout.x_len as i64))
+        else {
+            return;
+        };
+        let last = (x_len - 1).max(0);
+        let step = (x_len / i64::from(el.client_width().max(1))).max(1)
+            * if ev.shift_key() { 10 } else { 1 };
+        let to = match ev.key().as_str() {
+            "ArrowRight" => Some((event + step).min(last)),
+            "ArrowLeft" => Some((event - step).max(0)),
+            "Home" => Some(0),
+            "End" => Some(last),
+            "Escape" => None,
+            _ => return,
+        };
+        ev.prevent_default();
+        ui.analysis_event.set(to);
+    };
     view! {
         <canvas class="compact-timeline" data-testid="analysis-timeline" node_ref=canvas on:click=on_click
-            title="Click to see what is live after that entry"></canvas>
+            on:keydown=on_key tabindex="0"
+            aria-label=move || with_report(ui, |r| format!("Analysed {}: the arrow keys move it, Escape goes back to the peak", at_entry(r.event)))
+            title="Click to see what is live after that entry (or the arrow keys, Home, End; Escape: the peak)"></canvas>
     }
 }
 
