@@ -637,16 +637,59 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
             }
         }
     };
-    let on_wheel = move |ev: web_sys::WheelEvent| {
-        let Some((x, p)) = x_at(&ev) else { return };
-        ev.prevent_default();
-        let (x0, x1) = p.x_range;
-        let factor = if ev.delta_y() > 0.0 { 1.25 } else { 0.8 };
+    // The range shown `factor` times as wide, `x` staying where it is.
+    let zoom = move |x: f64, (x0, x1): (f64, f64), factor: f64| {
         let (f0, f1) = full();
         let span = ((x1 - x0) * factor).min(f1 - f0).max((f1 - f0) * 1e-6);
         let t = (x - x0) / (x1 - x0).max(f64::MIN_POSITIVE);
         let lo = x - t * span;
         ui.compare.range.set(Some((lo, lo + span)));
+    };
+    let on_wheel = move |ev: web_sys::WheelEvent| {
+        let Some((x, p)) = x_at(&ev) else { return };
+        ev.prevent_default();
+        zoom(x, p.x_range, if ev.delta_y() > 0.0 { 1.25 } else { 0.8 });
+    };
+    // The keyboard's pointer: the arrows move the readout a hundredth of the range shown (Shift: a
+    // tenth), Home and End to its ends; Enter diffs A and B there, + and - zoom round it, 0 shows all.
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        let Some((p, _)) = plot.get_value() else {
+            return;
+        };
+        let (x0, x1) = p.x_range;
+        let at = ui
+            .compare
+            .hover_x
+            .get_untracked()
+            .filter(|x| (x0..=x1).contains(x))
+            .unwrap_or((x0 + x1) / 2.0);
+        let step = (x1 - x0) / if ev.shift_key() { 10.0 } else { 100.0 };
+        let to = match ev.key().as_str() {
+            "ArrowRight" => Some((at + step).min(x1)),
+            "ArrowLeft" => Some((at - step).max(x0)),
+            "Home" => Some(x0),
+            "End" => Some(x1),
+            "Escape" => None,
+            "+" | "=" => {
+                zoom(at, p.x_range, 0.5);
+                Some(at)
+            }
+            "-" | "_" => {
+                zoom(at, p.x_range, 2.0);
+                Some(at)
+            }
+            "0" => {
+                ui.compare.range.set(None);
+                Some(at)
+            }
+            _ if super::activates(&ev) => {
+                diff_at(ui, &rows.get_untracked(), at);
+                return;
+            }
+            _ => return,
+        };
+        ev.prevent_default();
+        ui.compare.hover_x.set(to);
     };
     let readout = move || {
         let x = ui.compare.hover_x.get()?;
@@ -721,8 +764,9 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
         <super::export::ExportButtons testid="export-compare"
             png=move || export_curves(ui, rows, canvas, false)
             svg=move || export_curves(ui, rows, canvas, true) />
-        <canvas class="compare-chart" data-testid="compare-chart" node_ref=canvas
-            on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
+        <canvas class="compare-chart" data-testid="compare-chart" node_ref=canvas tabindex="0"
+            aria-label="Live memory of each run: the arrow keys move the readout, Enter diffs A and B there, + and - zoom, 0 shows all"
+            on:keydown=on_key on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
             on:mouseleave=move |_| { drag.set_value(None); ui.compare.hover_x.set(None); }
             on:wheel=on_wheel on:dblclick=move |_| ui.compare.range.set(None)></canvas>
         {readout}

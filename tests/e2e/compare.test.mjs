@@ -161,6 +161,16 @@ test('three fixtures: the peak table holds the reference peaks and config, copie
   }
   await page.click('[data-testid=back-to-peaks]');
   await page.waitForFunction(d => document.querySelector('[data-testid=compare-diff]')?.dataset.rootDelta === String(d), delta);
+  // The keyboard does the same: End, four tenths back, Enter.
+  await page.locator('[data-testid=compare-chart]').focus();
+  await page.keyboard.press('End');
+  for (let k = 0; k < 4; k++) await page.keyboard.press('Shift+ArrowLeft');
+  assert.match(await page.textContent('[data-testid=compare-readout]'), /^at 60\.0 % of each trace/);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('[data-testid=compare-diff-total]')?.textContent.startsWith('At entry'), null, { timeout: 60000 });
+  assert.notEqual(await total.getAttribute('data-entry-b'), null);
+  await page.click('[data-testid=back-to-peaks]');
+  await page.waitForFunction(d => document.querySelector('[data-testid=compare-diff]')?.dataset.rootDelta === String(d), delta);
 
   // A diff node's call path, picked, is highlighted on a run's own timeline when it opens.
   await page.locator('[data-testid=compare-diff] .diff-row:not(.head) .mark').first().click({ force: true });
