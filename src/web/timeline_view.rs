@@ -39,6 +39,9 @@ impl Context<'_> {
     }
 }
 
+/// How many of the largest allocations in view the keyboard steps through (Down, Up).
+const KEYED_LARGEST: usize = 1000;
+
 /// Runs `f` on the timeline model this view shows, once it is built. What the view asks for and is
 /// not built yet (the segment timeline, the layout at the slider's detail, the categories to colour
 /// by) is built in the background meanwhile; until then `f` sees what there is (or, for the segment
@@ -489,6 +492,28 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                 ui.pinned.set(None);
                 return;
             }
+            // Down pins the largest allocation in view, then the next largest; Up goes back.
+            "ArrowDown" | "ArrowUp" => {
+                ev.prevent_default();
+                let down = ev.key() == "ArrowDown";
+                let pinned = ui.pinned.get_untracked();
+                let (x0, x1) = (view.x0.max(0.0) as u32, view.x1.max(0.0).ceil() as u32);
+                let next = with_timeline(ui, segments, |t, _| {
+                    let largest = t.layout.largest_in(x0, x1, KEYED_LARGEST);
+                    let allocation = |i: usize| t.layout.bands[i].allocation;
+                    let at = pinned.and_then(|p| largest.iter().position(|&i| allocation(i) == p));
+                    let k = match at {
+                        Some(k) if down => (k + 1).min(largest.len().saturating_sub(1)),
+                        Some(k) => k.saturating_sub(1),
+                        None => 0,
+                    };
+                    largest.get(k).map(|&i| allocation(i))
+                });
+                if let Some(Some(allocation)) = next {
+                    ui.pinned.set(Some(allocation));
+                }
+                return;
+            }
             _ => return,
         };
         ev.prevent_default();
@@ -603,7 +628,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                 <Show when=move || !segments && ui.highlight.get().is_some()>
                     <HighlightChip ui=ui />
                 </Show>
-                <span class="muted hint">"wheel: zoom · drag: pan · click: stack · Esc: unpin"</span>
+                <span class="muted hint">"wheel: zoom · drag: pan · click: stack · ↓ ↑: the largest in view · Esc: unpin"</span>
             </div>
             <Show when=move || !segments && ui.by_category.get()>
                 <div class="legend" data-testid="category-legend">
@@ -632,6 +657,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             <div class="timeline-body">
                 <div class="plot">
                     <canvas class="timeline-canvas" data-testid="timeline" tabindex="0" node_ref=canvas
+                        aria-label="Timeline: + and - zoom, Left and Right pan, Down and Up pin the largest allocations in view one by one (their stack beside), Escape unpins, 0 shows all"
                         on:wheel=on_wheel on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
                         on:mouseleave=on_leave on:keydown=on_key></canvas>
                     {move || tooltip.get().map(|(x, y, text)| view! {

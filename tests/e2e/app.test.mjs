@@ -115,6 +115,26 @@ test('the slider goes to 100 % and clicking inside the band at the peak shows it
   const why = await page.locator('[data-testid=stack-trace]').boundingBox();
   assert.ok(why.height > 40, `the explanation wraps onto several lines: ${JSON.stringify(why)}`);
   await shot(page, 'no-stack');
+  // The keyboard pins too: Down the largest allocation in view (157.0 MiB, the trace's largest
+  // alloc, freed five entries later), Down the next largest, Up back to it.
+  await page.locator('[data-testid=timeline]').focus();
+  await page.keyboard.press('0');
+  const pinnedHead = async () => (await page.textContent('.stack-summary')).match(/^(b[0-9a-f]+_\d+)\s+\S+ \S+ \(([\d ]+) bytes\)/);
+  await page.keyboard.press('ArrowDown');
+  const first = await pinnedHead();
+  assert.equal(first[2], '164 626 432');
+  assert.match(await page.textContent('.stack-summary'), /allocated at entry 4 ?660 .*\n?freed at entry 4 ?665/s);
+  await page.keyboard.press('ArrowDown');
+  const second = await pinnedHead();
+  await page.keyboard.press('ArrowDown');
+  const third = await pinnedHead();
+  const bytes = h => Number(h[2].replace(/ /g, ''));
+  assert.ok(bytes(second) <= bytes(first) && bytes(third) <= bytes(second) && new Set([first[1], second[1], third[1]]).size === 3);
+  await page.keyboard.press('ArrowUp');
+  assert.equal((await pinnedHead())[1], second[1]);
+  assert.match(await page.textContent('[data-testid=stack-trace]'), /\S/);
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.stack-summary', { state: 'detached' });
   assert.deepEqual(errors, []);
   await page.close();
 });

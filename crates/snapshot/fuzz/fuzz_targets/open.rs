@@ -60,6 +60,12 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
                             let _ = layout.offset_at(&layout.bands[b], x);
                         }
                     }
+                    // What the keyboard steps through, in a view from x to the end.
+                    let largest = layout.largest_in(x, layout.x_len, 3);
+                    assert!(largest.len() <= 3);
+                    assert!(largest
+                        .windows(2)
+                        .all(|w| layout.bands[w[0]].size >= layout.bands[w[1]].size));
                 }
             }
         }

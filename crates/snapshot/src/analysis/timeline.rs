@@ -144,6 +144,35 @@ impl TimelineLayout {
             .map(|&b| b as usize)
     }
 
+    /// The `n` largest bands seen in entries `[x0, x1]`, largest first (equal sizes: the earlier
+    /// allocation first): what the keyboard steps through on a timeline. Holds `n` at a time, however
+    /// many bands the view reaches.
+    pub fn largest_in(&self, x0: u32, x1: u32, n: usize) -> Vec<usize> {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        // Ordered so that the heap's top is the band to drop first: the smallest, the latest.
+        let key = |i: usize| {
+            let b = &self.bands[i];
+            (Reverse(b.size), b.allocation, i)
+        };
+        let mut kept = BinaryHeap::with_capacity(n.saturating_add(1).min(1 << 16));
+        for i in self.bands_in(x0, x1, 0) {
+            let b = &self.bands[i];
+            if b.start > x1 || b.end.max(b.start.saturating_add(1)) <= x0 {
+                continue;
+            }
+            let k = key(i);
+            if kept.len() < n {
+                kept.push(k);
+            } else if kept.peek().is_some_and(|top| k < *top) {
+                // Most bands of a wide view are smaller than all kept: one comparison each.
+                kept.pop();
+                kept.push(k);
+            }
+        }
+        kept.into_sorted_vec().into_iter().map(|k| k.2).collect()
+    }
+
     /// The bands grouped by how many entries they last, in powers of two, each group by start: the
     /// longest span a band of the group may have, and its bands.
     pub fn span_groups(&self) -> impl Iterator<Item = (u64, &[u32])> + '_ {
@@ -1317,6 +1346,37 @@ mod tests {
                         });
                         assert_eq!(layout.band_at(x, bytes), naive, "seed {seed} at {x}");
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_largest_in_a_view_are_what_a_full_sort_of_the_bands_seen_there_puts_first() {
+        for seed in 1..8 {
+            let spans = random_spans(seed * 4099, 300);
+            let l = lifetimes(&spans, 601);
+            for detail in [1.0, 0.4] {
+                let layout = timeline_layout(&l, detail);
+                for (x0, x1, n) in [
+                    (0, 600, 10),
+                    (100, 140, 5),
+                    (250, 250, 3),
+                    (0, 40, 1000),
+                    (7, 9, 0),
+                ] {
+                    let mut seen: Vec<usize> = (0..layout.bands.len())
+                        .filter(|&i| {
+                            let b = &layout.bands[i];
+                            b.start <= x1 && b.end.max(b.start + 1) > x0
+                        })
+                        .collect();
+                    seen.sort_by_key(|&i| {
+                        let b = &layout.bands[i];
+                        (std::cmp::Reverse(b.size), b.allocation)
+                    });
+                    seen.truncate(n);
+                    assert_eq!(layout.largest_in(x0, x1, n), seen, "seed {seed} {x0}..{x1}");
                 }
             }
         }
