@@ -149,6 +149,74 @@ pub fn hit(rows: &[SegmentRow], g: &MapGeometry, x: f64, y: f64) -> Option<(usiz
     Some((i as usize, b))
 }
 
+/// Where the keyboard goes from a block of the map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The next block by address (on into the next segment that has one), or back.
+    Next,
+    Previous,
+    /// The block of the next segment with blocks nearest the same offset in it, or of the one before.
+    Down,
+    Up,
+    First,
+    Last,
+}
+
+/// The (row, block) a key leads to from `at` (none yet: the first block); `None` where the map has no
+/// block. `at` may be out of date (the rows change with the entry): it is clamped, never trusted.
+pub fn step(rows: &[SegmentRow], at: Option<(usize, usize)>, to: Step) -> Option<(usize, usize)> {
+    let with_blocks = |r: &usize| !rows[*r].blocks.is_empty();
+    let first = (0..rows.len()).find(with_blocks).map(|r| (r, 0));
+    let last = (0..rows.len())
+        .rev()
+        .find(with_blocks)
+        .map(|r| (r, rows[r].blocks.len() - 1));
+    let Some((r, b)) = at.filter(|&(r, b)| rows.get(r).is_some_and(|row| b < row.blocks.len()))
+    else {
+        return if to == Step::Last { last } else { first };
+    };
+    let offset = |r: usize, b: usize| rows[r].blocks[b].address.wrapping_sub(rows[r].address);
+    // The block of row `r` nearest the current one's offset in its segment.
+    let nearest = |to: usize| {
+        let want = offset(r, b);
+        let k = (0..rows[to].blocks.len())
+            .min_by_key(|&k| offset(to, k).abs_diff(want))
+            .unwrap_or(0);
+        (to, k)
+    };
+    Some(match to {
+        Step::First => first?,
+        Step::Last => last?,
+        Step::Next if b + 1 < rows[r].blocks.len() => (r, b + 1),
+        Step::Next => (r + 1..rows.len())
+            .find(with_blocks)
+            .map_or((r, b), |n| (n, 0)),
+        Step::Previous if b > 0 => (r, b - 1),
+        Step::Previous => (0..r)
+            .rev()
+            .find(with_blocks)
+            .map_or((r, b), |p| (p, rows[p].blocks.len() - 1)),
+        Step::Down => (r + 1..rows.len())
+            .find(with_blocks)
+            .map_or((r, b), nearest),
+        Step::Up => (0..r).rev().find(with_blocks).map_or((r, b), nearest),
+    })
+}
+
+/// A block's rectangle on the map: `(x, y, width, height)` in CSS pixels.
+pub fn block_rect(
+    rows: &[SegmentRow],
+    g: &MapGeometry,
+    r: usize,
+    b: usize,
+) -> Option<(f64, f64, f64, f64)> {
+    let row = rows.get(r)?;
+    let block = row.blocks.get(b)?;
+    let x = g.left + block.address.wrapping_sub(row.address) as f64 * g.scale;
+    let y = r as f64 * ROW - g.scroll + 2.0;
+    Some((x, y, (block.size as f64 * g.scale).max(1.0), ROW - 4.0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,5 +240,75 @@ mod tests {
             assert_eq!(longest_label(&rows), written, "{address:x}");
         }
         assert_eq!(longest_label(&[]), 0);
+    }
+
+    fn block(address: u64) -> crate::view_model::state::BlockBox {
+        crate::view_model::state::BlockBox {
+            address,
+            size: 16,
+            allocation: address as u32,
+            pending_free: false,
+            rounding_waste: 0,
+        }
+    }
+
+    #[wasm_bindgen_test]
+    fn the_keyboard_steps_through_every_block_and_stays_on_the_map() {
+        // Segments at 0 (blocks at 0, 32, 64), 1000 (none), 2000 (blocks at 2040, 2090), 3000 (none).
+        let rows: Vec<SegmentRow> = [
+            (0, vec![0, 32, 64]),
+            (1000, vec![]),
+            (2000, vec![2040, 2090]),
+            (3000, vec![]),
+        ]
+        .into_iter()
+        .map(|(address, blocks)| SegmentRow {
+            address,
+            size: 100,
+            blocks: blocks.into_iter().map(block).collect(),
+        })
+        .collect();
+        let mut at = step(&rows, None, Step::Next);
+        let mut seen = vec![at];
+        for _ in 0..6 {
+            at = step(&rows, at, Step::Next);
+            seen.push(at);
+        }
+        let s = |r, b| Some((r, b));
+        assert_eq!(
+            seen,
+            [
+                s(0, 0),
+                s(0, 1),
+                s(0, 2),
+                s(2, 0),
+                s(2, 1),
+                s(2, 1),
+                s(2, 1)
+            ]
+        );
+        assert_eq!(step(&rows, s(2, 0), Step::Previous), s(0, 2));
+        assert_eq!(step(&rows, s(0, 0), Step::Previous), s(0, 0));
+        // Down from offset 32 (block 1): 2040 is at offset 40, 2090 at 90: the nearer is 2040.
+        assert_eq!(step(&rows, s(0, 1), Step::Down), s(2, 0));
+        assert_eq!(step(&rows, s(2, 1), Step::Up), s(0, 2));
+        assert_eq!(step(&rows, s(2, 1), Step::Down), s(2, 1));
+        assert_eq!(step(&rows, s(2, 0), Step::First), s(0, 0));
+        assert_eq!(step(&rows, None, Step::Last), s(2, 1));
+        // Out of date (rows changed): from the start again, never out of range.
+        assert_eq!(step(&rows, s(9, 0), Step::Next), s(0, 0));
+        assert_eq!(step(&rows, s(1, 0), Step::Down), s(0, 0));
+        assert_eq!(step(&[], None, Step::Next), None);
+        assert_eq!(step(&rows[1..2], s(0, 0), Step::Up), None);
+        let g = MapGeometry {
+            left: 10.0,
+            scale: 2.0,
+            scroll: 0.0,
+        };
+        assert_eq!(
+            block_rect(&rows, &g, 2, 1),
+            Some((190.0, 2.0 * ROW + 2.0, 32.0, ROW - 4.0))
+        );
+        assert_eq!(block_rect(&rows, &g, 1, 0), None);
     }
 }

@@ -9,7 +9,7 @@ pub mod analysis;
 pub mod compare;
 pub mod lit;
 pub mod share;
-mod state;
+pub(crate) mod state;
 pub mod steps;
 mod timeline;
 

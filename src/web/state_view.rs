@@ -190,6 +190,64 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         ui.pinned
             .set(hit.and_then(|(r, b)| Some(rows.rows.get(r)?.blocks.get(b?)?.allocation)));
     };
+    // The keyboard on the map: the arrows step from block to block (Left, Right by address; Up, Down
+    // to the segment above or below), Home and End; each pinned, described as the pointer would
+    // describe it, and scrolled into view. Escape unpins.
+    let on_map_key = move |ev: web_sys::KeyboardEvent| {
+        use render::state_map::Step;
+        let to = match ev.key().as_str() {
+            "ArrowRight" => Step::Next,
+            "ArrowLeft" => Step::Previous,
+            "ArrowDown" => Step::Down,
+            "ArrowUp" => Step::Up,
+            "Home" => Step::First,
+            "End" => Step::Last,
+            "Escape" => {
+                ui.pinned.set(None);
+                hover.set(None);
+                return;
+            }
+            _ => return,
+        };
+        ev.prevent_default();
+        let (Some(rows), Some(el)) = (state.get_untracked(), canvas.get_untracked()) else {
+            return;
+        };
+        let pinned = ui.pinned.get_untracked();
+        let at = pinned.and_then(|p| {
+            rows.rows
+                .iter()
+                .enumerate()
+                .find_map(|(r, row)| Some((r, row.blocks.iter().position(|b| b.allocation == p)?)))
+        });
+        let Some((r, b)) = render::state_map::step(&rows.rows, at, to) else {
+            return;
+        };
+        // The row in view: scrolled no further than needed.
+        let height = el.client_height() as f64;
+        let (top, row_height) = (r as f64 * render::state_map::ROW, render::state_map::ROW);
+        let scroll = map_scroll.get_untracked();
+        if top < scroll {
+            map_scroll.set(top);
+        } else if top + row_height > scroll + height {
+            map_scroll.set(top + row_height - height);
+        }
+        let g = render::state_map::geometry(
+            el.client_width() as f64,
+            &rows,
+            map_scroll.get_untracked(),
+        );
+        let Some((x, y, w, h)) = render::state_map::block_rect(&rows.rows, &g, r, b) else {
+            return;
+        };
+        let row = &rows.rows[r];
+        let block = &row.blocks[b];
+        ui.pinned.set(Some(block.allocation));
+        let text = ui.current().and_then(|(file, device)| {
+            store::with_model(file, device, |m, s| describe_block(m, s, row, Some(block)))
+        });
+        hover.set(text.map(|t| (x + w / 2.0, y + h, t)));
+    };
     let summary = move || {
         let Some(rows) = state.get() else {
             return "Building the state history…".to_string();
@@ -242,7 +300,9 @@ pub fn StateView(ui: Ui) -> impl IntoView {
                     <span class="muted hint">"hatched: freed, waiting for its stream · red strip: rounding waste (known for blocks the snapshot still holds)"</span>
                 </div>
                 <div class="plot">
-                    <canvas class="state-canvas" node_ref=canvas on:mousemove=on_map_move
+                    <canvas class="state-canvas" node_ref=canvas tabindex="0" on:keydown=on_map_key
+                        aria-label="Segments and blocks: the arrow keys step from block to block (Up, Down: the segment above or below), Escape unpins"
+                        on:mousemove=on_map_move
                         on:mouseleave=move |_| hover.set(None) on:click=on_map_click
                         on:wheel=move |ev: web_sys::WheelEvent| {
                             ev.prevent_default();

@@ -420,6 +420,24 @@ test('the state history at the end of a training step names the segment or block
     /^b7f1fd2000000_1 +97\.7 MiB \(102 400 000 bytes\)\nsegment 7f1fd2000000: 100\.0 MiB .*, 1 block, stream 0\n.*empty_strided/s);
   await page.mouse.move(box.x + 166, box.y + 12);
   await shot(page, 'kk-state-end');
+  // The keyboard: the first block (the first row has none) is that one; Right the next by address, Left back.
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height + 40);
+  await page.locator('.state-canvas').focus();
+  const tip = () => page.textContent('.state-map .tooltip');
+  await page.keyboard.press('Home');
+  assert.match(await tip(), /^b7f1fd2000000_1 +97\.7 MiB/);
+  await page.keyboard.press('ArrowRight');
+  const next = await tip();
+  assert.doesNotMatch(next, /^b7f1fd2000000_1/);
+  assert.match(next, /^b[0-9a-f]+_\d+ /);
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('ArrowLeft');
+  assert.match(await tip(), /^b7f1fd2000000_1 /);
+  await page.keyboard.press('End');
+  await shot(page, 'kk-state-keyboard');
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.state-map .tooltip', { state: 'detached' });
   assert.deepEqual(errors, []);
   await page.close();
 });
