@@ -221,8 +221,8 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
             .map(|x| (x, p))
     };
     let on_move = move |ev: web_sys::MouseEvent| s.hover.set(step_at(&ev).map(|(x, _)| x.round()));
-    let on_click = move |ev: web_sys::MouseEvent| {
-        let Some((x, p)) = step_at(&ev) else { return };
+    // Opens the snapshot marked at step `x` (within a pixel or so of the chart), if any.
+    let open_mark = move |x: f64, p: memograph_charts::PlotArea| {
         let near = (p.x_range.1 - p.x_range.0) * 0.015;
         let hit = marks
             .get_untracked()
@@ -246,6 +246,50 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
                 }
             }
         }
+    };
+    let on_click = move |ev: web_sys::MouseEvent| {
+        if let Some((x, p)) = step_at(&ev) {
+            open_mark(x, p);
+        }
+    };
+    // The keyboard's pointer: the arrows move the readout a step (Shift: ten), Home and End to the
+    // ends, Page Down and Up to the next or previous snapshot marked; Enter opens the one there.
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        let Some((p, _)) = plot.get_value() else {
+            return;
+        };
+        let (x0, x1) = (
+            p.x_range.0.ceil(),
+            p.x_range.1.floor().max(p.x_range.0.ceil()),
+        );
+        let at = s.hover.get_untracked().unwrap_or(x0).clamp(x0, x1);
+        let step = if ev.shift_key() { 10.0 } else { 1.0 };
+        let to = match ev.key().as_str() {
+            "ArrowRight" => Some((at + step).min(x1)),
+            "ArrowLeft" => Some((at - step).max(x0)),
+            "Home" => Some(x0),
+            "End" => Some(x1),
+            // The next or the previous step a snapshot is marked at.
+            "PageDown" | "PageUp" => {
+                let steps = marks.with_untracked(|m| {
+                    m.iter().map(|(_, st, _, _)| *st as f64).collect::<Vec<_>>()
+                });
+                let next = if ev.key() == "PageDown" {
+                    steps.into_iter().filter(|&st| st > at).reduce(f64::min)
+                } else {
+                    steps.into_iter().filter(|&st| st < at).reduce(f64::max)
+                };
+                Some(next.unwrap_or(at))
+            }
+            "Escape" => None,
+            _ if super::activates(&ev) => {
+                open_mark(at, p);
+                return;
+            }
+            _ => return,
+        };
+        ev.prevent_default();
+        s.hover.set(to);
     };
     let readout = move || {
         let step = s.hover.get()?;
@@ -298,8 +342,9 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
     };
     view! {
         <super::export::ExportButtons testid="export-steps" png=move || export(false) svg=move || export(true) />
-        <canvas class="compare-chart" data-testid="steps-chart" node_ref=canvas
-            data-marks=move || marks.with(|m| m.len().to_string())
+        <canvas class="compare-chart" data-testid="steps-chart" node_ref=canvas tabindex="0"
+            aria-label="Memory per step: the arrow keys move the readout, Page Down and Up go to the snapshots marked, Enter opens one"
+            on:keydown=on_key data-marks=move || marks.with(|m| m.len().to_string())
             on:mousemove=on_move on:mouseleave=move |_| s.hover.set(None) on:click=on_click></canvas>
         {readout}
     }

@@ -105,6 +105,14 @@ test('a snapshot of the same run is marked on the step chart', TIER2, async () =
   await page.selectOption('[data-testid=view-select]', 'steps');
   await page.waitForFunction(() => document.querySelector('[data-testid=steps-chart]')?.dataset.marks === '1');
   await shot(page, 'steps-with-snapshot');
+  // The keyboard: Home, Page Down to the step the snapshot is marked at (3), Enter opens it.
+  await page.locator('[data-testid=steps-chart]').focus();
+  await page.keyboard.press('Home');
+  await page.keyboard.press('PageDown');
+  assert.match(await page.textContent('[data-testid=steps-readout]'), /^step 3/);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('[data-testid=timeline]');
+  assert.equal(await page.$eval('[data-testid=view-select]', e => e.value), 'timeline');
   assert.deepEqual(errors, []);
   await page.close();
 });
