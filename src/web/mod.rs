@@ -7,6 +7,7 @@ mod compare_view;
 mod export;
 mod settings_view;
 mod share;
+mod shortcuts;
 mod stack_panel;
 mod state_view;
 mod steps_view;
@@ -186,6 +187,8 @@ pub struct Ui {
     pub steps_ui: steps_view::StepsUi,
     /// Bumped whenever a part of a model built in the background is in place (`load::build`).
     pub built: RwSignal<u32>,
+    /// The list of keyboard shortcuts is shown.
+    pub shortcuts: RwSignal<bool>,
 }
 
 impl Ui {
@@ -224,6 +227,7 @@ impl Ui {
             pending: RwSignal::new(None),
             steps: RwSignal::new(0),
             steps_ui: steps_view::StepsUi::new(),
+            shortcuts: RwSignal::new(false),
         }
     }
 
@@ -564,6 +568,7 @@ fn App() -> impl IntoView {
                 </div>
             </Show>
             <Header ui=ui />
+            <shortcuts::Shortcuts open=ui.shortcuts />
             <Loading ui=ui />
             <ErrorPanel ui=ui />
             <Show when=move || !ui.anything_open() && ui.phase.get() != Phase::Loading>
@@ -924,6 +929,8 @@ fn Header(ui: Ui) -> impl IntoView {
             <Show when=move || store_count(ui) != 0>
                 <share::CopyLink ui=ui />
             </Show>
+            <button class="button icon" data-testid="shortcuts-button" title="Keyboard shortcuts (?)"
+                aria-label="Keyboard shortcuts" on:click=move |_| ui.shortcuts.update(|o| *o = !*o)>"?"</button>
             // An icon, so that the header stays one row on a laptop's screen with a file open.
             <button class="button icon" data-testid="theme"
                 title=move || if ui.dark.get() { "Light theme" } else { "Dark theme" }

@@ -320,6 +320,33 @@ test('Cancel stops a download (the example, or ?url=) before anything opens', as
   await page.close();
 });
 
+test('? lists the keyboard shortcuts, over any view; Escape closes the list; typed in a text field it is text', async () => {
+  const { page, errors } = await open(b, server.url);
+  await page.keyboard.press('?');
+  const dialog = page.locator('[data-testid=shortcuts]');
+  await dialog.waitFor();
+  assert.equal(await dialog.getAttribute('role'), 'dialog');
+  assert.match(await dialog.textContent(), /Timeline and segments.*pin the largest allocation in view/s);
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Close');
+  await shot(page, 'shortcuts');
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
+  // The header's button opens it too, and its Close button closes it.
+  await page.click('[data-testid=shortcuts-button]');
+  await dialog.waitFor();
+  await page.keyboard.press('Enter');
+  await dialog.waitFor({ state: 'detached' });
+  // In the search box, `?` is a character.
+  await loadFile(page, path.join(ROOT, 'tests', 'fixtures', 'training.pickle'));
+  await page.fill('[data-testid=search]', '');
+  await page.focus('[data-testid=search]');
+  await page.keyboard.press('?');
+  assert.equal(await page.inputValue('[data-testid=search]'), '?');
+  assert.equal(await dialog.count(), 0);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('a file can be opened from the keyboard: Tab reaches "Open snapshot…", Enter opens the picker', async () => {
   const { page, errors } = await open(b, server.url);
   await page.keyboard.press('Tab');
