@@ -119,6 +119,9 @@ test('the slider goes to 100 % and clicking inside the band at the peak shows it
   // alloc, freed five entries later), Down the next largest, Up back to it.
   await page.locator('[data-testid=timeline]').focus();
   await page.keyboard.press('0');
+  // (Escape first: from a pinned allocation, Down goes on to the next largest after it.)
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.stack-summary', { state: 'detached' });
   const pinnedHead = async () => (await page.textContent('.stack-summary')).match(/^(b[0-9a-f]+_\d+)\s+\S+ \S+ \(([\d ]+) bytes\)/);
   await page.keyboard.press('ArrowDown');
   const first = await pinnedHead();
