@@ -48,6 +48,21 @@ impl Viewport {
         .clamped(x_len)
     }
 
+    /// The view moved, its span kept, so that entry `x` is in it: as it is when `x` already is,
+    /// else centred on `x` (as near as the trace's ends allow).
+    pub fn showing(&self, x: f64, x_len: f64) -> Viewport {
+        if (self.x0..self.x1).contains(&x) {
+            return *self;
+        }
+        let half = self.span() / 2.0;
+        Viewport {
+            x0: x - half,
+            x1: x + half,
+            y_max: self.y_max,
+        }
+        .clamped(x_len)
+    }
+
     fn clamped(mut self, x_len: f64) -> Viewport {
         let span = self.span().min(x_len.max(1.0));
         if self.x0 < 0.0 {
@@ -111,6 +126,19 @@ mod tests {
         let v = Viewport::full(1000.0, 10.0).zoom(0.1, 0.5, 1000.0);
         assert_eq!(v.pan(-100.0, 1000.0).x0, 0.0);
         assert_eq!(v.pan(100.0, 1000.0).x1, 1000.0);
+    }
+
+    #[test]
+    fn showing_an_entry_moves_the_view_only_when_it_is_out_of_it() {
+        let v = Viewport::full(1000.0, 10.0).zoom(0.1, 0.5, 1000.0);
+        assert_eq!((v.x0, v.x1), (450.0, 550.0));
+        assert_eq!(v.showing(500.5, 1000.0), v);
+        let right = v.showing(700.5, 1000.0);
+        assert_eq!((right.x0, right.x1, right.y_max), (650.5, 750.5, v.y_max));
+        let end = v.showing(999.5, 1000.0);
+        assert_eq!((end.x0, end.x1), (900.0, 1000.0));
+        let start = v.showing(0.5, 1000.0);
+        assert_eq!((start.x0, start.x1), (0.0, 100.0));
     }
 
     #[test]

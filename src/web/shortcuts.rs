@@ -29,6 +29,10 @@ const SHORTCUTS: &[(&str, &[(&str, &str)])] = &[
                 "↓  ↑",
                 "pin the largest allocation in view, the next largest, back",
             ),
+            (
+                "o  O",
+                "the next, the previous out-of-memory mark, described",
+            ),
             ("Esc", "unpin"),
             ("0", "show everything"),
         ],

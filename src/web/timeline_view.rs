@@ -476,6 +476,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         tooltip.set(None);
         drag.set_value(None);
     };
+    // The out-of-memory mark the keyboard went to last (o, O).
+    let oom_at = StoredValue::new(None::<usize>);
     let on_key = move |ev: web_sys::KeyboardEvent| {
         let Some(d) = drawn.get_value() else { return };
         let Some(x_len) = with_timeline(ui, segments, |t, _| t.layout.x_len as f64) else {
@@ -490,6 +492,35 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             "0" => None,
             "Escape" => {
                 ui.pinned.set(None);
+                tooltip.set(None);
+                return;
+            }
+            // The next (o) or previous (O) out-of-memory mark: in view, and described where it is.
+            "o" | "O" => {
+                ev.prevent_default();
+                let Some(entries) = with_timeline(ui, segments, |_, c| {
+                    c.ooms.iter().map(|m| m.entry).collect::<Vec<_>>()
+                }) else {
+                    return;
+                };
+                let n = entries.len();
+                if n == 0 {
+                    return;
+                }
+                let k = match oom_at.get_value().filter(|&k| k < n) {
+                    Some(k) if ev.key() == "o" => (k + 1) % n,
+                    Some(k) => (k + n - 1) % n,
+                    None if ev.key() == "o" => 0,
+                    None => n - 1,
+                };
+                oom_at.set_value(Some(k));
+                let x = f64::from(entries[k]) + 0.5;
+                let next = view.showing(x, x_len);
+                ui.viewport.set(Some(next));
+                let tip = with_scale(ui, segments, Some(d), Some(next), &|f, _, c| {
+                    Some((f.px(x), f.plot.top + 12.0, describe_ooms(c.ooms, x, x)?))
+                });
+                tooltip.set(tip.flatten());
                 return;
             }
             // Down pins the largest allocation in view, then the next largest; Up goes back.
@@ -628,7 +659,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                 <Show when=move || !segments && ui.highlight.get().is_some()>
                     <HighlightChip ui=ui />
                 </Show>
-                <span class="muted hint">"wheel: zoom · drag: pan · click: stack · ↓ ↑: the largest in view · Esc: unpin"</span>
+                <span class="muted hint">"wheel: zoom · drag: pan · click: stack · ↓ ↑: the largest in view · Esc: unpin · ?: keys"</span>
             </div>
             <Show when=move || !segments && ui.by_category.get()>
                 <div class="legend" data-testid="category-legend">
@@ -657,7 +688,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             <div class="timeline-body">
                 <div class="plot">
                     <canvas class="timeline-canvas" data-testid="timeline" tabindex="0" node_ref=canvas
-                        aria-label="Timeline: + and - zoom, Left and Right pan, Down and Up pin the largest allocations in view one by one (their stack beside), Escape unpins, 0 shows all"
+                        aria-label="Timeline: + and - zoom, Left and Right pan, Down and Up pin the largest allocations in view one by one (their stack beside), O goes to the next out-of-memory mark, Escape unpins, 0 shows all"
                         on:wheel=on_wheel on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
                         on:mouseleave=on_leave on:keydown=on_key></canvas>
                     {move || tooltip.get().map(|(x, y, text)| view! {

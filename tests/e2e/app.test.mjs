@@ -219,6 +219,13 @@ test('devices and views switch (cs_memory_snapshot has three devices)', TIER2, a
   }
   assert.match(oom, /^out of memory at entry [\d ]+\s*a request of [\d.]+ [KMGT]?i?B with [\d.]+ [KMGT]?i?B free on the device\s*PyTorch held [\d.]+ [KMGT]?i?B allocated, [\d.]+ [KMGT]?i?B reserved \([\d.]+ [KMGT]?i?B cached but free\)\s*asked for by \S+\.py:\d+/);
   await shot(page, 'cs-device1-timeline');
+  // The keyboard reaches the mark too: o brings it into view and describes it (zoomed in far from it first).
+  await page.locator('[data-testid=timeline]').focus();
+  for (let k = 0; k < 4; k++) await page.keyboard.press('+');
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('o');
+  await page.waitForSelector('.tooltip');
+  assert.equal(await page.textContent('.tooltip'), oom);
   await page.selectOption('[data-testid=view-select]', 'segments');
   await page.waitForTimeout(200);
   await shot(page, 'cs-device1-segments');
