@@ -105,16 +105,46 @@ pub fn Shortcuts(open: RwSignal<bool>) -> impl IntoView {
         }
     });
     on_cleanup(move || listener.remove());
-    // The dialog takes the focus as it opens (its close button).
-    Effect::new(move |_| {
-        if let (true, Some(b)) = (open.get(), close.get()) {
-            let _ = b.focus();
+    // The dialog takes the focus as it opens (its close button: the one thing in it to focus, so Tab
+    // stays there) and gives it back where it was as it closes.
+    let before = StoredValue::new_local(None::<web_sys::HtmlElement>);
+    Effect::new(move |last: Option<(bool, bool)>| {
+        let now = open.get();
+        let (was, focused) = last.unwrap_or((false, false));
+        if now && !was {
+            let active = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.active_element())
+                .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok());
+            before.set_value(active);
         }
+        if !now && was {
+            if let Some(el) = before.get_value().filter(|el| el.is_connected()) {
+                let _ = el.focus();
+            }
+        }
+        // (The button comes a moment after the signal: tracked, it runs this again.)
+        let mut focused = now && was && focused;
+        if now && !focused {
+            if let Some(b) = close.get() {
+                focused = b.focus().is_ok();
+            }
+        }
+        (now, focused)
     });
+    let keep_focus = move |ev: web_sys::KeyboardEvent| {
+        if ev.key() == "Tab" {
+            ev.prevent_default();
+            if let Some(b) = close.get_untracked() {
+                let _ = b.focus();
+            }
+        }
+    };
     view! {
         <Show when=move || open.get()>
             <div class="shortcuts-backdrop" on:click=move |_| open.set(false)></div>
-            <div class="shortcuts" role="dialog" aria-modal="true" aria-label="Keyboard shortcuts" data-testid="shortcuts">
+            <div class="shortcuts" role="dialog" aria-modal="true" aria-label="Keyboard shortcuts" data-testid="shortcuts"
+                on:keydown=keep_focus>
                 <div class="shortcuts-head">
                     <h2>"Keyboard shortcuts"</h2>
                     <button class="button small" node_ref=close on:click=move |_| open.set(false)>"Close"</button>

@@ -344,8 +344,12 @@ test('? lists the keyboard shortcuts, over any view; Escape closes the list; typ
   // The header's button opens it too, and its Close button closes it.
   await page.click('[data-testid=shortcuts-button]');
   await dialog.waitFor();
+  // Tab stays in the dialog; closed, the focus goes back where it was.
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Close');
   await page.keyboard.press('Enter');
   await dialog.waitFor({ state: 'detached' });
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), 'shortcuts-button');
   // In the search box, `?` is a character.
   await loadFile(page, path.join(ROOT, 'tests', 'fixtures', 'training.pickle'));
   await page.fill('[data-testid=search]', '');
