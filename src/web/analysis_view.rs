@@ -121,7 +121,7 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
                     </section>
                     <section class="panel">
                         <h3>"Components" <span class="muted">" · click a bar to highlight it"</span></h3>
-                        <Chart ui=ui testid="components-chart" draw=Drawing::Components pick=pick_component />
+                        <Chart ui=ui testid="components-chart" draw=Drawing::Components pick=COMPONENT />
                     </section>
                     <section class="panel wide">
                         <h3>"Categories over the trace"</h3>
@@ -137,7 +137,7 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
                     </section>
                     <section class="panel wide">
                         <h3>"Largest live allocations" <span class="muted">" · click a bar to highlight and pin it"</span></h3>
-                        <Chart ui=ui testid="top-consumers-chart" draw=Drawing::Top pick=pick_consumer />
+                        <Chart ui=ui testid="top-consumers-chart" draw=Drawing::Top pick=CONSUMER />
                     </section>
                     <section class="panel">
                         <h3>"Allocator efficiency"</h3>
@@ -213,7 +213,47 @@ fn export_report(ui: Ui) {
     }
 }
 
-type PickFn = fn(&DeviceModel, &DeviceReport, &Snapshot, usize) -> Option<(Highlight, Option<u32>)>;
+/// Allocations a bar stands for, and the one to pin.
+type Picked = (Vec<u32>, Option<u32>);
+
+/// What a chart's bar `k` stands for: its name (the highlight's label, and what the keyboard's focus
+/// says, made without a walk over the allocations), and the allocations a click highlights, with the
+/// one to pin, if any.
+#[derive(Clone, Copy)]
+struct Pick {
+    name: fn(&DeviceReport, usize) -> Option<String>,
+    allocations: fn(&DeviceModel, &DeviceReport, &Snapshot, usize) -> Option<Picked>,
+}
+
+/// A bar of the largest-allocations chart: that allocation, pinned.
+const CONSUMER: Pick = Pick {
+    name: |r, k| {
+        let c = r.top_consumers.get(k)?;
+        Some(format!("{} {}", c.name, bytes(c.bytes)))
+    },
+    allocations: |_, r, _, k| {
+        let c = r.top_consumers.get(k)?;
+        Some((vec![c.allocation], Some(c.allocation)))
+    },
+};
+
+/// A bar of the components chart: every allocation of the component's categories.
+const COMPONENT: Pick = Pick {
+    name: |r, k| Some(r.components.get(k)?.component.label().to_string()),
+    allocations: |m, r, s, k| {
+        let component = r.components.get(k)?.component;
+        let c = m.categories(s);
+        let wanted: Vec<bool> = c
+            .names
+            .iter()
+            .map(|n| Component::of_category(n) == component)
+            .collect();
+        let allocations = (0..c.of.len() as u32)
+            .filter(|&i| wanted[c.of[i as usize] as usize])
+            .collect();
+        Some((allocations, None))
+    },
+};
 
 /// The report's charts this view shows; each draws on any plotters backend (the canvas, and SVG for
 /// export).
@@ -277,42 +317,6 @@ impl Drawing {
 /// Rows of the largest-allocations chart.
 const TOP_ROWS: usize = 15;
 
-fn pick_consumer(
-    _: &DeviceModel,
-    r: &DeviceReport,
-    _: &Snapshot,
-    k: usize,
-) -> Option<(Highlight, Option<u32>)> {
-    let c = r.top_consumers.get(k)?;
-    let label = format!("{} {}", c.name, bytes(c.bytes));
-    Some((
-        Highlight::new(label, vec![c.allocation]),
-        Some(c.allocation),
-    ))
-}
-
-fn pick_component(
-    m: &DeviceModel,
-    r: &DeviceReport,
-    s: &Snapshot,
-    k: usize,
-) -> Option<(Highlight, Option<u32>)> {
-    let component = r.components.get(k)?.component;
-    let c = m.categories(s);
-    let wanted: Vec<bool> = c
-        .names
-        .iter()
-        .map(|n| Component::of_category(n) == component)
-        .collect();
-    let allocations = (0..c.of.len() as u32)
-        .filter(|&i| wanted[c.of[i as usize] as usize])
-        .collect();
-    Some((
-        Highlight::new(component.label().to_string(), allocations),
-        None,
-    ))
-}
-
 /// A memograph-charts chart on a canvas, redrawn when the report, theme or window size changes; with
 /// `pick`, a click on a bar highlights what it stands for, and so does the keyboard: the chart is in
 /// the tab order, the arrow keys (Home, End) move a focus drawn round a bar, Enter or Space picks it.
@@ -321,7 +325,7 @@ fn Chart(
     ui: Ui,
     testid: &'static str,
     draw: Drawing,
-    #[prop(optional)] pick: Option<PickFn>,
+    #[prop(optional)] pick: Option<Pick>,
 ) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
     let bars = RwSignal::new(None::<(Bars, f64)>);
@@ -347,8 +351,11 @@ fn Chart(
     });
     let choose = move |k: usize| {
         let Some(pick) = pick else { return };
-        if let Some((h, pin)) = with_model_untracked(ui, |m, r, s| pick(m, r, s, k)).flatten() {
-            ui.highlight.set(Some(h));
+        let made = with_model_untracked(ui, |m, r, s| {
+            Some(((pick.name)(r, k)?, (pick.allocations)(m, r, s, k)?))
+        });
+        if let Some((name, (allocations, pin))) = made.flatten() {
+            ui.highlight.set(Some(Highlight::new(name, allocations)));
             if pin.is_some() {
                 ui.pinned.set(pin);
             }
@@ -409,11 +416,8 @@ fn Chart(
     let label = move || {
         let k = focused.get()?;
         bars.track();
-        let pick = pick?;
-        let h = with_model_untracked(ui, |m, r, s| pick(m, r, s, k))
-            .flatten()?
-            .0;
-        Some(format!("{}: Enter highlights it", h.label))
+        let name = with_model_untracked(ui, |_, r, _| (pick?.name)(r, k)).flatten()?;
+        Some(format!("{name}: Enter highlights it"))
     };
     // The chart as on screen, drawn again for the file.
     let export = move |svg: bool| {
@@ -533,19 +537,13 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
         else {
             return;
         };
-        let last = (x_len - 1).max(0);
-        let step = (x_len / i64::from(el.client_width().max(1))).max(1)
-            * if ev.shift_key() { 10 } else { 1 };
-        let to = match ev.key().as_str() {
-            "ArrowRight" => Some((event + step).min(last)),
-            "ArrowLeft" => Some((event - step).max(0)),
-            "Home" => Some(0),
-            "End" => Some(last),
-            "Escape" => None,
-            _ => return,
+        let last = (x_len - 1).max(0) as f64;
+        let step = (x_len / i64::from(el.client_width().max(1))).max(1) as f64;
+        let Some(to) = super::moved_by(&ev, event as f64, (0.0, last), step) else {
+            return;
         };
         ev.prevent_default();
-        ui.analysis_event.set(to);
+        ui.analysis_event.set(to.map(|x| x as i64));
     };
     view! {
         <canvas class="compact-timeline" data-testid="analysis-timeline" node_ref=canvas on:click=on_click

@@ -663,13 +663,7 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
             .get_untracked()
             .filter(|x| (x0..=x1).contains(x))
             .unwrap_or((x0 + x1) / 2.0);
-        let step = (x1 - x0) / if ev.shift_key() { 10.0 } else { 100.0 };
         let to = match ev.key().as_str() {
-            "ArrowRight" => Some((at + step).min(x1)),
-            "ArrowLeft" => Some((at - step).max(x0)),
-            "Home" => Some(x0),
-            "End" => Some(x1),
-            "Escape" => None,
             "+" | "=" => {
                 zoom(at, p.x_range, 0.5);
                 Some(at)
@@ -686,7 +680,10 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
                 diff_at(ui, &rows.get_untracked(), at);
                 return;
             }
-            _ => return,
+            _ => match super::moved_by(&ev, at, (x0, x1), (x1 - x0) / 100.0) {
+                Some(to) => to,
+                None => return,
+            },
         };
         ev.prevent_default();
         ui.compare.hover_x.set(to);

@@ -814,6 +814,26 @@ pub fn activates(ev: &web_sys::KeyboardEvent) -> bool {
     yes
 }
 
+/// Where a key moves a keyboard's pointer at `at` on an axis from `lo` to `hi`: the arrows `step`
+/// (Shift: ten steps), Home and End to the ends, Escape away (`Some(None)`); `None` for other keys.
+/// The readouts on the compared curves and the step chart, and the analysed entry, move so.
+pub fn moved_by(
+    ev: &web_sys::KeyboardEvent,
+    at: f64,
+    (lo, hi): (f64, f64),
+    step: f64,
+) -> Option<Option<f64>> {
+    let step = if ev.shift_key() { step * 10.0 } else { step };
+    Some(match ev.key().as_str() {
+        "ArrowRight" => Some((at + step).min(hi)),
+        "ArrowLeft" => Some((at - step).max(lo)),
+        "Home" => Some(lo),
+        "End" => Some(hi),
+        "Escape" => None,
+        _ => return None,
+    })
+}
+
 /// Whether a drag brings files (not text or a link dragged within the page).
 fn carries_files(ev: &web_sys::DragEvent) -> bool {
     ev.data_transfer().is_some_and(|t| {

@@ -101,12 +101,10 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         };
         ui.selected_event.set(i);
         if let Some(el) = list.get() {
-            let top = p as f64 * ROW;
-            let h = el.client_height() as f64;
-            if top < el.scroll_top() as f64 {
-                el.set_scroll_top(top as i32);
-            } else if top + ROW > el.scroll_top() as f64 + h {
-                el.set_scroll_top((top + ROW - h) as i32);
+            let scroll = el.scroll_top() as f64;
+            let to = scrolled_to_show(p as f64 * ROW, ROW, scroll, el.client_height() as f64);
+            if to != scroll {
+                el.set_scroll_top(to as i32);
             }
         }
     };
@@ -223,14 +221,16 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         let Some((r, b)) = render::state_map::step(&rows.rows, at, to) else {
             return;
         };
-        // The row in view: scrolled no further than needed.
-        let height = el.client_height() as f64;
-        let (top, row_height) = (r as f64 * render::state_map::ROW, render::state_map::ROW);
+        let row_height = render::state_map::ROW;
         let scroll = map_scroll.get_untracked();
-        if top < scroll {
-            map_scroll.set(top);
-        } else if top + row_height > scroll + height {
-            map_scroll.set(top + row_height - height);
+        let to = scrolled_to_show(
+            r as f64 * row_height,
+            row_height,
+            scroll,
+            el.client_height() as f64,
+        );
+        if to != scroll {
+            map_scroll.set(to);
         }
         let g = render::state_map::geometry(
             el.client_width() as f64,
@@ -314,5 +314,17 @@ pub fn StateView(ui: Ui) -> impl IntoView {
                 </div>
             </div>
         </div>
+    }
+}
+
+/// Where a list scrolled to `scroll` (showing `height` pixels) scrolls for the row from `top` to
+/// `top + row` to be in view: no further than needed, not at all when it is.
+fn scrolled_to_show(top: f64, row: f64, scroll: f64, height: f64) -> f64 {
+    if top < scroll {
+        top
+    } else if top + row > scroll + height {
+        top + row - height
+    } else {
+        scroll
     }
 }

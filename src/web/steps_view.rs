@@ -263,12 +263,7 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
             p.x_range.1.floor().max(p.x_range.0.ceil()),
         );
         let at = s.hover.get_untracked().unwrap_or(x0).clamp(x0, x1);
-        let step = if ev.shift_key() { 10.0 } else { 1.0 };
         let to = match ev.key().as_str() {
-            "ArrowRight" => Some((at + step).min(x1)),
-            "ArrowLeft" => Some((at - step).max(x0)),
-            "Home" => Some(x0),
-            "End" => Some(x1),
             // The next or the previous step a snapshot is marked at.
             "PageDown" | "PageUp" => {
                 let steps = marks.with_untracked(|m| {
@@ -281,12 +276,14 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
                 };
                 Some(next.unwrap_or(at))
             }
-            "Escape" => None,
             _ if super::activates(&ev) => {
                 open_mark(at, p);
                 return;
             }
-            _ => return,
+            _ => match super::moved_by(&ev, at, (x0, x1), 1.0) {
+                Some(to) => to,
+                None => return,
+            },
         };
         ev.prevent_default();
         s.hover.set(to);
