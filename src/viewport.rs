@@ -63,6 +63,21 @@ impl Viewport {
         .clamped(x_len)
     }
 
+    /// The view moved, its span kept, so that some of entries `[x0, x1]` are in it: as it is when
+    /// they already are, else centred on the range (on its start, when the range is wider than the
+    /// view: where it begins is what there is to see).
+    pub fn showing_range(&self, x0: f64, x1: f64, x_len: f64) -> Viewport {
+        if x0 < self.x1 && x1 >= self.x0 {
+            return *self;
+        }
+        let at = if x1 - x0 < self.span() {
+            (x0 + x1) / 2.0
+        } else {
+            x0
+        };
+        self.showing(at, x_len)
+    }
+
     fn clamped(mut self, x_len: f64) -> Viewport {
         let span = self.span().min(x_len.max(1.0));
         if self.x0 < 0.0 {
@@ -139,6 +154,24 @@ mod tests {
         assert_eq!((end.x0, end.x1), (900.0, 1000.0));
         let start = v.showing(0.5, 1000.0);
         assert_eq!((start.x0, start.x1), (0.0, 100.0));
+    }
+
+    #[test]
+    fn showing_a_range_moves_the_view_only_when_none_of_it_is_in_view() {
+        let v = Viewport::full(1000.0, 10.0).zoom(0.1, 0.5, 1000.0);
+        assert_eq!((v.x0, v.x1), (450.0, 550.0));
+        // Partly in view, or covering the whole view: unchanged.
+        assert_eq!(v.showing_range(540.0, 600.0, 1000.0), v);
+        assert_eq!(v.showing_range(100.0, 900.0, 1000.0), v);
+        // A short range out of view: centred on it.
+        let short = v.showing_range(700.0, 720.0, 1000.0);
+        assert_eq!((short.x0, short.x1, short.y_max), (660.0, 760.0, v.y_max));
+        // A range wider than the view: centred on where it begins.
+        let wide = v.showing_range(600.0, 900.0, 1000.0);
+        assert_eq!((wide.x0, wide.x1), (550.0, 650.0));
+        // An instant (a span without allocator events is a point).
+        let point = v.showing_range(20.0, 20.0, 1000.0);
+        assert_eq!((point.x0, point.x1), (0.0, 100.0));
     }
 
     #[test]

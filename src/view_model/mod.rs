@@ -397,6 +397,22 @@ pub fn describe_annotations(
     (!found.is_empty()).then(|| found.join("\n\n"))
 }
 
+/// Where a key that steps through `n` marks in order goes from mark `at` (none yet, or one from a list
+/// since changed, when out of range): the next one (`forward`) or the previous, round at either end;
+/// from none, the first or the last. `None` when there are none. Out-of-memory marks and profiler
+/// annotations are stepped through so on the timeline.
+pub fn cycled(at: Option<usize>, n: usize, forward: bool) -> Option<usize> {
+    if n == 0 {
+        return None;
+    }
+    Some(match at.filter(|&k| k < n) {
+        Some(k) if forward => (k + 1) % n,
+        Some(k) => (k + n - 1) % n,
+        None if forward => 0,
+        None => n - 1,
+    })
+}
+
 /// The marks whose moment lies within entries `[x0, x1]`, described one per paragraph (`None`: none).
 pub fn describe_ooms(marks: &[OomMark], x0: f64, x1: f64) -> Option<String> {
     let found: Vec<String> = marks
@@ -582,6 +598,22 @@ mod tests {
         assert_eq!(loader.micros, Some(78_625));
         assert!(loader.describe().ends_with(" · 78.6 ms"));
         assert_eq!(describe_annotations(spans, 1, 0.0, 1e9), None);
+    }
+
+    #[test]
+    fn stepping_through_marks_goes_round_and_starts_from_either_end() {
+        assert_eq!(cycled(None, 0, true), None);
+        assert_eq!(cycled(Some(2), 0, false), None);
+        assert_eq!(cycled(None, 3, true), Some(0));
+        assert_eq!(cycled(None, 3, false), Some(2));
+        assert_eq!(cycled(Some(0), 3, true), Some(1));
+        assert_eq!(cycled(Some(2), 3, true), Some(0));
+        assert_eq!(cycled(Some(0), 3, false), Some(2));
+        assert_eq!(cycled(Some(1), 3, false), Some(0));
+        // A position from a longer list (another device's) counts as none.
+        assert_eq!(cycled(Some(7), 3, true), Some(0));
+        assert_eq!(cycled(Some(7), 3, false), Some(2));
+        assert_eq!(cycled(Some(0), 1, true), Some(0));
     }
 
     #[test]

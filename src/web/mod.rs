@@ -454,7 +454,13 @@ pub(crate) fn tooltip_style(x: f64, y: f64, plot: NodeRef<leptos::html::Canvas>)
         }
     };
     let ((left, shift_x), (top, shift_y)) = (side(x, width), side(y, height));
-    format!("left:{left}px;top:{top}px;transform:translate({shift_x},{shift_y})")
+    // As wide as the room on its side allows (it wraps): a long line beside a pointer near the middle
+    // ran off the plot's left edge.
+    let room = if shift_x == "0" { width - left } else { left };
+    let max_width = (room - 4.0).clamp(160.0, 640.0);
+    format!(
+        "left:{left}px;top:{top}px;transform:translate({shift_x},{shift_y});max-width:{max_width}px"
+    )
 }
 
 pub fn start() {

@@ -33,6 +33,10 @@ const SHORTCUTS: &[(&str, &[(&str, &str)])] = &[
                 "o  O",
                 "the next, the previous out-of-memory mark, described",
             ),
+            (
+                "a  A",
+                "the next, the previous profiler annotation, described",
+            ),
             ("Esc", "unpin"),
             ("0", "show everything"),
         ],

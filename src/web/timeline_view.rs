@@ -11,10 +11,10 @@ use super::{Highlight, Ui};
 use crate::load::build::Part;
 use crate::load::{now, store};
 use crate::render::{self, colors, Pen, Surface};
-use crate::scale::{annotation_row_at, Plot, Scale};
+use crate::scale::{annotation_row_at, annotation_strip, Plot, Scale, ANNOTATION_ROWS};
 use crate::view_model::lit::LitBands;
 use crate::view_model::{
-    describe_annotations, describe_ooms, AnnotationSpan, Categories, OomMark, TimelineModel,
+    cycled, describe_annotations, describe_ooms, AnnotationSpan, Categories, OomMark, TimelineModel,
 };
 use crate::viewport::Viewport;
 
@@ -476,8 +476,9 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         tooltip.set(None);
         drag.set_value(None);
     };
-    // The out-of-memory mark the keyboard went to last (o, O).
+    // The out-of-memory mark and the profiler annotation the keyboard went to last (o, O; a, A).
     let oom_at = StoredValue::new(None::<usize>);
+    let annotation_at = StoredValue::new(None::<usize>);
     let on_key = move |ev: web_sys::KeyboardEvent| {
         let Some(d) = drawn.get_value() else { return };
         let Some(x_len) = with_timeline(ui, segments, |t, _| t.layout.x_len as f64) else {
@@ -503,15 +504,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                 }) else {
                     return;
                 };
-                let n = entries.len();
-                if n == 0 {
+                let Some(k) = cycled(oom_at.get_value(), entries.len(), ev.key() == "o") else {
                     return;
-                }
-                let k = match oom_at.get_value().filter(|&k| k < n) {
-                    Some(k) if ev.key() == "o" => (k + 1) % n,
-                    Some(k) => (k + n - 1) % n,
-                    None if ev.key() == "o" => 0,
-                    None => n - 1,
                 };
                 oom_at.set_value(Some(k));
                 let x = f64::from(entries[k]) + 0.5;
@@ -521,6 +515,35 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                     Some((f.px(x), f.plot.top + 12.0, describe_ooms(c.ooms, x, x)?))
                 });
                 tooltip.set(tip.flatten());
+                return;
+            }
+            // The next (a) or previous (A) profiler annotation of the strips above the plot: in view,
+            // and described under its strip, as the pointer on it reads it.
+            "a" | "A" => {
+                ev.prevent_default();
+                let Some(spans) = with_timeline(ui, segments, |_, c| {
+                    c.annotations
+                        .iter()
+                        .filter(|s| s.row < ANNOTATION_ROWS)
+                        .map(|s| (s.start, s.end, s.row, s.describe()))
+                        .collect::<Vec<_>>()
+                }) else {
+                    return;
+                };
+                let Some(k) = cycled(annotation_at.get_value(), spans.len(), ev.key() == "a")
+                else {
+                    return;
+                };
+                annotation_at.set_value(Some(k));
+                let (start, end, row, text) = spans[k].clone();
+                let next = view.showing_range(start, end, x_len);
+                ui.viewport.set(Some(next));
+                let tip = with_scale(ui, segments, Some(d), Some(next), &|f, _, _| {
+                    let (top, height) = annotation_strip(row);
+                    let x = f.px(start.max(next.x0)).max(f.plot.left);
+                    (x, top + height, text.clone())
+                });
+                tooltip.set(tip);
                 return;
             }
             // Down pins the largest allocation in view, then the next largest; Up goes back.
@@ -688,7 +711,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             <div class="timeline-body">
                 <div class="plot">
                     <canvas class="timeline-canvas" data-testid="timeline" tabindex="0" node_ref=canvas
-                        aria-label="Timeline: + and - zoom, Left and Right pan, Down and Up pin the largest allocations in view one by one (their stack beside), O goes to the next out-of-memory mark, Escape unpins, 0 shows all"
+                        aria-label="Timeline: + and - zoom, Left and Right pan, Down and Up pin the largest allocations in view one by one (their stack beside), O goes to the next out-of-memory mark, A to the next profiler annotation, Escape unpins, 0 shows all"
                         on:wheel=on_wheel on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
                         on:mouseleave=on_leave on:keydown=on_key></canvas>
                     {move || tooltip.get().map(|(x, y, text)| view! {

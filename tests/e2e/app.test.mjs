@@ -204,6 +204,26 @@ test('devices and views switch (cs_memory_snapshot has three devices)', TIER2, a
   }
   assert.match(tip, /Optimizer\.zero_grad#AdamW\.zero_grad\s*profiler annotation · at entry [\d ]+, no allocator event during it · 31 µs/);
   await shot(page, 'cs-device0-annotations');
+  // The keyboard reaches the annotations too: a steps through them in order (round at the end), each
+  // described as the pointer reads it, and A goes back (zoomed in far from them first).
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height + 40);
+  await page.locator('[data-testid=timeline]').focus();
+  for (let k = 0; k < 4; k++) await page.keyboard.press('+');
+  for (let k = 0; k < 3; k++) await page.keyboard.press('ArrowRight');
+  const keyed = [];
+  for (let k = 0; k < 12; k++) {
+    await page.keyboard.press('a');
+    const text = await page.locator('.tooltip').textContent({ timeout: 5000 });
+    if (keyed.includes(text)) break;
+    keyed.push(text);
+  }
+  assert.ok(keyed.every(t => /\nprofiler annotation · /.test(t)), keyed.join(' | '));
+  assert.ok(keyed.some(t => /^Optimizer\.zero_grad#AdamW\.zero_grad\nprofiler annotation · at entry [\d ]+, no allocator event during it · 31 µs$/.test(t)), keyed.join(' | '));
+  await page.keyboard.press('a');
+  await page.keyboard.press('A');
+  assert.equal(await page.locator('.tooltip').textContent(), keyed[0]);
+  await shot(page, 'cs-annotation-keyboard');
+  await page.keyboard.press('0');
   await page.selectOption('[data-testid=device-select]', '1');
   await page.waitForFunction(p => document.querySelector('[data-testid=peak]').title.includes(p),
     String(ref.devices['1'].timeline_peak_bytes));
