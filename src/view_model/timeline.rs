@@ -222,10 +222,16 @@ impl TimelineModel {
         } else {
             (lo, hi)
         };
+        self.fitted(lo, hi.max(lo + 1.0))
+    }
+
+    /// Entries `x0..x1` with y fitted to their highest point, as a brush over them gives (the
+    /// keyboard's `f` fits the view so).
+    pub fn fitted(&self, x0: f64, x1: f64) -> Viewport {
         Viewport {
-            x0: lo,
-            x1: hi.max(lo + 1.0),
-            y_max: self.max_in(lo, hi) as f64 * 1.05,
+            x0,
+            x1,
+            y_max: self.max_in(x0, x1) as f64 * 1.05,
         }
     }
 
@@ -400,6 +406,11 @@ mod tests {
         // A click centres the current span on the entry clicked.
         let v = t.brushed(500.0, 500.5, Some(100.0));
         assert_eq!((v.x0, v.x1), (450.0, 550.0));
+        // Fitting a view keeps its range and gives the brush's height over it.
+        let brushed = t.brushed(0.0, 40.0, None);
+        let fitted = t.fitted(0.0, 40.0);
+        assert_eq!(fitted, brushed);
+        assert!(fitted.y_max < peak.bytes as f64 * 1.05, "{fitted:?}");
     }
 
     #[test]

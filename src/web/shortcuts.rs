@@ -25,6 +25,7 @@ const SHORTCUTS: &[(&str, &[(&str, &str)])] = &[
         &[
             ("+  -", "zoom in, out"),
             ("←  →", "pan"),
+            ("Home  End", "the start, the end of the trace"),
             (
                 "↓  ↑",
                 "pin the largest allocation in view, the next largest, back",
@@ -36,6 +37,10 @@ const SHORTCUTS: &[(&str, &[(&str, &str)])] = &[
             (
                 "a  A",
                 "the next, the previous profiler annotation, described",
+            ),
+            (
+                "f",
+                "fit the height to what is in view, as the minimap's brush does",
             ),
             ("Esc", "unpin"),
             ("0", "show everything"),

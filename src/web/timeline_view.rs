@@ -363,11 +363,17 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         }
     });
 
+    // The view input moves from: the one asked for last, which the frame showing it may not have
+    // drawn yet (wheel steps or key presses quicker than frames each count, not only the last).
+    let current = move || {
+        let full = || with_timeline(ui, segments, |t, _| t.full_view());
+        ui.viewport.get_untracked().or_else(full)
+    };
     let on_wheel = move |ev: web_sys::WheelEvent| {
         ev.prevent_default();
         let px = ev.offset_x() as f64;
         let sideways = ev.shift_key() || ev.delta_x().abs() > ev.delta_y().abs();
-        let next = with_scale(ui, segments, drawn.get_value(), None, &|f, t, _| {
+        let next = with_scale(ui, segments, drawn.get_value(), current(), &|f, t, _| {
             let x_len = t.layout.x_len as f64;
             if sideways {
                 let d = if ev.delta_x().abs() > ev.delta_y().abs() {
@@ -484,13 +490,18 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         let Some(x_len) = with_timeline(ui, segments, |t, _| t.layout.x_len as f64) else {
             return;
         };
-        let view = d.view;
+        let view = current().unwrap_or(d.view);
         let next = match ev.key().as_str() {
             "+" | "=" => Some(view.zoom(0.5, 0.5, x_len)),
             "-" | "_" => Some(view.zoom(2.0, 0.5, x_len)),
             "ArrowLeft" => Some(view.pan(-0.2, x_len)),
             "ArrowRight" => Some(view.pan(0.2, x_len)),
+            // The trace's start or end, the span kept.
+            "Home" => Some(view.showing(0.0, x_len)),
+            "End" => Some(view.showing(x_len, x_len)),
             "0" => None,
+            // y fitted to the highest point in view, as the minimap's brush fits it.
+            "f" => with_timeline(ui, segments, |t, _| t.fitted(view.x0, view.x1)),
             "Escape" => {
                 ui.pinned.set(None);
                 tooltip.set(None);
@@ -711,7 +722,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             <div class="timeline-body">
                 <div class="plot">
                     <canvas class="timeline-canvas" data-testid="timeline" tabindex="0" node_ref=canvas
-                        aria-label="Timeline: + and - zoom, Left and Right pan, Down and Up pin the largest allocations in view one by one (their stack beside), O goes to the next out-of-memory mark, A to the next profiler annotation, Escape unpins, 0 shows all"
+                        aria-label="Timeline: + and - zoom, Left and Right pan, Home and End go to the start and the end, Down and Up pin the largest allocations in view one by one (their stack beside), O goes to the next out-of-memory mark, A to the next profiler annotation, F fits the height to what is in view, Escape unpins, 0 shows all"
                         on:wheel=on_wheel on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
                         on:mouseleave=on_leave on:keydown=on_key></canvas>
                     {move || tooltip.get().map(|(x, y, text)| view! {

@@ -159,6 +159,21 @@ test('hovering shows a tooltip, the wheel zooms and the minimap brush fits a ran
   await page.mouse.up();
   await page.waitForTimeout(100);
   await shot(page, 'brushed');
+  // The keyboard reaches what the brush does: zoomed and panned to the trace's start (far below the
+  // peak), f fits the height to what is in view, the range kept (the link carries both).
+  await page.locator('[data-testid=timeline]').focus();
+  await page.keyboard.press('0');
+  for (let k = 0; k < 4; k++) await page.keyboard.press('+');
+  await page.keyboard.press('Home');
+  const range = () => page.evaluate(() => (new URLSearchParams(location.hash.slice(1)).get('range') || '').split('_').map(Number));
+  await page.waitForFunction(() => /range=0\.0_/.test(location.hash));
+  const before = await range();
+  await page.keyboard.press('f');
+  await page.waitForFunction(y => !location.hash.includes(`_${y}`), before[2]);
+  const fitted = await range();
+  assert.deepEqual(fitted.slice(0, 2), before.slice(0, 2));
+  assert.ok(fitted[2] < before[2] * 0.6, `${before} → ${fitted}`);
+  await shot(page, 'fitted-by-key');
   await page.getByLabel('Wall clock').check();
   await page.waitForTimeout(100);
   await shot(page, 'wall-clock');
