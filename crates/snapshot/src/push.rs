@@ -117,7 +117,8 @@ impl Body {
 
 /// What a finished reader worked with and the snapshot does not keep: the pickle's memo and containers,
 /// about the file's size in many small allocations. Freeing them is a pause of its own (20–50 ms in a
-/// browser at 190 MB), which the page's worker takes after it has posted the snapshot, not before.
+/// browser at 190 MB), which a caller can put after its answer, or skip where its whole memory goes
+/// next (the page's worker, ended after one file).
 pub struct Leftovers(#[allow(dead_code)] Option<Box<Machine>>);
 
 impl PushReader {
