@@ -532,21 +532,26 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             // and described under its strip, as the pointer on it reads it.
             "a" | "A" => {
                 ev.prevent_default();
-                let Some(spans) = with_timeline(ui, segments, |_, c| {
-                    c.annotations
-                        .iter()
-                        .filter(|s| s.row < ANNOTATION_ROWS)
-                        .map(|s| (s.start, s.end, s.row, s.describe()))
+                // Those drawn (the strips hold a few rows), in order of start.
+                let Some(drawn_spans) = with_timeline(ui, segments, |_, c| {
+                    (c.annotations.iter().enumerate())
+                        .filter(|(_, s)| s.row < ANNOTATION_ROWS)
+                        .map(|(i, _)| i)
                         .collect::<Vec<_>>()
                 }) else {
                     return;
                 };
-                let Some(k) = cycled(annotation_at.get_value(), spans.len(), ev.key() == "a")
-                else {
+                let forward = ev.key() == "a";
+                let Some(k) = cycled(annotation_at.get_value(), drawn_spans.len(), forward) else {
                     return;
                 };
                 annotation_at.set_value(Some(k));
-                let (start, end, row, text) = spans[k].clone();
+                let Some((start, end, row, text)) = with_timeline(ui, segments, |_, c| {
+                    let s = &c.annotations[drawn_spans[k]];
+                    (s.start, s.end, s.row, s.describe())
+                }) else {
+                    return;
+                };
                 let next = view.showing_range(start, end, x_len);
                 ui.viewport.set(Some(next));
                 let tip = with_scale(ui, segments, Some(d), Some(next), &|f, _, _| {
