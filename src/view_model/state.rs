@@ -99,16 +99,7 @@ pub fn event_rows(
 /// request and free, in trace order. The state history lists only these while a search or a picked
 /// path highlights allocations.
 pub fn events_of(model: &DeviceModel, allocations: &[u32]) -> Vec<u32> {
-    let all = &model.blocks.lifetimes.allocations;
-    let mut events: Vec<u32> = allocations
-        .iter()
-        .filter_map(|&a| all.get(a as usize))
-        .flat_map(|a| [a.alloc_event(), a.free_requested_event(), a.free_event()])
-        .flatten()
-        .collect();
-    events.sort_unstable();
-    events.dedup();
-    events
+    model.blocks.lifetimes.events_of(allocations)
 }
 
 /// The rows of trace entries `entries` (each within the trace).

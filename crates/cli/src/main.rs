@@ -49,11 +49,33 @@ enum Command {
         json: bool,
     },
     /// The event history, one line per event.
+    ///
+    /// With --find, only the events of the allocations a query finds (each one's alloc, free request
+    /// and free), as the page's find box finds them: an address (b7f4…_3, 0x7f4…, a hex prefix), a
+    /// size (>100MB, <=4KiB, 1.0GiB; MB and GB are binary), or text in a frame, the category,
+    /// compile_context or user_metadata.
+    #[command(
+        after_help = "Examples:\n  memograph trace run.pickle --find '>1GiB' --stacks\n  \
+        memograph trace run.pickle --find models.py:174 --entries 1200:1530\n  \
+        memograph trace run.pickle --json | jq 'select(.action == \"oom\")'"
+    )]
     Trace {
         file: String,
         /// The device (default: the one with the longest trace).
         #[arg(short, long, allow_negative_numbers = true)]
         device: Option<i64>,
+        /// Only the events of the allocations this finds (see above).
+        #[arg(long, value_name = "QUERY", value_parser = trace::query)]
+        find: Option<String>,
+        /// Only entries FROM:TO (TO excluded; either may be left out: 1200:, :500).
+        #[arg(long, value_name = "FROM:TO", value_parser = trace::entry_range)]
+        entries: Option<std::ops::Range<u64>>,
+        /// Each event's stack under it (framework plumbing left out; in JSON every frame).
+        #[arg(long)]
+        stacks: bool,
+        /// One JSON object per event per line.
+        #[arg(long)]
+        json: bool,
     },
     /// Per segment: allocated, free, pending and rounding waste.
     Stats {
@@ -207,10 +229,22 @@ fn main() -> ExitCode {
             json,
             device: None,
         })),
-        Command::Trace { file, device } => Ok(trace::run_trace(&Options {
-            files: vec![file],
-            json: false,
+        Command::Trace {
+            file,
             device,
+            find,
+            entries,
+            stacks,
+            json,
+        } => Ok(trace::run_trace(&trace::TraceArgs {
+            options: Options {
+                files: vec![file],
+                json,
+                device,
+            },
+            find,
+            entries,
+            stacks,
         })),
         Command::Stats { file, device, json } => Ok(trace::run_stats(&Options {
             files: vec![file],

@@ -2,7 +2,12 @@
 
 use std::io::{BufWriter, Write};
 
-use memograph_snapshot::analysis::lifetimes::{event_name, event_versions};
+use std::ops::Range;
+
+use memograph_snapshot::analysis::categories::{categorize, Rules};
+use memograph_snapshot::analysis::lifetimes::{event_name, event_versions, Lifetimes};
+use memograph_snapshot::analysis::search;
+use memograph_snapshot::analysis::stacks::{display_lines, frame_text};
 use memograph_snapshot::analysis::stats::segment_stats;
 use memograph_snapshot::format::{bytes, count, grouped};
 use memograph_snapshot::Snapshot;
@@ -22,24 +27,136 @@ fn device_of(snapshot: &Snapshot, o: &Options, path: &str) -> Result<i64, Failur
     }
 }
 
-pub fn run_trace(o: &Options) -> Result<(), Failure> {
+/// `memograph trace`'s arguments.
+pub struct TraceArgs {
+    pub options: Options,
+    /// A find box query: only the events of the allocations it finds.
+    pub find: Option<String>,
+    /// Only these entries.
+    pub entries: Option<Range<u64>>,
+    /// Each event's stack under it.
+    pub stacks: bool,
+}
+
+/// `--find QUERY`: anything but blank.
+pub fn query(text: &str) -> Result<String, String> {
+    match search::parse(text) {
+        Some(_) => Ok(text.to_string()),
+        None => Err("an empty query finds nothing: give an address, a size or text".to_string()),
+    }
+}
+
+/// `--entries FROM:TO`: TO excluded, either side may be left out.
+pub fn entry_range(text: &str) -> Result<Range<u64>, String> {
+    let (from, to) = text
+        .split_once(':')
+        .ok_or_else(|| format!("{text:?} is no range: say FROM:TO, as 1200:1530, 1200: or :500"))?;
+    let end = |v: &str, empty: u64| -> Result<u64, String> {
+        match v.trim() {
+            "" => Ok(empty),
+            v => v.parse().map_err(|_| format!("{v:?} is no entry number")),
+        }
+    };
+    let (from, to) = (end(from, 0)?, end(to, u64::MAX)?);
+    if from > to {
+        return Err(format!("{text:?} ends before it begins"));
+    }
+    Ok(from..to)
+}
+
+/// The entries `memograph trace` prints: every one, or those of the allocations `query` finds, within
+/// `range`; and a line that says what was found (`None` without a query).
+fn entries_shown(
+    snapshot: &Snapshot,
+    device: i64,
+    query: Option<&str>,
+    range: Range<u64>,
+) -> (Vec<u32>, Option<String>) {
+    let n = snapshot.trace(device).len() as u64;
+    let range = range.start.min(n) as u32..range.end.min(n) as u32;
+    let Some((text, query)) = query.and_then(|q| Some((q, search::parse(q)?))) else {
+        return (range.collect(), None);
+    };
+    let lifetimes = Lifetimes::of(snapshot, device);
+    // Text finds categories by name too, as the page's find box does.
+    let rules = Rules::built_in();
+    let categories = matches!(query, search::Query::Text(_))
+        .then(|| (categorize(snapshot, &lifetimes, &rules), rules.names()));
+    let found = search::search(
+        snapshot,
+        &lifetimes,
+        categories.as_ref().map(|(of, names)| (&of[..], &names[..])),
+        &query,
+    );
+    let found_bytes: u64 = found
+        .iter()
+        .map(|&a| lifetimes.allocations[a as usize].size)
+        .fold(0, u64::saturating_add);
+    let mut events = lifetimes.events_of(&found);
+    events.retain(|e| range.contains(e));
+    let said = format!(
+        "find {text:?}: {}, {} allocated in all; {} of their events below",
+        count(found.len() as u64, "allocation", "allocations"),
+        bytes(found_bytes),
+        grouped(events.len() as u64),
+    );
+    (events, Some(said))
+}
+
+pub fn run_trace(args: &TraceArgs) -> Result<(), Failure> {
+    let o = &args.options;
     let path = &o.files[0];
     let snapshot = load::open(path)?;
     let device = device_of(&snapshot, o, path)?;
     let t = snapshot.trace(device);
+    let (shown, said) = entries_shown(
+        &snapshot,
+        device,
+        args.find.as_deref(),
+        args.entries.clone().unwrap_or(0..u64::MAX),
+    );
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let t0 = t.time_us.iter().copied().find(|&x| x != i64::MIN);
     let versions = event_versions(t);
     let result = (|| -> std::io::Result<()> {
-        writeln!(
-            out,
-            "{:>8}  {:<15} {:<22} {:>12}  {:>10}  {:>12}",
-            "entry", "action", "address", "size", "stream", "time"
-        )?;
-        for (i, &version) in versions.iter().enumerate() {
+        if !o.json {
+            if let Some(said) = said {
+                writeln!(out, "{said}")?;
+            }
+            writeln!(
+                out,
+                "{:>8}  {:<15} {:<22} {:>12}  {:>10}  {:>12}",
+                "entry", "action", "address", "size", "stream", "time"
+            )?;
+        }
+        for &i in &shown {
+            let i = i as usize;
             let e = t.get(i);
-            let name = event_name(e.action, e.addr, version);
+            let name = event_name(e.action, e.addr, versions[i]);
+            let action = e.action.name(&snapshot.interner);
+            if o.json {
+                let mut row = serde_json::json!({
+                    "entry": i,
+                    "action": action,
+                    "address": e.addr,
+                    "name": name,
+                    "size": e.size,
+                    "stream": e.stream,
+                    "time_us": e.time_us,
+                });
+                if let Some(free) = e.device_free {
+                    row["device_free"] = free.into();
+                }
+                if args.stacks {
+                    let frames: Vec<String> = (snapshot.stack(e.stack).iter())
+                        .map(|&f| frame_text(&snapshot, snapshot.frame(f)))
+                        .collect();
+                    row["frames"] = frames.into();
+                }
+                writeln!(out, "{row}")?;
+                continue;
+            }
             let time = match (e.time_us, t0) {
                 (Some(t), Some(t0)) => format!("+{:.3} ms", (t - t0) as f64 / 1000.0),
                 _ => "-".into(),
@@ -50,11 +167,15 @@ pub fn run_trace(o: &Options) -> Result<(), Failure> {
             };
             writeln!(
                 out,
-                "{i:>8}  {:<15} {name:<22} {:>12}  {:>10}  {time:>12}{extra}",
-                e.action.name(&snapshot.interner),
+                "{i:>8}  {action:<15} {name:<22} {:>12}  {:>10}  {time:>12}{extra}",
                 bytes(e.size),
                 e.stream
             )?;
+            if args.stacks {
+                for line in display_lines(&snapshot, e.stack, false) {
+                    writeln!(out, "{:>10}{line}", "")?;
+                }
+            }
         }
         out.flush()
     })();

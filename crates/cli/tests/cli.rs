@@ -97,6 +97,105 @@ fn trace_prints_one_line_per_event_with_versioned_addresses() {
 }
 
 #[test]
+fn trace_finds_allocations_as_the_page_does_and_writes_json_lines() {
+    if !common::present("trace_finds_allocations_as_the_page_does_and_writes_json_lines") {
+        return;
+    }
+    let name = "kk_memory_ctx128_fullstep.pickle";
+    let path = fixtures().join(name);
+    let file = path.to_str().unwrap();
+    let reference: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("reference").join(format!("{name}.json")))
+            .unwrap(),
+    )
+    .unwrap();
+    let events = &reference["devices"]["0"]["events"];
+    let total: u64 = events
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+
+    // Every event as a JSON line, as many of each action as the reference counts.
+    let (code, stdout, stderr) = memograph(&["trace", file, "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len() as u64, total);
+    for (action, n) in events.as_object().unwrap() {
+        let got = rows
+            .iter()
+            .filter(|r| r["action"] == action.as_str())
+            .count();
+        assert_eq!(got as u64, n.as_u64().unwrap(), "{action}");
+    }
+    assert!(rows.iter().enumerate().all(|(i, r)| r["entry"] == i));
+    // Versioned names as MemoryViz gives them: the first entry maps a segment.
+    assert_eq!(rows[0]["action"], "segment_alloc");
+    assert_eq!(rows[0]["name"], "s7f2d88200000_0");
+
+    // The trace's largest allocation (157.0 MiB): its alloc, free request and free, with its stack.
+    let (code, stdout, _) = memograph(&["trace", file, "--find", ">100MiB"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "find \">100MiB\": 1 allocation, 157.0 MiB allocated in all; 3 of their events below"
+    );
+    let entries: Vec<&str> = lines[2..]
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(entries, ["4660", "4664", "4665"]);
+    let (code, stdout, _) = memograph(&["trace", file, "--find", ">100MiB", "--json", "--stacks"]);
+    assert_eq!(code, 0);
+    let found: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(found.len(), 3);
+    for (r, action) in found
+        .iter()
+        .zip(["alloc", "free_requested", "free_completed"])
+    {
+        assert_eq!(r["action"], action);
+        assert_eq!(r["size"], 164_626_432u64);
+        let frames = r["frames"].as_array().unwrap();
+        assert!(
+            frames.iter().any(|f| f
+                .as_str()
+                .unwrap()
+                .ends_with("training.py:21:cross_entropy_loss")),
+            "{frames:?}"
+        );
+    }
+    // Text in a frame, within a range of entries: every event shown lies in it.
+    let (code, stdout, _) = memograph(&[
+        "trace",
+        file,
+        "--find",
+        "cross_entropy",
+        "--entries",
+        "4000:5000",
+    ]);
+    assert_eq!(code, 0);
+    let shown: Vec<u64> = stdout
+        .lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert!(shown.contains(&4660), "{stdout}");
+    assert!(shown.iter().all(|e| (4000..5000).contains(e)));
+    // A range alone: the entries from 19 000 to the end.
+    let (code, stdout, _) = memograph(&["trace", file, "--entries", "19000:"]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout.lines().count() as u64, 1 + total - 19_000);
+}
+
+#[test]
 fn stats_totals_add_up_to_the_reserved_bytes() {
     if !common::present("stats_totals_add_up_to_the_reserved_bytes") {
         return;
@@ -166,6 +265,9 @@ fn usage_errors_exit_2() {
     assert_eq!(memograph(&["summary"]).0, 2);
     assert_eq!(memograph(&["diff", "a.pickle"]).0, 2);
     assert_eq!(memograph(&["compare", "a", "--json", "--markdown"]).0, 2);
+    assert_eq!(memograph(&["trace", "a.pickle", "--entries", "8:5"]).0, 2);
+    assert_eq!(memograph(&["trace", "a.pickle", "--entries", "x"]).0, 2);
+    assert_eq!(memograph(&["trace", "a.pickle", "--find", " "]).0, 2);
     assert_eq!(memograph(&["--help"]).0, 0);
 }
 

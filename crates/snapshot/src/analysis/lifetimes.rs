@@ -475,6 +475,21 @@ impl Lifetimes {
         peak
     }
 
+    /// The trace entries of `allocations` (indices into [`Self::allocations`]; others are skipped):
+    /// each one's alloc, free request and free, in trace order, each once. What `memograph trace
+    /// --find` prints, and what the page's state history lists while allocations are highlighted.
+    pub fn events_of(&self, allocations: &[u32]) -> Vec<u32> {
+        let mut events: Vec<u32> = allocations
+            .iter()
+            .filter_map(|&a| self.allocations.get(a as usize))
+            .flat_map(|a| [a.alloc_event(), a.free_requested_event(), a.free_event()])
+            .flatten()
+            .collect();
+        events.sort_unstable();
+        events.dedup();
+        events
+    }
+
     /// The stream handle `a` was allocated on.
     pub fn stream_of(&self, a: &Allocation) -> u64 {
         self.streams.get(a.stream as usize).copied().unwrap_or(0)

@@ -65,8 +65,6 @@ pub fn frame_text(snapshot: &Snapshot, frame: &Frame) -> String {
     )
 }
 
-/// The lines to show for `stack`, innermost first: plumbing dropped unless `full`, runs of three or more
-/// identical lines shown once followed by `<repeats N times>`.
 /// Why an allocation has no frames, and which `_record_memory_history` arguments would capture them:
 /// `initial`, it began before the trace (recording was not on yet); else it was recorded without a
 /// stack.
@@ -84,6 +82,8 @@ pub fn why_no_frames(initial: bool) -> &'static str {
     }
 }
 
+/// The lines to show for `stack`, innermost first: plumbing dropped unless `full`, runs of three or more
+/// identical lines shown once followed by `<repeats N times>`.
 pub fn display_lines(snapshot: &Snapshot, stack: StackId, full: bool) -> Vec<String> {
     let frames = snapshot.stack(stack);
     if frames.is_empty() {
