@@ -375,6 +375,9 @@ fn Chart(
         }
     };
     let on_key = move |ev: web_sys::KeyboardEvent| {
+        if super::browsers_key(&ev) {
+            return;
+        }
         let Some(count) = bars
             .get_untracked()
             .map(|(b, _)| b.count)
@@ -529,6 +532,9 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
     // The keyboard moves the analysed entry a pixel's worth of entries (Shift: ten), to either end
     // (Home, End), or back to the peak (Escape).
     let on_key = move |ev: web_sys::KeyboardEvent| {
+        if super::browsers_key(&ev) {
+            return;
+        }
         let Some(el) = canvas.get_untracked() else {
             return;
         };

@@ -653,6 +653,9 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
     // The keyboard's pointer: the arrows move the readout a hundredth of the range shown (Shift: a
     // tenth), Home and End to its ends; Enter diffs A and B there, + and - zoom round it, 0 shows all.
     let on_key = move |ev: web_sys::KeyboardEvent| {
+        if super::browsers_key(&ev) {
+            return;
+        }
         let Some((p, _)) = plot.get_value() else {
             return;
         };

@@ -820,6 +820,12 @@ pub fn activates(ev: &web_sys::KeyboardEvent) -> bool {
     yes
 }
 
+/// Whether a key press carries Ctrl, Alt or Meta: those are the browser's (Ctrl and + or 0 zoom the
+/// page, Ctrl+F finds, Ctrl+A selects all), which the views' own keys leave alone.
+pub fn browsers_key(ev: &web_sys::KeyboardEvent) -> bool {
+    ev.ctrl_key() || ev.meta_key() || ev.alt_key()
+}
+
 /// Where a key moves a keyboard's pointer at `at` on an axis from `lo` to `hi`: the arrows `step`
 /// (Shift: ten steps), Home and End to the ends, Escape away (`Some(None)`); `None` for other keys.
 /// The readouts on the compared curves and the step chart, and the analysed entry, move so.
@@ -829,6 +835,9 @@ pub fn moved_by(
     (lo, hi): (f64, f64),
     step: f64,
 ) -> Option<Option<f64>> {
+    if browsers_key(ev) {
+        return None;
+    }
     let step = if ev.shift_key() { step * 10.0 } else { step };
     Some(match ev.key().as_str() {
         "ArrowRight" => Some((at + step).min(hi)),

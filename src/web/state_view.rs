@@ -109,6 +109,9 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         }
     };
     let on_key = move |ev: web_sys::KeyboardEvent| {
+        if super::browsers_key(&ev) {
+            return;
+        }
         let cur = position_of(ui.selected_event.get_untracked()) as i64;
         let page = (height.get_untracked() / ROW) as i64;
         let next = match ev.key().as_str() {
@@ -192,6 +195,9 @@ pub fn StateView(ui: Ui) -> impl IntoView {
     // to the segment above or below), Home and End; each pinned, described as the pointer would
     // describe it, and scrolled into view. Escape unpins.
     let on_map_key = move |ev: web_sys::KeyboardEvent| {
+        if super::browsers_key(&ev) {
+            return;
+        }
         use render::state_map::Step;
         let to = match ev.key().as_str() {
             "ArrowRight" => Step::Next,

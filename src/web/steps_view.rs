@@ -255,6 +255,9 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
     // The keyboard's pointer: the arrows move the readout a step (Shift: ten), Home and End to the
     // ends, Page Down and Up to the next or previous snapshot marked; Enter opens the one there.
     let on_key = move |ev: web_sys::KeyboardEvent| {
+        if super::browsers_key(&ev) {
+            return;
+        }
         let Some((p, _)) = plot.get_value() else {
             return;
         };

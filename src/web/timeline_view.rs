@@ -486,6 +486,9 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
     let oom_at = StoredValue::new(None::<usize>);
     let annotation_at = StoredValue::new(None::<usize>);
     let on_key = move |ev: web_sys::KeyboardEvent| {
+        if super::browsers_key(&ev) {
+            return;
+        }
         let Some(d) = drawn.get_value() else { return };
         let Some(x_len) = with_timeline(ui, segments, |t, _| t.layout.x_len as f64) else {
             return;

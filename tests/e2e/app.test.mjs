@@ -238,6 +238,15 @@ test('devices and views switch (cs_memory_snapshot has three devices)', TIER2, a
   await page.keyboard.press('A');
   assert.equal(await page.locator('.tooltip').textContent(), keyed[0]);
   await shot(page, 'cs-annotation-keyboard');
+  // Keys with Ctrl, Alt or Meta are the browser's (Ctrl and + or 0 zoom the page, Ctrl+A selects all):
+  // the timeline leaves them alone.
+  await page.evaluate(() => addEventListener('keydown', e => { window.__prevented = e.defaultPrevented; }));
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Control+a');
+  assert.equal(await page.locator('.tooltip').count(), 0);
+  assert.equal(await page.evaluate(() => window.__prevented), false);
+  await page.keyboard.press('Control+=');
+  assert.equal(await page.evaluate(() => window.__prevented), false);
   await page.keyboard.press('0');
   await page.selectOption('[data-testid=device-select]', '1');
   await page.waitForFunction(p => document.querySelector('[data-testid=peak]').title.includes(p),
