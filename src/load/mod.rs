@@ -45,12 +45,12 @@
 //!   before the page has been 300 ms without a file (`page::REHEARSE_AFTER_MS`): a file chosen as
 //!   the page opened found the worker making the rehearsal's pickle, and the browser optimising that
 //!   code on the cores its parse needed.
-//! - **Late warm-up.** A file chosen before the page rehearsed (as `?url=` does) has its first frame
-//!   drawn by code the page has never run, and the browser's first text on a canvas waits for its
-//!   fonts. So once such a file has been read whole (the worker finishing its parse, the page's thread
-//!   idle until the model comes), the page parses a synthetic snapshot of a few kilobytes, builds its
-//!   model and draws it unseen (`rehearsal::warm_up_drawing`). At 185 MB, cold, A/B over 10 and 12
-//!   loads: first timeline medians 718 → 693 and 705 → 687 ms (the first frame's task 25 → 19 ms).
+//! - **No late warm-up.** A file chosen before the page rehearsed (as `?url=` does) once had the
+//!   page draw a synthetic snapshot of a few kilobytes unseen when the file had been read whole, so
+//!   that its first frame did not pay for the browser's first text and drawing code (at 185 MB, cold:
+//!   718 → 693 ms then). With the load's other costs gone it cost more than it saved: cold A/B, 8
+//!   each, 177 MB median 468 → 448 and 488 → 474 ms (worst 537 → 478, 516 → 487), kk 167 → 151,
+//!   193 MB tiled 561 → 562 (worst 647 → 601). Removed.
 //! - **Spare worker.** A worker is started ahead of time with the module loaded, so a file never waits
 //!   for one to load.
 //! - **Heap growth.** Before building something of known size (the worker's snapshot, the page's

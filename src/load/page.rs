@@ -934,9 +934,6 @@ impl Load {
         self.read_ms.set(now() - self.started);
         self.handed_over.set(true);
         post(&self.worker, ToWorker::End);
-        if matches!(self.purpose, Purpose::Open) {
-            super::rehearsal::warm_up_drawing();
-        }
     }
 }
 

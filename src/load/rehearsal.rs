@@ -2,8 +2,6 @@
 //! spare worker parsed, build its model and the parts other views use, draw its timeline on a canvas
 //! that is never shown, then drop it all.
 
-use std::cell::Cell;
-
 use wasm_bindgen::JsCast;
 
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
@@ -14,58 +12,6 @@ use super::protocol::{Arrivals, Encoded};
 use crate::render::{colors, minimap, timeline, Surface};
 use crate::scale::{Plot, Scale};
 use crate::view_model::{allocator_state_at, event_rows, DeviceModel, TimelineModel};
-
-thread_local! {
-    /// Whether this page has drawn a timeline yet (rehearsed or warmed up).
-    static DRAWN: Cell<bool> = const { Cell::new(false) };
-}
-
-/// How many steps the late warm-up's snapshot has: a few hundred allocations.
-const WARM_STEPS: usize = 12;
-
-/// A cold load's late warm-up: when a file chosen before the page rehearsed has been read whole (its
-/// parse about to end, the page's thread idle until the model comes), the page builds and draws a
-/// tiny synthetic snapshot's timeline unseen, so that the first real frame does not pay for the
-/// browser's first text and first uses of the drawing code.
-pub fn warm_up_drawing() {
-    if DRAWN.replace(true) {
-        return;
-    }
-    // Each stage is a task of its own: the worker is finishing its parse on the other core, and on
-    // code the browser has not compiled yet, a stage takes several times its CPU (the canvas's first
-    // context and text and the first drawing, in one task, made tasks of 79 and 148 ms in 2 of 15
-    // cold 185 MB loads).
-    leptos::task::spawn_local(async move {
-        next_task().await;
-        let started = now();
-        first_text();
-        next_task().await;
-        // Read as the worker reads a file (pushed), whose parse the browser has optimised by now:
-        // the pull reader's is another instance of the pickle machine, which `read_bytes` here had
-        // the browser optimise as the parse ended (an 11 KB function, compiles of 30–42 ms on the
-        // other core, traced with scripts/compile_times.mjs; gone this way).
-        let bytes = memograph_snapshot::synth::pickle(WARM_STEPS).bytes;
-        let mut reader = memograph_snapshot::PushReader::new(Some(bytes.len() as u64));
-        if reader.push(&bytes).is_err() {
-            return;
-        }
-        let Ok(snapshot) = reader.finish() else {
-            return;
-        };
-        next_task().await;
-        let device = snapshot.default_device().unwrap_or(0);
-        let mut pause = Pauser::new();
-        let lifetimes = Lifetimes::of_sliced(&snapshot, device, &mut pause).await;
-        next_task().await;
-        let model =
-            DeviceModel::of_lifetimes_sliced(&snapshot, device, lifetimes, &mut pause).await;
-        next_task().await;
-        draw_timeline_unseen(&model.blocks);
-        next_task().await;
-        draw_minimap_unseen(&model.blocks);
-        web_sys::console::debug_1(&format!("memograph warm-up: {:.0} ms", now() - started).into());
-    });
-}
 
 /// A canvas's first 2D context and first text, on a small canvas that is never shown: what the first
 /// drawing of a page pays for once, apart from the drawing.
@@ -78,7 +24,6 @@ fn first_text() {
 
 /// Draws `t` on a canvas of a timeline's size that is never shown.
 fn draw_timeline_unseen(t: &TimelineModel) {
-    DRAWN.set(true);
     if let Some(plot) = hidden_surface(1400, 560) {
         let scale = Scale::new(t.full_view(), Plot::of(plot.width, plot.height, 0), None);
         let theme = colors::theme(false);
