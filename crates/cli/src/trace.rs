@@ -171,7 +171,9 @@ pub fn run_trace(args: &TraceArgs) -> Result<(), Failure> {
                 bytes(e.size),
                 e.stream
             )?;
-            if args.stacks {
+            // An entry recorded without frames has none to show (display_lines would say why an
+            // allocation has none, which is about allocations, not entries).
+            if args.stacks && !snapshot.stack(e.stack).is_empty() {
                 for line in display_lines(&snapshot, e.stack, false) {
                     writeln!(out, "{:>10}{line}", "")?;
                 }

@@ -330,6 +330,51 @@ fn a_synthetic_snapshot_summarises_to_the_figures_it_was_written_with() {
 }
 
 #[test]
+fn a_synthetic_trace_has_one_json_line_per_entry_and_finds_by_size() {
+    let dir = scratch("synth-trace");
+    let written = memograph_snapshot::synth::pickle(50);
+    let path = dir.join("synth.pickle");
+    std::fs::write(&path, &written.bytes).unwrap();
+    let file = path.to_str().unwrap();
+    let rows = |args: &[&str]| -> Vec<serde_json::Value> {
+        let (code, out, err) = memograph(&[&["trace", file, "--json"], args].concat());
+        assert_eq!(code, 0, "{err}");
+        out.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let all = rows(&["--stacks"]);
+    assert_eq!(all.len(), written.entries);
+    let allocs = all.iter().filter(|r| r["action"] == "alloc").count();
+    assert_eq!(allocs, written.allocations);
+    // Every entry was written with a stack of 8–24 frames.
+    assert!(all
+        .iter()
+        .all(|r| (8..=24).contains(&r["frames"].as_array().unwrap().len())));
+    // A size query: every alloc it shows is of that size or more, and it shows each one that is.
+    let big = all
+        .iter()
+        .filter(|r| r["action"] == "alloc")
+        .map(|r| r["size"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    let found = rows(&["--find", &format!(">={big}")]);
+    let wanted = all
+        .iter()
+        .filter(|r| r["action"] == "alloc" && r["size"] == big)
+        .count();
+    assert!(wanted > 0);
+    assert_eq!(
+        found.iter().filter(|r| r["action"] == "alloc").count(),
+        wanted
+    );
+    assert!(found.iter().all(|r| r["size"] == big));
+    // A range of entries, the end left out.
+    assert_eq!(rows(&["--entries", "10:"]).len(), written.entries - 10);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn files_that_are_no_snapshot_are_named_in_one_line_with_exit_1() {
     let dir = scratch("named");
     let cases: [(&str, &[u8], &str); 2] = [
