@@ -828,16 +828,14 @@ pub fn browsers_key(ev: &web_sys::KeyboardEvent) -> bool {
 
 /// Where a key moves a keyboard's pointer at `at` on an axis from `lo` to `hi`: the arrows `step`
 /// (Shift: ten steps), Home and End to the ends, Escape away (`Some(None)`); `None` for other keys.
-/// The readouts on the compared curves and the step chart, and the analysed entry, move so.
+/// The readouts on the compared curves and the step chart, and the analysed entry, move so (their
+/// handlers have left the browser's keys alone first: [`browsers_key`]).
 pub fn moved_by(
     ev: &web_sys::KeyboardEvent,
     at: f64,
     (lo, hi): (f64, f64),
     step: f64,
 ) -> Option<Option<f64>> {
-    if browsers_key(ev) {
-        return None;
-    }
     let step = if ev.shift_key() { step * 10.0 } else { step };
     Some(match ev.key().as_str() {
         "ArrowRight" => Some((at + step).min(hi)),
