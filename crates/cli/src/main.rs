@@ -66,7 +66,7 @@ enum Command {
         device: Option<i64>,
         /// Only the events of the allocations this finds (see above).
         #[arg(long, value_name = "QUERY", value_parser = trace::query)]
-        find: Option<String>,
+        find: Option<trace::Find>,
         /// Only entries FROM:TO (TO excluded; either may be left out: 1200:, :500).
         #[arg(long, value_name = "FROM:TO", value_parser = trace::entry_range)]
         entries: Option<std::ops::Range<u64>>,

@@ -31,17 +31,27 @@ fn device_of(snapshot: &Snapshot, o: &Options, path: &str) -> Result<i64, Failur
 pub struct TraceArgs {
     pub options: Options,
     /// A find box query: only the events of the allocations it finds.
-    pub find: Option<String>,
+    pub find: Option<Find>,
     /// Only these entries.
     pub entries: Option<Range<u64>>,
     /// Each event's stack under it.
     pub stacks: bool,
 }
 
-/// `--find QUERY`: anything but blank.
-pub fn query(text: &str) -> Result<String, String> {
+/// `--find QUERY`: the query as typed (for the line that says what it found) and as read.
+#[derive(Debug, Clone)]
+pub struct Find {
+    text: String,
+    query: search::Query,
+}
+
+/// Reads `--find QUERY`: anything but blank.
+pub fn query(text: &str) -> Result<Find, String> {
     match search::parse(text) {
-        Some(_) => Ok(text.to_string()),
+        Some(query) => Ok(Find {
+            text: text.to_string(),
+            query,
+        }),
         None => Err("an empty query finds nothing: give an address, a size or text".to_string()),
     }
 }
@@ -64,17 +74,17 @@ pub fn entry_range(text: &str) -> Result<Range<u64>, String> {
     Ok(from..to)
 }
 
-/// The entries `memograph trace` prints: every one, or those of the allocations `query` finds, within
+/// The entries `memograph trace` prints: every one, or those of the allocations `find` finds, within
 /// `range`; and a line that says what was found (`None` without a query).
 fn entries_shown(
     snapshot: &Snapshot,
     device: i64,
-    query: Option<&str>,
+    find: Option<&Find>,
     range: Range<u64>,
 ) -> (Vec<u32>, Option<String>) {
     let n = snapshot.trace(device).len() as u64;
     let range = range.start.min(n) as u32..range.end.min(n) as u32;
-    let Some((text, query)) = query.and_then(|q| Some((q, search::parse(q)?))) else {
+    let Some(Find { text, query }) = find else {
         return (range.collect(), None);
     };
     let lifetimes = Lifetimes::of(snapshot, device);
@@ -86,7 +96,7 @@ fn entries_shown(
         snapshot,
         &lifetimes,
         categories.as_ref().map(|(of, names)| (&of[..], &names[..])),
-        &query,
+        query,
     );
     let found_bytes: u64 = found
         .iter()
@@ -112,7 +122,7 @@ pub fn run_trace(args: &TraceArgs) -> Result<(), Failure> {
     let (shown, said) = entries_shown(
         &snapshot,
         device,
-        args.find.as_deref(),
+        args.find.as_ref(),
         args.entries.clone().unwrap_or(0..u64::MAX),
     );
     let stdout = std::io::stdout();
