@@ -25,9 +25,7 @@ use memograph_snapshot::batch::{run_ready, NoPause, Pause};
 use memograph_snapshot::format::grouped;
 use memograph_snapshot::Snapshot;
 
-pub use state::{
-    allocator_state_at, describe_block, event_rows, events_of, rows_of, EventRow, SegmentRow,
-};
+pub use state::{allocator_state_at, describe_block, event_rows, rows_of, EventRow, SegmentRow};
 pub use timeline::{SummaryOutline, TimelineModel, LIT_IN_A_FRAME};
 
 /// A device's models: the Active Memory Timeline, and what the other views need, each part built on

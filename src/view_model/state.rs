@@ -95,13 +95,6 @@ pub fn event_rows(
     rows_of(model, snapshot, range.start.min(len)..range.end.min(len))
 }
 
-/// The trace entries of `allocations` (indices into the block lifetimes): each one's alloc, free
-/// request and free, in trace order. The state history lists only these while a search or a picked
-/// path highlights allocations.
-pub fn events_of(model: &DeviceModel, allocations: &[u32]) -> Vec<u32> {
-    model.blocks.lifetimes.events_of(allocations)
-}
-
 /// The rows of trace entries `entries` (each within the trace).
 pub fn rows_of(
     model: &DeviceModel,
@@ -229,7 +222,7 @@ mod tests {
             .iter()
             .position(|a| a.alloc_event().is_some() && a.free_event().is_none())
             .unwrap() as u32;
-        let events = events_of(&m, &[live, freed, live]);
+        let events = m.blocks.lifetimes.events_of(&[live, freed, live]);
         let a = &all[freed as usize];
         let mut want: Vec<u32> = [a.alloc_event(), a.free_requested_event(), a.free_event()]
             .into_iter()

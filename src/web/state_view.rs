@@ -9,7 +9,7 @@ use super::Ui;
 use crate::load::build::{self, Part};
 use crate::load::store;
 use crate::render::{self, colors, Surface};
-use crate::view_model::{allocator_state_at, describe_block, events_of, rows_of, EventRow};
+use crate::view_model::{allocator_state_at, describe_block, rows_of, EventRow};
 
 const ROW: f64 = 20.0;
 
@@ -49,7 +49,8 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         store::with_model(file, device, |m, _| {
             (
                 h.label.clone(),
-                std::sync::Arc::new(events_of(m, &h.allocations)),
+                // Only these are listed while allocations are highlighted.
+                std::sync::Arc::new(m.blocks.lifetimes.events_of(&h.allocations)),
             )
         })
     });
