@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{fixture_names, fixtures, memograph};
+use common::{fixture_names, fixtures, json_lines, memograph, reference};
 
 #[test]
 fn summary_json_matches_every_reference_one_line_per_file() {
@@ -18,15 +18,10 @@ fn summary_json_matches_every_reference_one_line_per_file() {
     args.extend(paths.iter().map(String::as_str));
     let (code, stdout, stderr) = memograph(&args);
     assert_eq!(code, 0, "{stderr}");
-    let lines: Vec<&str> = stdout.lines().collect();
+    let lines = json_lines(&stdout);
     assert_eq!(lines.len(), names.len());
-    for (line, name) in lines.iter().zip(&names) {
-        let got: serde_json::Value = serde_json::from_str(line).unwrap();
-        let reference: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(fixtures().join("reference").join(format!("{name}.json")))
-                .unwrap(),
-        )
-        .unwrap();
+    for (got, name) in lines.iter().zip(&names) {
+        let reference = reference(name);
         assert!(got["file"].as_str().unwrap().ends_with(name.as_str()));
         assert_eq!(got["devices"], reference["devices"], "{name}");
     }
@@ -104,11 +99,7 @@ fn trace_finds_allocations_as_the_page_does_and_writes_json_lines() {
     let name = "kk_memory_ctx128_fullstep.pickle";
     let path = fixtures().join(name);
     let file = path.to_str().unwrap();
-    let reference: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(fixtures().join("reference").join(format!("{name}.json")))
-            .unwrap(),
-    )
-    .unwrap();
+    let reference = reference(name);
     let events = &reference["devices"]["0"]["events"];
     let total: u64 = events
         .as_object()
@@ -120,10 +111,7 @@ fn trace_finds_allocations_as_the_page_does_and_writes_json_lines() {
     // Every event as a JSON line, as many of each action as the reference counts.
     let (code, stdout, stderr) = memograph(&["trace", file, "--json"]);
     assert_eq!(code, 0, "{stderr}");
-    let rows: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = json_lines(&stdout);
     assert_eq!(rows.len() as u64, total);
     for (action, n) in events.as_object().unwrap() {
         let got = rows
@@ -152,10 +140,7 @@ fn trace_finds_allocations_as_the_page_does_and_writes_json_lines() {
     assert_eq!(entries, ["4660", "4664", "4665"]);
     let (code, stdout, _) = memograph(&["trace", file, "--find", ">100MiB", "--json", "--stacks"]);
     assert_eq!(code, 0);
-    let found: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let found = json_lines(&stdout);
     assert_eq!(found.len(), 3);
     for (r, action) in found
         .iter()
@@ -339,9 +324,7 @@ fn a_synthetic_trace_has_one_json_line_per_entry_and_finds_by_size() {
     let rows = |args: &[&str]| -> Vec<serde_json::Value> {
         let (code, out, err) = memograph(&[&["trace", file, "--json"], args].concat());
         assert_eq!(code, 0, "{err}");
-        out.lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        json_lines(&out)
     };
     let all = rows(&["--stacks"]);
     assert_eq!(all.len(), written.entries);

@@ -22,6 +22,13 @@ pub fn reference(name: &str) -> serde_json::Value {
     serde_json::from_str(&memograph_snapshot::testing::reference_text(name)).unwrap()
 }
 
+/// Output of `--json` modes that write one object per line (`summary`, `trace`), each line read.
+pub fn json_lines(out: &str) -> Vec<serde_json::Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// Runs `memograph ARGS` in `cwd`: (exit status, stdout, stderr).
 pub fn memograph_in(args: &[&str], cwd: &Path) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_memograph"))
