@@ -299,12 +299,25 @@ fn scratch(test: &str) -> std::path::PathBuf {
     dir
 }
 
-#[test]
-fn a_synthetic_snapshot_summarises_to_the_figures_it_was_written_with() {
-    let dir = scratch("synth");
+/// A synthetic snapshot of 50 steps written into a scratch directory for `test`: (the directory, the
+/// file, what was written).
+fn synth_file(
+    test: &str,
+) -> (
+    std::path::PathBuf,
+    std::path::PathBuf,
+    memograph_snapshot::synth::Written,
+) {
+    let dir = scratch(test);
     let written = memograph_snapshot::synth::pickle(50);
     let path = dir.join("synth.pickle");
     std::fs::write(&path, &written.bytes).unwrap();
+    (dir, path, written)
+}
+
+#[test]
+fn a_synthetic_snapshot_summarises_to_the_figures_it_was_written_with() {
+    let (dir, path, written) = synth_file("synth");
     let (code, out, err) = memograph(&["summary", "--json", path.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let json: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
@@ -316,10 +329,7 @@ fn a_synthetic_snapshot_summarises_to_the_figures_it_was_written_with() {
 
 #[test]
 fn a_synthetic_trace_has_one_json_line_per_entry_and_finds_by_size() {
-    let dir = scratch("synth-trace");
-    let written = memograph_snapshot::synth::pickle(50);
-    let path = dir.join("synth.pickle");
-    std::fs::write(&path, &written.bytes).unwrap();
+    let (dir, path, written) = synth_file("synth-trace");
     let file = path.to_str().unwrap();
     let rows = |args: &[&str]| -> Vec<serde_json::Value> {
         let (code, out, err) = memograph(&[&["trace", file, "--json"], args].concat());
