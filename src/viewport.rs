@@ -78,7 +78,8 @@ impl Viewport {
         self.showing(at, x_len)
     }
 
-    fn clamped(mut self, x_len: f64) -> Viewport {
+    /// The view moved into the trace (`0..x_len`), its span kept where it fits.
+    pub fn clamped(mut self, x_len: f64) -> Viewport {
         let span = self.span().min(x_len.max(1.0));
         if self.x0 < 0.0 {
             self.x0 = 0.0;

@@ -209,11 +209,18 @@ impl ViewState {
                 "device" => v.device = val.parse().ok(),
                 "range" => {
                     let n: Vec<f64> = val.split('_').filter_map(|x| x.parse().ok()).collect();
+                    // A view the page can draw: a hand-edited or garbled link (`NaN`, an end before
+                    // its start) once stopped the page.
                     if let [x0, x1, y] = n[..] {
-                        v.range = Some((x0, x1, y));
+                        let drawable =
+                            [x0, x1, y].iter().all(|n| n.is_finite()) && x0 < x1 && y > 0.0;
+                        v.range = drawable.then_some((x0, x1, y));
                     }
                 }
-                "detail" => v.detail = val.parse::<f64>().ok().map(|d| (d / 100.0).clamp(0.0, 1.0)),
+                "detail" => {
+                    let d = val.parse::<f64>().ok().filter(|d| !d.is_nan());
+                    v.detail = d.map(|d| (d / 100.0).clamp(0.0, 1.0))
+                }
                 "bycat" => v.by_category = val == "1",
                 "pin" => v.pinned = Some(val),
                 "cat" => v.category = Some(val),
@@ -323,6 +330,19 @@ mod tests {
         assert_eq!(
             (v.view.as_deref(), v.detail, v.range),
             (Some("state"), None, None)
+        );
+        // Ranges no view can be, and a detail that is no number, are left unset too; a detail past
+        // either end is the end.
+        for range in [
+            "NaN_10_5", "10_inf_5", "500_10_5", "3_3_5", "0_10_0", "0_10_-1", "0_10_NaN",
+        ] {
+            let v = ViewState::from_hash(&format!("#range={range}&detail=NaN"));
+            assert_eq!((v.range, v.detail), (None, None), "{range}");
+        }
+        let v = ViewState::from_hash("#range=-5_1e300_1e-300&detail=1e400");
+        assert_eq!(
+            (v.range, v.detail),
+            (Some((-5.0, 1e300, 1e-300)), Some(1.0))
         );
     }
 }

@@ -175,7 +175,10 @@ pub fn restore(ui: Ui, index: usize) {
     }
     ui.by_category.set(state.by_category);
     if let Some((x0, x1, y_max)) = state.range {
-        ui.viewport.set(Some(Viewport { x0, x1, y_max }));
+        // Within this file's trace, whatever the link says.
+        let x_len = store::with_model(index, device, |m, _| m.blocks.layout.x_len as f64);
+        ui.viewport
+            .set(x_len.map(|x_len| Viewport { x0, x1, y_max }.clamped(x_len)));
     }
     ui.analysis_event.set(state.entry);
     let hide_framework = state.hide_framework.unwrap_or(true);

@@ -62,6 +62,37 @@ test('a link restores the view on the same file, opened with ?url= in a fresh pa
   await fresh.page.close();
 });
 
+test('a hand-edited or garbled link opens the file and leaves out what no view can be', TIER2, async () => {
+  // Each once stopped the page (a view ending before it starts, or NaN, panicked in the timeline's
+  // scale); a range beyond the trace is brought into it.
+  const size = fs.statSync(path.join(FIXTURES, NAME)).size;
+  for (const [hash, range] of [
+    ['range=NaN_inf_-5&detail=NaN', null],
+    ['range=500_10_0&view=segments', null],
+    ['range=-1e308_1e308_1e308&detail=1e400&entry=-5', /^0\.0_\d+\.0_/],
+    ['range=3_3.0000001_1e-300&entry=-9223372036854775808&view=state&pin=bzzz_9&cat=%FF&find=%00%FF', /^3\.0_3\.0_0$/],
+  ]) {
+    const { page, errors } = await open(b, `${server.url}?url=${encodeURIComponent(server.url + NAME)}#file=${NAME}&size=${size}&${hash}`);
+    await ready(page);
+    await page.waitForTimeout(400);
+    const shown = await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get('range'));
+    if (range) assert.match(shown ?? '', range, `${hash}: ${shown}`);
+    for (const view of ['segments', 'state', 'analysis', 'timeline']) {
+      await page.selectOption('[data-testid=view-select]', view);
+      await page.waitForTimeout(300);
+    }
+    await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawAt);
+    const box = await page.locator('[data-testid=timeline]').boundingBox();
+    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
+    await page.mouse.wheel(0, -300);
+    await page.waitForFunction(() => location.hash.includes('view=timeline'));
+    await page.waitForTimeout(300);
+    assert.equal(await page.$eval('#app', e => e.dataset.state), 'ready', hash);
+    assert.deepEqual(errors, [], hash);
+    await page.close();
+  }
+});
+
 test('the address bar follows a long pan at most four times a second, and ends on the view', TIER2, async () => {
   // Browsers ignore (Chromium) or refuse (Safari, Firefox) more than 100-200 rewrites in 10 s, after
   // which the address and "Copy link" would stay on an old view: count them.
