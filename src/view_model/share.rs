@@ -95,6 +95,19 @@ impl ViewState {
     }
 }
 
+/// The name a file downloaded from `url` (a link's `?url=`) goes by: the last segment of its path,
+/// `%`-escapes undone, without the query or fragment (`…/run%201.pickle?download=true` is
+/// `run 1.pickle`); the URL itself when its path ends in no name.
+pub fn name_from_url(url: &str) -> String {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    let name = unescape(path.rsplit('/').next().unwrap_or(path));
+    if name.trim().is_empty() {
+        url.to_string()
+    } else {
+        name
+    }
+}
+
 /// `%`-escapes what a hash value cannot hold as it is.
 fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -282,6 +295,26 @@ mod tests {
         assert!(old.is_for("a.pickle", 100, Some("00ff")));
         assert!(!old.is_for("b.pickle", 100, Some("00ff")));
         assert!(ViewState::default().is_for("any", 1, None));
+    }
+
+    #[test]
+    fn a_downloaded_file_is_named_by_the_last_segment_of_its_path() {
+        let cases = [
+            ("https://h.org/runs/rank0.pickle", "rank0.pickle"),
+            (
+                "https://h.org/a/run%201.pickle?download=true",
+                "run 1.pickle",
+            ),
+            ("snap.pickle.gz#x", "snap.pickle.gz"),
+            ("https://h.org/", "https://h.org/"),
+            (
+                "https://h.org/?file=a.pickle",
+                "https://h.org/?file=a.pickle",
+            ),
+        ];
+        for (url, name) in cases {
+            assert_eq!(name_from_url(url), name, "{url}");
+        }
     }
 
     #[test]

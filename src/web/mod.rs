@@ -502,8 +502,10 @@ fn App() -> impl IntoView {
         .and_then(|w| w.location().search().ok())
         .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
         .and_then(|p| p.get("url"))
+        .map(|url| url.trim().to_string())
+        .filter(|url| !url.is_empty())
     {
-        let name = url.rsplit('/').next().unwrap_or(&url).to_string();
+        let name = crate::view_model::share::name_from_url(&url);
         load::fetch(ui.listener(), url, name);
     }
     // A one-file page (`memograph html`) carries its snapshots.

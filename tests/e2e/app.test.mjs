@@ -348,9 +348,16 @@ test('the example button and ?url= load snapshots; nothing else goes over the ne
   const viaUrl = await open(b, `${server.url}?url=${encodeURIComponent(server.url + 'example.pickle.gz')}`);
   await viaUrl.page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
   assert.ok((await peakText(viaUrl.page)).includes('54802667524'));
-  assert.deepEqual([...errors, ...viaUrl.errors], []);
-  await page.close();
-  await viaUrl.page.close();
+  // Named by its path's last segment, a query after it (as file hosts add) left out.
+  const query = await open(b, `${server.url}?url=${encodeURIComponent(server.url + 'example.pickle.gz?download=true')}`);
+  await query.page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
+  assert.equal(await query.page.title(), 'example.pickle.gz — Memograph');
+  // An empty ?url= (a link cut short) is no file: the page waits for one, as without it.
+  const empty = await open(b, `${server.url}?url=%20`);
+  await empty.page.waitForTimeout(500);
+  assert.equal(await empty.page.$eval('#app', e => e.dataset.state), 'empty');
+  assert.deepEqual([...errors, ...viaUrl.errors, ...query.errors, ...empty.errors], []);
+  for (const p of [page, viaUrl.page, query.page, empty.page]) await p.close();
 });
 
 test('Cancel stops a download (the example, or ?url=) before anything opens', async () => {
