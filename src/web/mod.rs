@@ -141,7 +141,8 @@ impl Highlight {
 #[derive(Clone, Copy)]
 pub struct Ui {
     pub phase: RwSignal<Phase>,
-    pub error: RwSignal<Option<String>>,
+    /// Why each file that could not be opened failed (`name: reason`), since the user last chose.
+    pub error: RwSignal<Vec<String>>,
     /// How far the current load is.
     pub progress: RwSignal<LoadProgress>,
     /// Bumped whenever a file is opened.
@@ -199,7 +200,7 @@ impl Ui {
             .unwrap_or(false);
         Ui {
             phase: RwSignal::new(Phase::Empty),
-            error: RwSignal::new(None),
+            error: RwSignal::new(Vec::new()),
             progress: RwSignal::new(LoadProgress::default()),
             files: RwSignal::new(0),
             built: RwSignal::new(0),
@@ -381,13 +382,14 @@ impl Ui {
 
     /// Nothing more loads: the page shows its error, else what is open, else its welcome.
     fn show_what_is_open(&self) {
-        self.phase.set(if self.error.get_untracked().is_some() {
-            Phase::Error
-        } else if self.anything_open() {
-            Phase::Ready
-        } else {
-            Phase::Empty
-        });
+        self.phase
+            .set(if self.error.with_untracked(|e| !e.is_empty()) {
+                Phase::Error
+            } else if self.anything_open() {
+                Phase::Ready
+            } else {
+                Phase::Empty
+            });
     }
 }
 
@@ -398,7 +400,6 @@ impl Listener for Ui {
     }
 
     fn opened(&self, index: usize, device: i64, started: f64) {
-        self.error.set(None);
         self.load_started.set(started);
         self.select(index, device);
         self.files.update(|n| *n += 1);
@@ -412,7 +413,8 @@ impl Listener for Ui {
     }
 
     fn failed(&self, name: &str, reason: &str) {
-        self.error.set(Some(format!("{name}: {reason}")));
+        // Each file that failed of those chosen together is said, not only the last.
+        self.error.update(|e| e.push(format!("{name}: {reason}")));
         self.phase.set(Phase::Error);
     }
 
@@ -422,7 +424,7 @@ impl Listener for Ui {
         let over = done >= total;
         self.comparing
             .set(if over { (0, 0) } else { (done, total) });
-        if over && self.error.get_untracked().is_none() {
+        if over && self.error.with_untracked(Vec::is_empty) {
             self.phase.set(Phase::Ready);
         }
     }
@@ -665,7 +667,7 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
     // One file named as a snapshot opens at once: its parse starts before the page draws its loading
     // state (on a page that has just opened, that takes tens of milliseconds), not after it.
     if !folder && files.len() == 1 && pickle_named(&files[0].0) {
-        ui.error.set(None);
+        ui.error.set(Vec::new());
         return open_snapshots(ui, files, false);
     }
     let Some((first, _)) = files.first() else {
@@ -673,7 +675,7 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
     };
     // Loading from now on (telling step records from snapshots takes a read of a file's start, unless
     // its name says it is a pickle).
-    ui.error.set(None);
+    ui.error.set(Vec::new());
     ui.progress.set(LoadProgress {
         name: first.clone(),
         ..LoadProgress::default()
@@ -710,6 +712,12 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
         }
         open_snapshots(ui, snapshots, folder);
     });
+}
+
+/// The bundled example, as a file the user chose: what failed before is no longer said.
+fn open_example(ui: Ui) {
+    ui.error.set(Vec::new());
+    load::load_example(ui.listener());
 }
 
 fn open_snapshots(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
@@ -907,7 +915,7 @@ fn Header(ui: Ui) -> impl IntoView {
                 "Open folder…"
                 <input type="file" data-testid="open-folder" multiple node_ref=folder on:change=on_folder />
             </label>
-            <button class="button" on:click=move |_| load::load_example(ui.listener())>"Open example"</button>
+            <button class="button" on:click=move |_| open_example(ui)>"Open example"</button>
             <Show when=move || !files().is_empty()>
                 // Narrow, so the header stays one row: the whole name is its title.
                 <select class="select file-select" data-testid="file-select"
@@ -1032,15 +1040,32 @@ fn Loading(ui: Ui) -> impl IntoView {
     }
 }
 
+/// The most failures the error panel lists (the rest it counts).
+const ERRORS_SHOWN: usize = 8;
+
 #[component]
 fn ErrorPanel(ui: Ui) -> impl IntoView {
+    let heading = move || match ui.error.with(Vec::len) {
+        1 => "Could not open the file.".to_string(),
+        n => format!("Could not open {n} files."),
+    };
     view! {
-        <Show when=move || ui.error.get().is_some()>
+        <Show when=move || ui.error.with(|e| !e.is_empty())>
             <div class="error-panel" role="alert">
-                <strong>"Could not open the snapshot. "</strong>
-                <span data-testid="error">{move || ui.error.get().unwrap_or_default()}</span>
+                <strong>{heading}</strong>
+                <div class="error-lines">
+                    {move || {
+                        let lines = ui.error.get();
+                        // A folder of files that are no snapshots says a few and counts the rest.
+                        let more = lines.len().saturating_sub(ERRORS_SHOWN);
+                        let shown = lines.into_iter().take(ERRORS_SHOWN);
+                        let shown = shown.map(|line| view! { <div data-testid="error">{line}</div> });
+                        let more = (more > 0).then(|| view! { <div class="muted">{format!("and {more} more")}</div> });
+                        (shown.collect_view(), more)
+                    }}
+                </div>
                 <button class="button small" on:click=move |_| {
-                    ui.error.set(None);
+                    ui.error.set(Vec::new());
                     // A file still loading keeps its progress shown.
                     if ui.phase.get_untracked() != Phase::Loading {
                         ui.show_what_is_open();
@@ -1060,7 +1085,7 @@ fn Welcome(ui: Ui) -> impl IntoView {
                 "Memograph reads PyTorch CUDA memory snapshots entirely in your browser: nothing is uploaded, "
                 "no pickle code is ever run, and files of any size open. Drop a snapshot anywhere on this page, "
                 "pick one with the button above, or "
-                <a href="#" on:click=move |ev| { ev.prevent_default(); load::load_example(ui.listener()); }>"open the example"</a>"."
+                <a href="#" on:click=move |ev| { ev.prevent_default(); open_example(ui); }>"open the example"</a>"."
             </p>
             {move || ui.pending.get().and_then(|p| p.file).map(|(name, size)| view! {
                 <p class="notice" data-testid="link-notice">

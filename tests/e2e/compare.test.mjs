@@ -334,18 +334,24 @@ test('GPU memory: a tensor-parallel sweep says from which degree on its runs fit
   }
 });
 
-test('a file that fails among those compared: its error is dismissed and the comparison stays, ready', async () => {
-  // Tier 1: two of the repository's fixtures and a file that is no snapshot, picked at once.
+test('files that fail among those compared: each is named with its reason, dismissed at once, and the comparison stays, ready', async () => {
+  // Tier 1: two of the repository's fixtures and two files that are no snapshots, picked at once.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-bad-'));
   for (const name of ['training.pickle', 'compiled.pickle']) fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', name), path.join(dir, name));
   fs.writeFileSync(path.join(dir, 'notes.pickle'), 'not a pickle at all');
+  fs.writeFileSync(path.join(dir, 'page.pickle'), '<!DOCTYPE html><html><body>404</body></html>');
   const { page, errors, context } = await comparePage();
   try {
-    await page.setInputFiles('input[type=file]', ['training.pickle', 'compiled.pickle', 'notes.pickle'].map(n => path.join(dir, n)));
+    await page.setInputFiles('input[type=file]', ['training.pickle', 'notes.pickle', 'compiled.pickle', 'page.pickle'].map(n => path.join(dir, n)));
     await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'error'
       && /^2 runs compared/.test(document.querySelector('[data-testid=compare-status]')?.textContent)
       && !/reading/.test(document.querySelector('[data-testid=compare-status]').textContent), null, { timeout: 60000 });
-    assert.match(await page.textContent('[data-testid=error]'), /^notes\.pickle: not a pickle file/);
+    // Each failure is said, not only the last one.
+    assert.equal(await page.textContent('.error-panel strong'), 'Could not open 2 files.');
+    const said = (await page.$$eval('[data-testid=error]', es => es.map(e => e.textContent))).sort();
+    assert.equal(said.length, 2);
+    assert.match(said[0], /^notes\.pickle: not a pickle file/);
+    assert.match(said[1], /^page\.pickle: not a memory snapshot: an HTML page/);
     await page.click('.error-panel button');
     await page.waitForSelector('.error-panel', { state: 'detached' });
     // What is shown is the comparison, and the page says it is ready (it said `empty` with no snapshot open whole).

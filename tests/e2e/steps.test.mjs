@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, open, shot, FIXTURES, TIER2 } from './harness.mjs';
+import { serve, browser, open, shot, FIXTURES, TIER2, ROOT } from './harness.mjs';
 
 const MIB = 2 ** 20;
 const GIB = 2 ** 30;
@@ -92,6 +92,20 @@ test('a malformed step file gives its one-line error; the others still open', as
   await page.waitForSelector('[data-testid=steps-table] tr[data-run]');
   // No input here has a theoretical figure: the toggle cannot be turned on.
   assert.equal(await page.isDisabled('[data-testid=show-theoretical]'), true);
+  await page.close();
+});
+
+test('a step file that fails beside a snapshot that opens stays said until the next choice', async () => {
+  const { page, errors } = await open(b, server.url);
+  await page.setInputFiles('input[type=file]', [path.join(dir, 'broken_steps.json'), path.join(ROOT, 'tests', 'fixtures', 'training.pickle')]);
+  await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawAt, null, { timeout: 60000 });
+  // The snapshot's opening does not wipe what failed before it in the same choice.
+  assert.equal(await page.textContent('.error-panel strong'), 'Could not open the file.');
+  assert.equal(await page.textContent('[data-testid=error]'), 'broken_steps.json: entry 1 has no step');
+  await page.click('text=Open example');
+  await page.waitForSelector('.error-panel', { state: 'detached' });
+  await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
+  assert.deepEqual(errors, []);
   await page.close();
 });
 
