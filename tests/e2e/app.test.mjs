@@ -197,6 +197,26 @@ test('colouring by category shows a legend whose totals add up to the peak, and 
   await page.close();
 });
 
+test('a narrow window leaves the timeline most of its width; below 760 px the side panels go under their views', async () => {
+  // The stack panel once kept 420 px whatever the window: at 720 px the plot had 215, at 480 none.
+  for (const width of [1000, 720, 480]) {
+    const { page, errors } = await open(b, server.url, { width, height: 800 });
+    await loadFile(page, path.join(ROOT, 'tests', 'fixtures', 'training.pickle'));
+    await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawAt);
+    const plot = (await page.locator('[data-testid=timeline]').boundingBox()).width;
+    assert.ok(plot >= width * (width > 760 ? 0.55 : 0.9), `at ${width} px the timeline is ${plot} px wide`);
+    for (const view of ['state', 'timeline']) {
+      await page.selectOption('[data-testid=view-select]', view);
+      await page.waitForTimeout(300);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.equal(overflow, 0, `${view} at ${width} px runs ${overflow} px past the window`);
+      if (width === 480) await shot(page, `narrow-${view}`);
+    }
+    assert.deepEqual(errors, []);
+    await page.close();
+  }
+});
+
 test('devices and views switch (cs_memory_snapshot has three devices)', TIER2, async () => {
   const { page, errors } = await open(b, server.url);
   const ref = references.find(r => r.file === 'cs_memory_snapshot.pickle');
