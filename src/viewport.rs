@@ -111,7 +111,8 @@ pub fn nice_ticks(lo: f64, hi: f64, count: usize) -> Vec<f64> {
         .collect()
 }
 
-/// Byte ticks on binary boundaries (powers of 1024 times 1, 2, 5 … of the unit), about `count`.
+/// Byte ticks on binary boundaries (powers of 1024 times 1, 2, 5 … of the unit), about `count`; an
+/// axis of a few bytes has whole bytes only (it read "0 B" five times).
 pub fn byte_ticks(max: f64, count: usize) -> Vec<f64> {
     let unit = [1u64 << 40, 1 << 30, 1 << 20, 1 << 10, 1]
         .into_iter()
@@ -120,6 +121,7 @@ pub fn byte_ticks(max: f64, count: usize) -> Vec<f64> {
     nice_ticks(0.0, max / unit, count)
         .into_iter()
         .map(|v| v * unit)
+        .filter(|v| unit > 1.0 || v.fract() == 0.0)
         .collect()
 }
 
@@ -186,5 +188,8 @@ mod tests {
             t.iter().all(|v| (v / (1u64 << 30) as f64).fract() == 0.0),
             "{t:?}"
         );
+        assert_eq!(byte_ticks(1.05, 5), vec![0.0, 1.0]);
+        assert_eq!(byte_ticks(1.05 * 1048576.0, 6).len(), 6);
+        assert_eq!(byte_ticks(8.4, 5), vec![0.0, 2.0, 4.0, 6.0, 8.0]);
     }
 }

@@ -490,6 +490,18 @@ mod tests {
     }
 
     #[test]
+    fn nothing_live_is_drawn_as_nothing_in_a_view_of_at_least_a_byte() {
+        // A live area of one byte filled an axis of one, on a snapshot without memory.
+        let mut s =
+            memograph_snapshot::read_bytes(&memograph_snapshot::synth::pickle(40).bytes).unwrap();
+        s.device_traces.clear();
+        s.segments.clear();
+        let m = DeviceModel::new(&s, 0);
+        assert_eq!(m.blocks.max_in(0.0, 1.0), 0);
+        assert!(m.blocks.fitted(0.0, 1.0).y_max >= 1.0);
+    }
+
+    #[test]
     fn the_fitted_range_max_covers_the_peak() {
         let Some(s) = fixture("kk_memory_ctx128_fullstep.pickle") else {
             return;

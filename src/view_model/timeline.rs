@@ -203,7 +203,7 @@ impl TimelineModel {
             0 => self.lifetimes.initial_bytes,
             _ => live.get(lo - 1).copied().unwrap_or(0),
         };
-        self.totals.max(live, lo, hi).max(before).max(1)
+        self.totals.max(live, lo, hi).max(before)
     }
 
     /// The whole trace, with room above the peak.
@@ -231,7 +231,8 @@ impl TimelineModel {
         Viewport {
             x0,
             x1,
-            y_max: self.max_in(x0, x1) as f64 * 1.05,
+            // A view of at least a byte, where nothing is live.
+            y_max: self.max_in(x0, x1).max(1) as f64 * 1.05,
         }
     }
 

@@ -4,6 +4,7 @@
 
 use leptos::html::Canvas;
 use leptos::prelude::*;
+use memograph_snapshot::analysis::summary;
 use memograph_snapshot::format::{at_entry, bytes, count, grouped};
 
 use super::stack_panel::StackPanel;
@@ -703,6 +704,11 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                 </Show>
                 <span class="muted hint">"wheel: zoom · drag: pan · click: stack · ↓ ↑: the largest in view · Esc: unpin · ?: keys"</span>
             </div>
+            {move || {
+                let (file, device) = ui.current()?;
+                let said = store::with_file(file, |f| summary::missing_history(&f.snapshot, device));
+                said.flatten().map(|note| view! { <div class="view-note" data-testid="history-note">{note}</div> })
+            }}
             <Show when=move || !segments && ui.by_category.get()>
                 <div class="legend" data-testid="category-legend">
                     {move || {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, open, loadFile, shot, DIST, FIXTURES, ROOT, TIER2, HAVE_FIXTURES } from './harness.mjs';
+import { serve, browser, open, loadFile, shot, pickled, DIST, FIXTURES, ROOT, TIER2, HAVE_FIXTURES } from './harness.mjs';
 
 let server, b;
 before(async () => { server = await serve(); b = await browser(); });
@@ -214,6 +214,41 @@ test('a narrow window leaves the timeline most of its width; below 760 px the si
     }
     assert.deepEqual(errors, []);
     await page.close();
+  }
+});
+
+test('a snapshot without allocator history says how to record it; one without memory says so; others say nothing', async () => {
+  // As `torch.cuda.memory._snapshot()` gives without _record_memory_history(): the segments, no trace.
+  const block = (address, state, frames) => ({ address, size: 1048576, requested_size: state === 'inactive' ? 0 : 1000000, state, frames });
+  const address = 139000000000000n;
+  const segment = { device: 0, address, total_size: 2097152, allocated_size: 1048576, active_size: 1048576,
+    requested_size: 1000000, stream: 0, segment_type: 'small', is_expandable: false, frames: [],
+    blocks: [block(address, 'active_allocated', [{ filename: 'train.py', line: 10, name: 'forward' }]), block(address + 1048576n, 'inactive', [])] };
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-history-'));
+  const files = {
+    'no_history.pickle': [pickled({ segments: [segment], device_traces: [[]] }), /^No allocator history: only what was allocated when the snapshot was taken.*_record_memory_history\(\) before the steps you care about/],
+    'nothing.pickle': [pickled({ segments: [], device_traces: [] }), /^No CUDA memory: no segments and no allocator history/],
+    'training.pickle': [fs.readFileSync(path.join(ROOT, 'tests', 'fixtures', 'training.pickle')), null],
+  };
+  try {
+    for (const [name, [bytes, said]] of Object.entries(files)) {
+      fs.writeFileSync(path.join(dir, name), bytes);
+      const { page, errors } = await open(b, server.url);
+      await loadFile(page, path.join(dir, name));
+      await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawAt);
+      const note = await page.$('[data-testid=history-note]');
+      if (said) assert.match(await note.textContent(), said, name);
+      else assert.equal(note, null, name);
+      // The segment timeline says it too.
+      await page.selectOption('[data-testid=view-select]', 'segments');
+      await page.waitForTimeout(500);
+      assert.equal(!!await page.$('[data-testid=history-note]'), !!said, name);
+      if (name === 'no_history.pickle') await shot(page, 'no-history');
+      assert.deepEqual(errors, []);
+      await page.close();
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -103,6 +103,38 @@ export async function showAnalysis(page) {
   }, null, { timeout: 60000 });
 }
 
+/** `value` (objects, arrays, strings, integers as numbers or BigInts, booleans, null) as a protocol-2
+ *  pickle, as CPython writes plain data: for hand-made snapshots of shapes no fixture has. */
+export function pickled(value) {
+  const out = [Buffer.from([0x80, 2])];
+  const put = v => {
+    if (v === null) out.push(Buffer.from('N'));
+    else if (v === true || v === false) out.push(Buffer.from([v ? 0x88 : 0x89]));
+    else if (typeof v === 'string') {
+      const s = Buffer.from(v, 'utf8'), n = Buffer.alloc(4);
+      n.writeUInt32LE(s.length);
+      out.push(Buffer.from('X'), n, s);
+    } else if (typeof v === 'number' || typeof v === 'bigint') {
+      // LONG1: little-endian two's complement, as long as it needs.
+      let x = BigInt(v);
+      const bytes = [];
+      do { bytes.push(Number(x & 0xffn)); x >>= 8n; } while (!((x === 0n && !(bytes.at(-1) & 0x80)) || (x === -1n && bytes.at(-1) & 0x80)));
+      out.push(Buffer.from([0x8a, bytes.length, ...bytes]));
+    } else if (Array.isArray(v)) {
+      out.push(Buffer.from(']('));
+      v.forEach(put);
+      out.push(Buffer.from('e'));
+    } else {
+      out.push(Buffer.from('}('));
+      for (const [k, x] of Object.entries(v)) { put(k); put(x); }
+      out.push(Buffer.from('u'));
+    }
+  };
+  put(value);
+  out.push(Buffer.from('.'));
+  return Buffer.concat(out);
+}
+
 export async function shot(page, name) {
   fs.mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });

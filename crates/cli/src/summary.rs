@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
 use memograph_snapshot::analysis::oom::oom_marks;
-use memograph_snapshot::analysis::summary::{summarize, DeviceSummary};
+use memograph_snapshot::analysis::summary::{self, summarize, DeviceSummary};
 use memograph_snapshot::format::{bytes_exact, count, grouped};
 use memograph_snapshot::{Action, Snapshot};
 
@@ -104,6 +104,9 @@ pub fn table(path: &str, snapshot: &Snapshot, devices: &[DeviceSummary]) -> Stri
             "    unique frames    {}",
             grouped(d.unique_frames as u64)
         );
+        if let Some(missing) = summary::missing_history(snapshot, d.device) {
+            let _ = writeln!(out, "    {missing}");
+        }
         out_of_memory(&mut out, snapshot, d.device);
     }
     out

@@ -72,6 +72,39 @@ fn summary_names_an_out_of_memory_entry_of_a_repository_fixture() {
 }
 
 #[test]
+fn summary_says_how_to_record_history_when_a_snapshot_has_none() {
+    // What `torch.cuda.memory._snapshot()` gives without `_record_memory_history()`: segments and no
+    // trace (as JSON, which reads into the same model).
+    let dir = scratch("no-history");
+    let path = dir.join("no_history.json");
+    let block = r#"{"address": 139000000000000, "size": 1048576, "requested_size": 1000000,
+        "state": "active_allocated", "frames": [{"filename": "train.py", "line": 10, "name": "forward"}]}"#;
+    let json = format!(
+        r#"{{"segments": [{{"device": 0, "address": 139000000000000, "total_size": 2097152,
+        "allocated_size": 1048576, "active_size": 1048576, "requested_size": 1000000, "stream": 0,
+        "segment_type": "small", "frames": [], "blocks": [{block}]}}], "device_traces": [[]]}}"#
+    );
+    std::fs::write(&path, json).unwrap();
+    let (code, stdout, stderr) = memograph(&["summary", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains(
+            "    No allocator history: only what was allocated when the snapshot was taken, not \
+             how it got there (call torch.cuda.memory._record_memory_history() before the steps \
+             you care about, then _dump_snapshot())\n"
+        ),
+        "{stdout}"
+    );
+    // A snapshot with a trace says nothing of it.
+    let (synth_dir, path, _) = synth_file("no-history-synth");
+    let (_, stdout, _) = memograph(&["summary", path.to_str().unwrap()]);
+    assert!(!stdout.contains("allocator history"), "{stdout}");
+    for d in [dir, synth_dir] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
+
+#[test]
 fn trace_prints_one_line_per_event_with_versioned_addresses() {
     if !common::present("trace_prints_one_line_per_event_with_versioned_addresses") {
         return;

@@ -450,3 +450,26 @@ fn on_a_training_step_the_components_find_parameters_gradients_and_optimizer_sta
     assert!(bytes(Component::Gradients) > 10 << 30);
     assert!(bytes(Component::OptimizerState) > bytes(Component::Activations));
 }
+
+#[test]
+fn a_snapshot_without_allocator_history_says_how_to_record_it_and_one_without_memory_says_so() {
+    use memograph_snapshot::analysis::summary::missing_history;
+    let mut s = read_bytes(&memograph_snapshot::synth::pickle(40).bytes).unwrap();
+    assert_eq!(missing_history(&s, 0), None);
+    // What `torch.cuda.memory._snapshot()` gives without `_record_memory_history()`: segments alone.
+    s.device_traces.clear();
+    let said = missing_history(&s, 0).unwrap();
+    assert!(said.starts_with("No allocator history"), "{said}");
+    assert!(
+        said.contains("torch.cuda.memory._record_memory_history()"),
+        "{said}"
+    );
+    // A device with neither, and a snapshot with neither.
+    assert!(missing_history(&s, 7)
+        .unwrap()
+        .starts_with("No CUDA memory"));
+    s.segments.clear();
+    assert!(missing_history(&s, 0)
+        .unwrap()
+        .starts_with("No CUDA memory"));
+}

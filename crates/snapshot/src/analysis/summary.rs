@@ -28,6 +28,26 @@ pub struct DeviceSummary {
     pub unique_frames: usize,
 }
 
+/// What a snapshot cannot tell of `device`, as a sentence; `None` when it holds allocator history. A
+/// snapshot taken without `torch.cuda.memory._record_memory_history()` (or with it off) holds only
+/// what was allocated when it was taken; MemoryViz shows such a file as an empty timeline.
+pub fn missing_history(snapshot: &Snapshot, device: i64) -> Option<&'static str> {
+    if !snapshot.trace(device).is_empty() {
+        return None;
+    }
+    if !snapshot.segments.iter().any(|s| s.device == device) {
+        return Some(
+            "No CUDA memory: no segments and no allocator history (the snapshot was taken before \
+             anything was allocated on the GPU, or by a process that did not use it)",
+        );
+    }
+    Some(
+        "No allocator history: only what was allocated when the snapshot was taken, not how it got \
+         there (call torch.cuda.memory._record_memory_history() before the steps you care about, \
+         then _dump_snapshot())",
+    )
+}
+
 /// Figures for every device of the snapshot, ascending by device.
 pub fn summarize(snapshot: &Snapshot) -> Vec<DeviceSummary> {
     snapshot
