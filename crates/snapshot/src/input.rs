@@ -117,6 +117,22 @@ pub(crate) fn recognise(head: &[u8]) -> Option<String> {
         }
     } else if head.starts_with(b"\x93NUMPY") {
         "a NumPy .npy array"
+    } else if head.starts_with(b"\x28\xb5\x2f\xfd") {
+        "zstd-compressed data; decompress it first (zstd -d), or compress the pickle with gzip, \
+         which is read as it is"
+    } else if head.starts_with(b"\xfd7zXZ\x00") {
+        "xz-compressed data; decompress it first (xz -d), or compress the pickle with gzip, which \
+         is read as it is"
+    } else if head.starts_with(b"BZh") && head.get(3).is_some_and(|d| (b'1'..=b'9').contains(d)) {
+        "bzip2-compressed data; decompress it first (bunzip2), or compress the pickle with gzip, \
+         which is read as it is"
+    } else if head.starts_with(b"\x04\x22\x4d\x18") {
+        "LZ4-compressed data; decompress it first (lz4 -d), or compress the pickle with gzip, \
+         which is read as it is"
+    } else if head.starts_with(b"7z\xbc\xaf\x27\x1c") {
+        "a 7-Zip archive; extract the pickle from it first"
+    } else if head.get(257..262) == Some(b"ustar") {
+        "a tar archive; extract the pickle from it first"
     } else if lower.starts_with("<!doctype html") || lower.starts_with("<html") {
         "an HTML page (a saved web page or a server's error page, not the file itself)"
     } else if lower.starts_with("<?xml") || lower.starts_with("<svg") {

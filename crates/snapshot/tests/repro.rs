@@ -188,6 +188,28 @@ fn files_that_are_no_pickle_are_named() {
             b"\x93NUMPY\x01\x00v\x00{'descr': '<f4'".to_vec(),
             "a NumPy .npy array",
         ),
+        // Compressed otherwise than with gzip (which is read), and other archives.
+        (
+            b"\x28\xb5\x2f\xfd\xa4\xd8\x8d\x07".to_vec(),
+            "zstd-compressed data; decompress it first (zstd -d)",
+        ),
+        (
+            b"\xfd7zXZ\x00\x00\x04\xe6\xd6".to_vec(),
+            "xz-compressed data; decompress it first (xz -d)",
+        ),
+        (
+            b"BZh91AY&SY\x98\xdb".to_vec(),
+            "bzip2-compressed data; decompress it first (bunzip2)",
+        ),
+        (
+            b"\x04\x22\x4d\x18\x64\x40\xa7".to_vec(),
+            "LZ4-compressed data",
+        ),
+        (b"7z\xbc\xaf\x27\x1c\x00\x04".to_vec(), "a 7-Zip archive"),
+        (
+            [vec![b'x'; 257], b"ustar\x0000".to_vec()].concat(),
+            "a tar archive",
+        ),
     ];
     for (bytes, what) in cases {
         let e = error_of(bytes);
@@ -212,6 +234,20 @@ fn a_corrupt_gzip_stream_is_a_gzip_error_in_any_pieces() {
     }
     let e = error_of(&gz);
     assert!(e.starts_with("corrupt gzip data"), "{e}");
+}
+
+#[test]
+fn a_corrupt_gzip_stream_of_what_is_no_pickle_is_a_gzip_error_too() {
+    // Naming what a file that is no pickle is reads its first 512 bytes, here up to a checksum that
+    // does not match: the gzip error wins, pulled as pushed (fuzzing found it said "not a pickle").
+    for len in [40, 300, 2000] {
+        let text = b"# run notes\n".repeat(len / 12 + 1);
+        let mut gz = common::gzip(&text[..len]);
+        let crc = gz.len() - 8;
+        gz[crc] ^= 0xff;
+        let e = error_of(&gz);
+        assert!(e.starts_with("corrupt gzip data"), "{len}: {e}");
+    }
 }
 
 #[test]

@@ -280,6 +280,9 @@ impl Machine {
         if !at_start {
             return e;
         }
+        if let Err(e) = src.read_first() {
+            return e;
+        }
         if let Some(what) = crate::input::recognise(src.first_bytes()) {
             return ReadError::OtherFormat { what };
         }

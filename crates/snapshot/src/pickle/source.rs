@@ -10,9 +10,9 @@ use crate::error::ReadError;
 
 const CHUNK: usize = 256 * 1024;
 
-/// Bytes of the input kept from its start: "not a pickle" quotes 16 of them, and naming a zip archive
-/// needs its first member's name.
-pub(crate) const FIRST: usize = 64;
+/// Bytes of the input kept from its start: "not a pickle" quotes 16 of them, naming a zip archive
+/// needs its first member's name, and a tar archive says what it is at byte 257.
+pub(crate) const FIRST: usize = 512;
 
 pub(crate) struct Source<R> {
     inner: R,
@@ -120,6 +120,20 @@ impl<R: Read> Source<R> {
     /// Bytes known to remain, if the total is known.
     pub(crate) fn remaining(&self) -> Option<u64> {
         self.total.map(|t| t.saturating_sub(self.offset()))
+    }
+
+    /// Reads on until the input's first [`FIRST`] bytes are known or it ends: what a file that is no
+    /// pickle is shows in them, and the machine may fail on its first byte. An error of the input
+    /// itself on the way (a corrupt gzip stream) is returned: it says more than any guess. A pushed
+    /// input has them already (the push reader waits for them).
+    pub(crate) fn read_first(&mut self) -> Result<(), ReadError> {
+        if self.pushed || self.base != 0 {
+            return Ok(());
+        }
+        match self.fill(FIRST.saturating_sub(self.pos)) {
+            Err(ReadError::UnexpectedEof { .. }) => Ok(()),
+            other => other,
+        }
     }
 
     /// Make at least `n` bytes available at `pos`, or fail with EOF. `n` is bounded by the caller.
