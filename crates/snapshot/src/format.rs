@@ -49,10 +49,17 @@ pub fn signed_bytes(delta: i64) -> String {
     format!("{sign}{}", bytes(delta.unsigned_abs()))
 }
 
-/// A ratio of two sizes as the comparisons show it, `×1.01`: two decimals, so that a few percent of
-/// growth does not read as `×1.0`.
+/// A ratio of two sizes as the comparisons show it, `×1.01`: two decimals under ten, so that a few
+/// percent of growth does not read as `×1.0`, fewer above, and whole numbers grouped from a thousand
+/// (`×185 002 496`, a run against a baseline of a few bytes).
 pub fn ratio(x: f64) -> String {
-    format!("×{x:.2}")
+    // Two decimals where they count; a run against a tiny baseline is thousands of times it.
+    match x.abs() {
+        a if a >= 1000.0 && x.is_finite() => format!("×{}", grouped(x.round() as u64)),
+        a if a >= 100.0 => format!("×{x:.0}"),
+        a if a >= 10.0 => format!("×{x:.1}"),
+        _ => format!("×{x:.2}"),
+    }
 }
 
 /// `1234567` → `1 234 567` (thin grouping that reads well in tables and tooltips).
@@ -107,6 +114,15 @@ mod tests {
             count(1_234, "allocation", "allocations"),
             "1 234 allocations"
         );
+    }
+
+    #[test]
+    fn ratios_keep_two_decimals_under_ten_and_group_thousands() {
+        assert_eq!(ratio(1.0), "×1.00");
+        assert_eq!(ratio(1.014), "×1.01");
+        assert_eq!(ratio(12.34), "×12.3");
+        assert_eq!(ratio(240.4), "×240");
+        assert_eq!(ratio(185_002_496.0), "×185 002 496");
     }
 
     #[test]

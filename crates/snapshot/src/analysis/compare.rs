@@ -568,7 +568,12 @@ pub fn peak_table(rows: &[Row], exact: bool, limit: Option<u64>) -> Table {
                     crate::format::ratio(x)
                 }
             }));
-            cells.push(d.peak_event_index.to_string());
+            // Before the first entry: what was allocated before recording began (CSV keeps -1).
+            cells.push(if d.peak_event_index < 0 && !exact {
+                "before the first entry".into()
+            } else {
+                d.peak_event_index.to_string()
+            });
             cells.push(size(d.reserved_at_peak_bytes));
             cells.push(size(d.max_reserved_bytes));
             if let Some(limit) = limit {
