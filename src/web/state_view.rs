@@ -265,9 +265,13 @@ pub fn StateView(ui: Ui) -> impl IntoView {
             .iter()
             .flat_map(|r| &r.blocks)
             .fold(0u64, |t, b| t.saturating_add(b.size));
+        // Without a trace there is no entry to be after: what is shown is the snapshot's own state.
+        let when = match len() {
+            Some(0) if filter().is_none() => "as the snapshot holds it".to_string(),
+            _ => format!("after entry {}", ui.selected_event.get()),
+        };
         format!(
-            "after entry {}: {}, {} reserved, {} in blocks, {} free",
-            ui.selected_event.get(),
+            "{when}: {}, {} reserved, {} in blocks, {} free",
             count(rows.rows.len() as u64, "segment", "segments"),
             bytes(reserved),
             bytes(used),
@@ -279,6 +283,7 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         <div class="state-view">
             <div class="event-column">
             {filter_bar}
+            <super::timeline_view::HistoryNote ui=ui />
             <div class="event-list" tabindex="0" node_ref=list on:keydown=on_key
                 on:scroll=move |_| if let Some(el) = list.get() {
                     scroll.set(el.scroll_top() as f64);

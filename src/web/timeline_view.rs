@@ -704,11 +704,7 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                 </Show>
                 <span class="muted hint">"wheel: zoom · drag: pan · click: stack · ↓ ↑: the largest in view · Esc: unpin · ?: keys"</span>
             </div>
-            {move || {
-                let (file, device) = ui.current()?;
-                let said = store::with_file(file, |f| summary::missing_history(&f.snapshot, device));
-                said.flatten().map(|note| view! { <div class="view-note" data-testid="history-note">{note}</div> })
-            }}
+            <HistoryNote ui=ui />
             <Show when=move || !segments && ui.by_category.get()>
                 <div class="legend" data-testid="category-legend">
                     {move || {
@@ -748,6 +744,18 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                 <StackPanel ui=ui segments=segments />
             </div>
         </div>
+    }
+}
+
+/// What the shown device's snapshot cannot tell (no allocator history, or no memory at all), above
+/// the views that would otherwise look empty or flat; nothing when it has a trace.
+#[component]
+pub fn HistoryNote(ui: Ui) -> impl IntoView {
+    move || {
+        let (file, device) = ui.current()?;
+        let said = store::with_file(file, |f| summary::missing_history(&f.snapshot, device));
+        said.flatten()
+            .map(|note| view! { <div class="view-note" data-testid="history-note">{note}</div> })
     }
 }
 

@@ -244,6 +244,13 @@ test('a snapshot without allocator history says how to record it; one without me
       await page.waitForTimeout(500);
       assert.equal(!!await page.$('[data-testid=history-note]'), !!said, name);
       if (name === 'no_history.pickle') await shot(page, 'no-history');
+      // So does the state history, whose map is the snapshot's own state, not one after an entry.
+      await page.selectOption('[data-testid=view-select]', 'state');
+      await page.waitForFunction(() => !/Building/.test(document.querySelector('.state-map').textContent));
+      assert.equal(!!await page.$('[data-testid=history-note]'), !!said, name);
+      if (name === 'no_history.pickle') {
+        assert.match(await page.textContent('.state-map'), /as the snapshot holds it: 1 segment, 2\.0 MiB reserved, 976\.6 KiB in blocks, 1\.0 MiB free/);
+      }
       assert.deepEqual(errors, []);
       await page.close();
     }
