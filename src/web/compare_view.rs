@@ -456,7 +456,7 @@ fn open_run(ui: Ui, key: &RowKey) {
         }
         None => {
             if let Some(blob) = store::compared_blob(&name, size) {
-                ui.error.set(Vec::new());
+                ui.errors.set(Vec::new());
                 load::load(std::rc::Rc::new(ui), name, blob);
             }
         }

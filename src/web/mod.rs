@@ -142,7 +142,7 @@ impl Highlight {
 pub struct Ui {
     pub phase: RwSignal<Phase>,
     /// Why each file that could not be opened failed (`name: reason`), since the user last chose.
-    pub error: RwSignal<Vec<String>>,
+    pub errors: RwSignal<Vec<String>>,
     /// How far the current load is.
     pub progress: RwSignal<LoadProgress>,
     /// Bumped whenever a file is opened.
@@ -200,7 +200,7 @@ impl Ui {
             .unwrap_or(false);
         Ui {
             phase: RwSignal::new(Phase::Empty),
-            error: RwSignal::new(Vec::new()),
+            errors: RwSignal::new(Vec::new()),
             progress: RwSignal::new(LoadProgress::default()),
             files: RwSignal::new(0),
             built: RwSignal::new(0),
@@ -383,7 +383,7 @@ impl Ui {
     /// Nothing more loads: the page shows its error, else what is open, else its welcome.
     fn show_what_is_open(&self) {
         self.phase
-            .set(if self.error.with_untracked(|e| !e.is_empty()) {
+            .set(if self.errors.with_untracked(|e| !e.is_empty()) {
                 Phase::Error
             } else if self.anything_open() {
                 Phase::Ready
@@ -414,7 +414,7 @@ impl Listener for Ui {
 
     fn failed(&self, name: &str, reason: &str) {
         // Each file that failed of those chosen together is said, not only the last.
-        self.error.update(|e| e.push(format!("{name}: {reason}")));
+        self.errors.update(|e| e.push(format!("{name}: {reason}")));
         self.phase.set(Phase::Error);
     }
 
@@ -424,7 +424,7 @@ impl Listener for Ui {
         let over = done >= total;
         self.comparing
             .set(if over { (0, 0) } else { (done, total) });
-        if over && self.error.with_untracked(Vec::is_empty) {
+        if over && self.errors.with_untracked(Vec::is_empty) {
             self.phase.set(Phase::Ready);
         }
     }
@@ -667,7 +667,7 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
     // One file named as a snapshot opens at once: its parse starts before the page draws its loading
     // state (on a page that has just opened, that takes tens of milliseconds), not after it.
     if !folder && files.len() == 1 && pickle_named(&files[0].0) {
-        ui.error.set(Vec::new());
+        ui.errors.set(Vec::new());
         return open_snapshots(ui, files, false);
     }
     let Some((first, _)) = files.first() else {
@@ -675,7 +675,7 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
     };
     // Loading from now on (telling step records from snapshots takes a read of a file's start, unless
     // its name says it is a pickle).
-    ui.error.set(Vec::new());
+    ui.errors.set(Vec::new());
     ui.progress.set(LoadProgress {
         name: first.clone(),
         ..LoadProgress::default()
@@ -716,7 +716,7 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
 
 /// The bundled example, as a file the user chose: what failed before is no longer said.
 fn open_example(ui: Ui) {
-    ui.error.set(Vec::new());
+    ui.errors.set(Vec::new());
     load::load_example(ui.listener());
 }
 
@@ -1045,17 +1045,17 @@ const ERRORS_SHOWN: usize = 8;
 
 #[component]
 fn ErrorPanel(ui: Ui) -> impl IntoView {
-    let heading = move || match ui.error.with(Vec::len) {
+    let heading = move || match ui.errors.with(Vec::len) {
         1 => "Could not open the file.".to_string(),
         n => format!("Could not open {n} files."),
     };
     view! {
-        <Show when=move || ui.error.with(|e| !e.is_empty())>
+        <Show when=move || ui.errors.with(|e| !e.is_empty())>
             <div class="error-panel" role="alert">
                 <strong>{heading}</strong>
                 <div class="error-lines">
                     {move || {
-                        let lines = ui.error.get();
+                        let lines = ui.errors.get();
                         // A folder of files that are no snapshots says a few and counts the rest.
                         let more = lines.len().saturating_sub(ERRORS_SHOWN);
                         let shown = lines.into_iter().take(ERRORS_SHOWN);
@@ -1065,7 +1065,7 @@ fn ErrorPanel(ui: Ui) -> impl IntoView {
                     }}
                 </div>
                 <button class="button small" on:click=move |_| {
-                    ui.error.set(Vec::new());
+                    ui.errors.set(Vec::new());
                     // A file still loading keeps its progress shown.
                     if ui.phase.get_untracked() != Phase::Loading {
                         ui.show_what_is_open();

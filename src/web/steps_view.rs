@@ -241,7 +241,7 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
                 }
                 None => {
                     if let Some(blob) = store::compared_blob(&name, size) {
-                        ui.error.set(Vec::new());
+                        ui.errors.set(Vec::new());
                         crate::load::load(std::rc::Rc::new(ui), name, blob);
                     }
                 }
