@@ -764,7 +764,7 @@ const PICKLE_ENDINGS: [&str; 3] = [".pickle", ".pkl", ".pk"];
 fn text_like(name: &str) -> bool {
     ends_with_any(
         &plain_name(name),
-        &[".jsonl", ".json", ".csv", ".log", ".txt"],
+        &[".jsonl", ".json", ".csv", ".tsv", ".log", ".txt"],
     )
 }
 

@@ -257,6 +257,7 @@ fn name_run(run: &mut StepRun, file: &str) {
         .trim_end_matches(".jsonl")
         .trim_end_matches(".json")
         .trim_end_matches(".csv")
+        .trim_end_matches(".tsv")
         .trim_end_matches(".log")
         .trim_end_matches(".txt");
     static RANK: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
@@ -506,7 +507,7 @@ enum Field {
 }
 
 fn csv_columns(header: &str) -> Option<Columns> {
-    let cells = split_csv(header);
+    let cells = split_csv(header, delimiter(header));
     let lower: Vec<String> = cells
         .iter()
         .map(|c| c.trim().to_ascii_lowercase())
@@ -563,8 +564,17 @@ fn csv_columns(header: &str) -> Option<Columns> {
     (!memory.is_empty() && cells.len() > 1).then_some((step, memory))
 }
 
-/// Splits a CSV line on commas outside double quotes (quotes removed, `""` kept as one).
-fn split_csv(line: &str) -> Vec<String> {
+/// What separates a CSV file's cells, from its header: a comma, else a tab (`sep='\t'`), else a
+/// semicolon (a spreadsheet's export where the comma is the decimal mark).
+fn delimiter(header: &str) -> char {
+    [',', '\t', ';']
+        .into_iter()
+        .find(|&d| header.contains(d))
+        .unwrap_or(',')
+}
+
+/// Splits a CSV line on `delimiter` outside double quotes (quotes removed, `""` kept as one).
+fn split_csv(line: &str, delimiter: char) -> Vec<String> {
     let mut cells = vec![String::new()];
     let mut quoted = false;
     let mut chars = line.trim_end_matches('\r').chars().peekable();
@@ -575,7 +585,7 @@ fn split_csv(line: &str) -> Vec<String> {
                 cells.last_mut().expect("a cell").push('"');
             }
             '"' => quoted = !quoted,
-            ',' if !quoted => cells.push(String::new()),
+            d if d == delimiter && !quoted => cells.push(String::new()),
             c => cells.last_mut().expect("a cell").push(c),
         }
     }
@@ -586,6 +596,7 @@ fn csv(text: &str) -> Result<StepRun, String> {
     let mut lines = text.lines();
     let header = lines.next().unwrap_or_default();
     let (step_col, memory) = csv_columns(header).ok_or("no step and memory columns")?;
+    let delimiter = delimiter(header);
     let titan = header.contains("memory/");
     let mut run = StepRun {
         format: if titan { "torchtitan" } else { "csv" },
@@ -595,7 +606,7 @@ fn csv(text: &str) -> Result<StepRun, String> {
         if line.trim().is_empty() {
             continue;
         }
-        let cells = split_csv(line);
+        let cells = split_csv(line, delimiter);
         let row = k + 2;
         let step = cells
             .get(step_col)

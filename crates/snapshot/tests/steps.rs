@@ -249,6 +249,21 @@ fn csv_with_units_in_the_header() {
     assert_eq!((r.format, r.steps.len()), ("csv", 10));
     assert_eq!(r.peak_allocated_bytes(), Some(1010 * MIB));
     assert_eq!(r.peak_reserved_bytes(), Some(2 * GIB));
+    // Tab- and semicolon-separated, as pandas' sep='\t' and a spreadsheet's export write them.
+    for sep in ['\t', ';'] {
+        let other = csv.replace(',', &sep.to_string());
+        let o = &runs("epochs.tsv", &other)[0];
+        assert_eq!(o.name, "epochs");
+        assert_eq!(
+            (
+                o.steps.len(),
+                o.peak_allocated_bytes(),
+                o.peak_reserved_bytes()
+            ),
+            (10, Some(1010 * MIB), Some(2 * GIB)),
+            "{sep:?}"
+        );
+    }
     let bad = "epoch,peak_memory_mb\n1,100\n2,lots\n";
     assert_eq!(
         err("epochs.csv", bad),
