@@ -1011,6 +1011,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn counts_on_an_axis_are_whole_under_a_million_and_short_above() {
+        assert_eq!(count_label(0.0), "0");
+        assert_eq!(count_label(999_999.0), "999999");
+        assert_eq!(count_label(1_000_000.0), "1M");
+        assert_eq!(count_label(1_500_000.0), "1.5M");
+        assert_eq!(count_label(2e18), "2E");
+    }
+
+    #[test]
     fn axis_units_follow_the_largest_value() {
         assert_eq!(unit(3 << 30), ((1u64 << 30) as f64, "GiB"));
         assert_eq!(unit(5 << 20), ((1u64 << 20) as f64, "MiB"));
@@ -1402,6 +1411,25 @@ impl PlotArea {
 
 /// A line chart over `x` with a byte axis reaching `top` (with room above it): `descs` are the x and y
 /// axis descriptions (`{unit}` in the y one becomes the byte unit). Returns the unit's divisor too.
+/// A count on an axis (steps, entries): whole numbers under a million, then with M, G, T… and a decimal
+/// (`1.5M`), so that a long run's labels do not run into each other.
+fn count_label(x: f64) -> String {
+    let big = [
+        (1e18, "E"),
+        (1e15, "P"),
+        (1e12, "T"),
+        (1e9, "G"),
+        (1e6, "M"),
+    ];
+    match big.into_iter().find(|(div, _)| x.abs() >= *div) {
+        Some((div, suffix)) => {
+            let v = format!("{:.1}", x / div);
+            format!("{}{suffix}", v.strip_suffix(".0").unwrap_or(&v))
+        }
+        None => format!("{x:.0}"),
+    }
+}
+
 fn line_chart<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     heading: &str,
@@ -1493,7 +1521,7 @@ where
     let x_label = |x: &f64| match axis {
         CompareAxis::Fraction => format!("{:.0} %", x * 100.0),
         CompareAxis::Seconds => format!("{x:.2}"),
-        CompareAxis::AtMark(_) => format!("{x:.0}"),
+        CompareAxis::AtMark(_) => count_label(*x),
     };
     let (mut chart, div) = line_chart(
         area,
@@ -1707,7 +1735,7 @@ where
         (x0, x1),
         top,
         ("step", y_desc),
-        &|x| format!("{x:.0}"),
+        &|x| count_label(*x),
         theme,
     )?;
     let width = theme.px(2);

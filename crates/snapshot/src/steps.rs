@@ -145,6 +145,8 @@ pub fn looks_like_steps(head: &[u8]) -> bool {
     } else {
         String::from_utf8_lossy(&head[..head.len().min(1 << 16)]).into_owned()
     };
+    // A spreadsheet's CSV starts with a byte-order mark, which `read_steps` skips too.
+    let text = text.trim_start_matches('\u{feff}');
     if text.contains("\"device_traces\"") || text.contains("\"segments\"") {
         return false;
     }
@@ -163,7 +165,7 @@ pub fn looks_like_steps(head: &[u8]) -> bool {
         "peak_allocated_MB",
     ];
     MARKS.iter().any(|m| text.contains(m))
-        || torchtitan_line().is_match(&text)
+        || torchtitan_line().is_match(text)
         || text
             .lines()
             .next()

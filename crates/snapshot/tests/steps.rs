@@ -249,6 +249,12 @@ fn csv_with_units_in_the_header() {
     assert_eq!((r.format, r.steps.len()), ("csv", 10));
     assert_eq!(r.peak_allocated_bytes(), Some(1010 * MIB));
     assert_eq!(r.peak_reserved_bytes(), Some(2 * GIB));
+    // With a byte-order mark and CRLF line ends, as a spreadsheet saves it: recognised as well as read.
+    let excel = format!("\u{feff}{}", csv.replace('\n', "\r\n"));
+    assert_eq!(
+        runs("epochs.csv", &excel)[0].peak_allocated_bytes(),
+        Some(1010 * MIB)
+    );
     // Tab- and semicolon-separated, as pandas' sep='\t' and a spreadsheet's export write them.
     for sep in ['\t', ';'] {
         let other = csv.replace(',', &sep.to_string());
