@@ -9,6 +9,7 @@ use memograph_snapshot::analysis::lifetimes::{event_name, event_versions, Lifeti
 use memograph_snapshot::analysis::search;
 use memograph_snapshot::analysis::stacks::{display_lines, frame_text};
 use memograph_snapshot::analysis::stats::segment_stats;
+use memograph_snapshot::analysis::summary;
 use memograph_snapshot::format::{bytes, count, grouped};
 use memograph_snapshot::Snapshot;
 
@@ -133,6 +134,11 @@ pub fn run_trace(args: &TraceArgs) -> Result<(), Failure> {
         if !o.json {
             if let Some(said) = said {
                 writeln!(out, "{said}")?;
+            }
+            // No entries to list: why, rather than a header over nothing.
+            if let Some(missing) = summary::missing_history(&snapshot, device) {
+                writeln!(out, "{missing}")?;
+                return out.flush();
             }
             writeln!(
                 out,

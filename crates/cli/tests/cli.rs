@@ -72,7 +72,7 @@ fn summary_names_an_out_of_memory_entry_of_a_repository_fixture() {
 }
 
 #[test]
-fn summary_says_how_to_record_history_when_a_snapshot_has_none() {
+fn summary_and_trace_say_how_to_record_history_when_a_snapshot_has_none() {
     // What `torch.cuda.memory._snapshot()` gives without `_record_memory_history()`: segments and no
     // trace (as JSON, which reads into the same model).
     let dir = scratch("no-history");
@@ -95,6 +95,10 @@ fn summary_says_how_to_record_history_when_a_snapshot_has_none() {
         ),
         "{stdout}"
     );
+    // `trace` says why it lists nothing, rather than a header over nothing.
+    let (code, stdout, _) = memograph(&["trace", path.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with("No allocator history: "), "{stdout}");
     // A snapshot with a trace says nothing of it.
     let (synth_dir, path, _) = synth_file("no-history-synth");
     let (_, stdout, _) = memograph(&["summary", path.to_str().unwrap()]);
