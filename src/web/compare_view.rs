@@ -15,7 +15,7 @@ use memograph_snapshot::analysis::compare::{
 use memograph_snapshot::analysis::fit::{parse_memory, sweeps, Limit};
 use memograph_snapshot::format::{at_entry, bytes, count, grouped, ratio, signed_bytes};
 
-use super::{Phase, Ui, View};
+use super::{Phase, Ui};
 use crate::load::{self, store};
 use crate::view_model::analysis::short_frame;
 use crate::view_model::compare::{
@@ -444,22 +444,9 @@ fn column_title(header: &str) -> String {
 /// Shows a run's timeline: selects it when it is open, else opens its file whole.
 fn open_run(ui: Ui, key: &RowKey) {
     let (name, size, device) = key.clone();
-    let open = store::list()
-        .iter()
-        .position(|(n, b, _)| *n == name && *b == size);
     ui.hovered.set(None);
-    ui.view.set(View::Timeline);
-    match open {
-        Some(i) => {
-            ui.select(i, device);
-            ui.phase.set(Phase::Ready);
-        }
-        None => {
-            if let Some(blob) = store::compared_blob(&name, size) {
-                ui.errors.set(Vec::new());
-                load::load(std::rc::Rc::new(ui), name, blob);
-            }
-        }
+    if ui.show_run(name, size, Some(device)) {
+        ui.phase.set(Phase::Ready);
     }
 }
 

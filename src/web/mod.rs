@@ -373,6 +373,32 @@ impl Ui {
         }
     }
 
+    /// Shows the timeline of run `name` (`size` bytes): selected when its file is open (on `device`,
+    /// else its default device), else its file opened whole, kept from the comparison or the step
+    /// records' folder; opening is a new choice, so what failed before is no longer said. Whether it
+    /// was open.
+    fn show_run(&self, name: String, size: u64, device: Option<i64>) -> bool {
+        let open = store::list()
+            .iter()
+            .position(|(n, b, _)| *n == name && *b == size);
+        self.view.set(View::Timeline);
+        match open {
+            Some(i) => {
+                let device = device.unwrap_or_else(|| {
+                    store::with_file(i, |f| f.snapshot.default_device().unwrap_or(0)).unwrap_or(0)
+                });
+                self.select(i, device);
+            }
+            None => {
+                if let Some(blob) = store::compared_blob(&name, size) {
+                    self.errors.set(Vec::new());
+                    load::load(self.listener(), name, blob);
+                }
+            }
+        }
+        open.is_some()
+    }
+
     /// Stops whatever is being read (see `load::cancel_reading`); the page shows what it has.
     pub fn cancel_reading(&self) {
         load::cancel_reading();

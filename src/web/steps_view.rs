@@ -11,7 +11,7 @@ use memograph_charts::{step_chart, Bars, PlotArea, StepChartOptions};
 use memograph_snapshot::format::{bytes, count, grouped, signed_bytes};
 use memograph_snapshot::steps::{steps_table, StepRun};
 
-use super::{Phase, Ui, View};
+use super::{Phase, Ui};
 use crate::load::store;
 use crate::view_model::steps::{breakdown, snapshot_marks, values_at};
 
@@ -229,23 +229,7 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
             .into_iter()
             .find(|(_, step, _, _)| (*step as f64 - x).abs() <= near.max(0.5));
         if let Some((_, _, name, size)) = hit {
-            let open = store::list()
-                .iter()
-                .position(|(n, b, _)| *n == name && *b == size);
-            ui.view.set(View::Timeline);
-            match open {
-                Some(i) => {
-                    let device = store::with_file(i, |f| f.snapshot.default_device().unwrap_or(0))
-                        .unwrap_or(0);
-                    ui.select(i, device);
-                }
-                None => {
-                    if let Some(blob) = store::compared_blob(&name, size) {
-                        ui.errors.set(Vec::new());
-                        crate::load::load(std::rc::Rc::new(ui), name, blob);
-                    }
-                }
-            }
+            ui.show_run(name, size, None);
         }
     };
     let on_click = move |ev: web_sys::MouseEvent| {
