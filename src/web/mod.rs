@@ -788,10 +788,7 @@ const PICKLE_ENDINGS: [&str; 3] = [".pickle", ".pkl", ".pk"];
 
 /// Names step records go by in a folder (their content decides).
 fn text_like(name: &str) -> bool {
-    ends_with_any(
-        &plain_name(name),
-        &[".jsonl", ".json", ".csv", ".tsv", ".log", ".txt"],
-    )
+    ends_with_any(&plain_name(name), &memograph_snapshot::steps::TEXT_ENDINGS)
 }
 
 /// Names only pickles go by (step records are text: JSON lines, CSV, logs).

@@ -1409,8 +1409,6 @@ impl PlotArea {
     }
 }
 
-/// A line chart over `x` with a byte axis reaching `top` (with room above it): `descs` are the x and y
-/// axis descriptions (`{unit}` in the y one becomes the byte unit). Returns the unit's divisor too.
 /// A count on an axis (steps, entries): whole numbers under a million, then with M, G, T… and a decimal
 /// (`1.5M`), so that a long run's labels do not run into each other.
 fn count_label(x: f64) -> String {
@@ -1430,6 +1428,8 @@ fn count_label(x: f64) -> String {
     }
 }
 
+/// A line chart over `x` with a byte axis reaching `top` (with room above it): `descs` are the x and y
+/// axis descriptions (`{unit}` in the y one becomes the byte unit). Returns the unit's divisor too.
 fn line_chart<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     heading: &str,

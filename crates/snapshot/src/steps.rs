@@ -133,6 +133,10 @@ fn to_bytes(value: f64, unit: f64) -> Option<u64> {
     (0.0..1.8e19).contains(&b).then_some(b as u64)
 }
 
+/// The endings of step-record files (each maybe followed by `.gz`): a folder's files with them are
+/// read, and a run is named without them.
+pub const TEXT_ENDINGS: [&str; 6] = [".jsonl", ".json", ".csv", ".tsv", ".log", ".txt"];
+
 /// Whether the first bytes of a file look like step records rather than a snapshot (the page asks
 /// before choosing how to read a file).
 pub fn looks_like_steps(head: &[u8]) -> bool {
@@ -254,14 +258,9 @@ fn name_run(run: &mut StepRun, file: &str) {
         Some((d, b)) => (Some(d.rsplit('/').next().unwrap_or(d)), b),
         None => (None, file),
     };
-    let stem = base
-        .trim_end_matches(".gz")
-        .trim_end_matches(".jsonl")
-        .trim_end_matches(".json")
-        .trim_end_matches(".csv")
-        .trim_end_matches(".tsv")
-        .trim_end_matches(".log")
-        .trim_end_matches(".txt");
+    let stem = TEXT_ENDINGS
+        .iter()
+        .fold(base.trim_end_matches(".gz"), |s, e| s.trim_end_matches(e));
     static RANK: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     let rank = RANK.get_or_init(|| Regex::new(r"(?i)_?rank[_-]?\d+_?").expect("valid"));
     let stem = rank.replace_all(stem, "_");
