@@ -631,7 +631,17 @@ fn csv(text: &str) -> Result<StepRun, String> {
             let value: f64 = cell.parse().map_err(|_| {
                 format!("row {row}: '{cell}' in column {} is not a number", col + 1)
             })?;
-            let bytes = to_bytes(value, unit);
+            // NaN is how pandas and numpy write a missing figure; a negative or infinite one is no
+            // amount of memory.
+            if value.is_nan() {
+                continue;
+            }
+            let bytes = Some(to_bytes(value, unit).ok_or_else(|| {
+                format!(
+                    "row {row}: '{cell}' in column {} is not an amount of memory",
+                    col + 1
+                )
+            })?);
             match field {
                 Field::Allocated => r.allocated_bytes = bytes,
                 Field::PeakAllocated => r.peak_allocated_bytes = r.peak_allocated_bytes.or(bytes),

@@ -279,6 +279,21 @@ fn csv_with_units_in_the_header() {
         err("x.csv", "epoch,peak_memory_mb\n,100\n"),
         "row 2 has no step"
     );
+    // A missing figure, as pandas writes NaN, is left out; a negative or infinite one is an error.
+    let gaps = runs("x.csv", "epoch,peak_memory_mb\n1,100\n2,nan\n3,NaN\n4,\n")[0].clone();
+    assert_eq!(
+        gaps.steps
+            .iter()
+            .map(|s| s.peak_allocated_bytes)
+            .collect::<Vec<_>>(),
+        [Some(100 * MIB), None, None, None]
+    );
+    for (cell, row) in [("-5", 3), ("inf", 3), ("-inf", 3), ("1e300", 3)] {
+        assert_eq!(
+            err("x.csv", &format!("epoch,peak_memory_mb\n1,100\n2,{cell}\n")),
+            format!("row {row}: '{cell}' in column 2 is not an amount of memory")
+        );
+    }
 }
 
 #[test]
