@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use memograph_snapshot::analysis::categories::Rules;
 use memograph_snapshot::analysis::compare::{
-    diff, digest_at, grown_sites, peak_rows, peak_table, ranks, DiffNode, Digest, Presence,
-    SiteDelta,
+    diff, digest_at, digests, grown_sites, peak_rows, peak_table, ranks, DiffNode, Digest,
+    Presence, SiteDelta,
 };
 use memograph_snapshot::analysis::fit::{fit, sweeps, Limit};
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
@@ -23,10 +23,30 @@ pub enum Output {
     Markdown,
 }
 
+/// Which devices of each file `memograph compare` puts in its table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Devices {
+    /// The one with the longest trace.
+    Default,
+    One(i64),
+    /// Each device with segments or trace entries, a row each (the page lists them so too).
+    All,
+}
+
+/// `--device`: a device number or `all`.
+pub fn devices(v: &str) -> Result<Devices, String> {
+    if v.eq_ignore_ascii_case("all") {
+        return Ok(Devices::All);
+    }
+    v.parse()
+        .map(Devices::One)
+        .map_err(|_| format!("{v:?} is no device (say 0, 1, … or all)"))
+}
+
 pub struct CompareArgs {
     pub files: Vec<String>,
     pub baseline: Option<String>,
-    pub device: Option<i64>,
+    pub devices: Devices,
     pub output: Output,
     /// Grown call paths listed per file.
     pub top: usize,
@@ -39,7 +59,7 @@ impl CompareArgs {
     pub fn new(
         mut files: Vec<String>,
         baseline: Option<String>,
-        device: Option<i64>,
+        devices: Devices,
         output: Output,
         top: usize,
         gpu_memory: Option<u64>,
@@ -52,7 +72,7 @@ impl CompareArgs {
         CompareArgs {
             files,
             baseline,
-            device,
+            devices,
             output,
             top,
             gpu_memory,
@@ -80,25 +100,52 @@ fn device_of(path: &str, snapshot: &Snapshot, wanted: Option<i64>) -> Result<i64
     }
 }
 
-/// One file's digest of the chosen device; the snapshot is dropped once it is made, so many files can
-/// be compared in the memory of one.
-fn digest_file(path: &str, device: Option<i64>, rules: &Rules) -> Result<Digest, Failure> {
+/// One file's digests of the chosen devices, and the devices it has that were left out; the snapshot
+/// is dropped once they are made, so many files can be compared in the memory of one.
+fn digest_file(
+    path: &str,
+    wanted: Devices,
+    rules: &Rules,
+) -> Result<(Vec<Digest>, Vec<i64>), Failure> {
     let snapshot = load::open(path)?;
-    let device = device_of(path, &snapshot, device)?;
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    if wanted == Devices::All {
+        let all = digests(&snapshot, rules, path, size);
+        return Ok((all, Vec::new()));
+    }
+    let one = match wanted {
+        Devices::One(d) => Some(d),
+        _ => None,
+    };
+    let device = device_of(path, &snapshot, one)?;
     let lifetimes = Lifetimes::of(&snapshot, device);
     let mut d = digest_at(&snapshot, &lifetimes, rules, None);
-    d.name_after(path, std::fs::metadata(path).map_or(0, |m| m.len()));
+    d.name_after(path, size);
     d.default_device = snapshot.default_device() == Some(device);
-    Ok(d)
+    let others = match wanted {
+        Devices::Default => snapshot
+            .devices()
+            .into_iter()
+            .filter(|&o| o != device)
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok((vec![d], others))
 }
 
 pub fn run_compare(args: &CompareArgs) -> Result<(), Failure> {
     let rules = Rules::built_in();
     let mut digests: Vec<Digest> = Vec::new();
+    let mut left_out: Vec<(&str, Vec<i64>)> = Vec::new();
     let mut failures = 0;
     for path in &args.files {
-        match digest_file(path, args.device, &rules) {
-            Ok(d) => digests.push(d),
+        match digest_file(path, args.devices, &rules) {
+            Ok((d, others)) => {
+                digests.extend(d);
+                if !others.is_empty() {
+                    left_out.push((path, others));
+                }
+            }
             // The others are still compared; exit 1 at the end.
             Err(f) => {
                 eprintln!("error: {}", f.0);
@@ -113,6 +160,15 @@ pub fn run_compare(args: &CompareArgs) -> Result<(), Failure> {
         .unwrap_or(0);
     if !digests.is_empty() {
         print!("{}", comparison(&digests, baseline, args));
+    }
+    // On stderr, so that JSON and Markdown stay what they are.
+    for (path, others) in left_out {
+        let named: Vec<String> = others.iter().map(|d| format!("cuda:{d}")).collect();
+        eprintln!(
+            "note: {path} also has {} (compared: its device with the longest trace; --device N or \
+             --device all for the others)",
+            named.join(", ")
+        );
     }
     if failures > 0 {
         return Err(Failure::reported());
@@ -182,9 +238,17 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
         return format!("{json}\n");
     }
     let table = peak_table(&rows, false, limit.as_ref().map(|l| l.bytes));
+    // A file compared on several devices is named with the device.
+    let name = |d: &Digest| {
+        if digests.iter().filter(|o| o.file == d.file).count() > 1 {
+            format!("{} cuda:{}", d.file, d.device)
+        } else {
+            d.file.clone()
+        }
+    };
     let mut o = String::new();
     let markdown = args.output == Output::Markdown;
-    let _ = writeln!(o, "Baseline: {}", base.file);
+    let _ = writeln!(o, "Baseline: {}", name(base));
     if let Some(l) = &limit {
         let _ = writeln!(o, "GPU memory: {}", l.describe());
     }
@@ -227,7 +291,8 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
         let _ = writeln!(
             o,
             "\nGrew at the same call path, {} → {}:",
-            base.file, d.file
+            name(base),
+            name(d)
         );
         for s in g {
             let ratio = s.ratio.map_or("new".to_string(), ratio);

@@ -129,8 +129,10 @@ enum Command {
         /// The run the others are compared with (default: the first FILE).
         #[arg(short, long, value_name = "FILE")]
         baseline: Option<String>,
-        #[arg(short, long, allow_negative_numbers = true)]
-        device: Option<i64>,
+        /// The device of each file to compare, or `all` for a row per device (default: each file's
+        /// device with the longest trace).
+        #[arg(short, long, value_name = "N|all", allow_negative_numbers = true, value_parser = compare::devices)]
+        device: Option<compare::Devices>,
         #[arg(long, conflicts_with = "markdown")]
         json: bool,
         #[arg(long)]
@@ -154,6 +156,7 @@ enum Command {
         /// `peak`, or ENTRY_A:ENTRY_B.
         #[arg(long, value_name = "peak|ENTRY_A:ENTRY_B", allow_hyphen_values = true)]
         at: Option<String>,
+        /// The device of both files (default: each file's device with the longest trace).
         #[arg(short, long, allow_negative_numbers = true)]
         device: Option<i64>,
         #[arg(long)]
@@ -274,7 +277,7 @@ fn main() -> ExitCode {
         } => Ok(compare::run_compare(&compare::CompareArgs::new(
             files,
             baseline,
-            device,
+            device.unwrap_or(compare::Devices::Default),
             if json {
                 compare::Output::Json
             } else if markdown {

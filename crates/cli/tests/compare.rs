@@ -65,6 +65,77 @@ fn compare_json_rows_hold_the_reference_peaks_config_and_deltas() {
 }
 
 #[test]
+fn compare_says_what_other_devices_a_file_has_and_all_compares_each() {
+    if !present("compare_says_what_other_devices_a_file_has_and_all_compares_each") {
+        return;
+    }
+    // cs_memory_snapshot holds three devices; cuda:1 ran out of memory.
+    let (cs, kk) = (
+        path("cs_memory_snapshot.pickle"),
+        path("kk_memory_ctx128_forward.pickle"),
+    );
+    let (code, stdout, stderr) = memograph(&["compare", "--json", &cs, &kk]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["rows"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        stderr.trim(),
+        format!(
+            "note: {cs} also has cuda:1, cuda:2 (compared: its device with the longest trace; \
+             --device N or --device all for the others)"
+        )
+    );
+    let (code, stdout, stderr) = memograph(&["compare", "--json", "--device", "all", &cs, &kk]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let seen: Vec<(&str, i64, i64, bool)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["file"].as_str().unwrap(),
+                r["device"].as_i64().unwrap(),
+                r["timeline_peak_bytes"].as_i64().unwrap(),
+                r["oom"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let peak = |name: &str, d: &str| {
+        reference(name)["devices"][d]["timeline_peak_bytes"]
+            .as_i64()
+            .unwrap()
+    };
+    let cs_name = "cs_memory_snapshot.pickle";
+    assert_eq!(
+        seen,
+        [
+            (cs.as_str(), 0, peak(cs_name, "0"), false),
+            (cs.as_str(), 1, peak(cs_name, "1"), true),
+            (cs.as_str(), 2, peak(cs_name, "2"), false),
+            (
+                kk.as_str(),
+                0,
+                peak("kk_memory_ctx128_forward.pickle", "0"),
+                false
+            ),
+        ]
+    );
+    // In text, a file on several devices is named with its device.
+    let (code, stdout, _) = memograph(&["compare", "--device", "all", &cs, &kk]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.starts_with(&format!("Baseline: {cs} cuda:0\n")),
+        "{stdout}"
+    );
+    let (code, _, stderr) = memograph(&["compare", "--device", "most", &cs]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("\"most\" is no device (say 0, 1, … or all)"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn compare_json_says_where_a_run_ran_out_of_memory() {
     // Tier 1: the repository's fixtures, one of which asked for 1 PiB at its entry 2.
     let repo = |name: &str| format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
