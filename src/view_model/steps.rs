@@ -5,10 +5,15 @@ use memograph_charts::step_value;
 use memograph_snapshot::analysis::compare::Digest;
 use memograph_snapshot::steps::StepRun;
 
-/// Each run's bytes at the last step at or before `step` (`None` before its first step).
+/// Each run's bytes at the last step at or before `step` (`None` before its first step and after its
+/// last: a run that ended says nothing of later steps).
 pub fn values_at(runs: &[&StepRun], step: f64, reserved: bool) -> Vec<Option<(u64, u64)>> {
     runs.iter()
         .map(|r| {
+            let last = r.steps.iter().map(|s| s.step).max()?;
+            if step > last as f64 + 1e-9 {
+                return None;
+            }
             r.steps
                 .iter()
                 .take_while(|s| s.step as f64 <= step + 1e-9)
@@ -99,6 +104,8 @@ mod tests {
             vec![Some((2, 120)), Some((3, 50))]
         );
         assert_eq!(values_at(&[&a, &b], 0.5, false), vec![None, None]);
+        // After a run's last step it says nothing (b ended at step 3).
+        assert_eq!(values_at(&[&a, &b], 4.0, false), vec![Some((4, 90)), None]);
         let k = breakdown(&a).unwrap();
         assert_eq!((k.sum, k.peak, k.gap), (80, Some(120), Some(40)));
         let mut d: Digest = serde_json::from_str(

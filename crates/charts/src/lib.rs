@@ -1256,6 +1256,22 @@ mod tests {
     }
 
     #[test]
+    fn the_step_axis_starts_at_zero_for_a_run_from_its_start_and_at_the_first_step_for_a_resumed_one(
+    ) {
+        let run = |steps: &[u64]| vec![steps.iter().map(|&s| (s as f64, 1)).collect::<Vec<_>>()];
+        assert_eq!(step_range(&run(&[1, 2, 1000])), (0.0, 1000.0));
+        assert_eq!(step_range(&run(&[500, 1000])), (0.0, 1000.0));
+        assert_eq!(step_range(&run(&[50_000, 50_100])), (50_000.0, 50_100.0));
+        assert_eq!(step_range(&run(&[5])), (4.0, 6.0));
+        assert_eq!(step_range(&run(&[0])), (0.0, 2.0));
+        assert_eq!(step_range(&[]), (0.0, 1.0));
+        // Ticks between whole steps have no label (they read "0 0 1 2 2 2 3").
+        assert_eq!(count_label(0.5), "");
+        assert_eq!(count_label(2.0), "2");
+        assert_eq!(count_label(1e15 + 0.5), "1P");
+    }
+
+    #[test]
     fn entries_label_whole_ticks_only_and_a_lone_sample_spans_the_chart() {
         assert_eq!(entry_label(&-1.0), "-1");
         assert_eq!(entry_label(&(5.0 * 0.2 - 1.0)), "0");
@@ -1410,8 +1426,12 @@ impl PlotArea {
 }
 
 /// A count on an axis (steps, entries): whole numbers under a million, then with M, G, T… and a decimal
-/// (`1.5M`), so that a long run's labels do not run into each other.
+/// (`1.5M`), so that a long run's labels do not run into each other. Counts are whole, so a tick
+/// between two (a range of a few steps has ticks every 0.5) has no label rather than its neighbour's.
 fn count_label(x: f64) -> String {
+    if (x - x.round()).abs() > 1e-6 * x.abs().max(1.0) {
+        return String::new();
+    }
     let big = [
         (1e18, "E"),
         (1e15, "P"),
@@ -1662,6 +1682,23 @@ pub fn gpu_ceiling(runs: &[&StepRun], top: u64) -> Option<(String, u64)> {
         .filter(|d| d.1 as f64 <= top as f64 * 1.5)
 }
 
+/// The steps the step chart spans: from 0 when the first step is within the steps' own span of it (a
+/// run from its start), else from the first step (a run resumed at step 50 000 is not squeezed against
+/// the right edge); a single step sits in the middle.
+fn step_range(points: &[Vec<(f64, u64)>]) -> (f64, f64) {
+    let xs = points.iter().flatten().map(|p| p.0);
+    let lo = xs.clone().fold(f64::INFINITY, f64::min);
+    let hi = xs.fold(f64::NEG_INFINITY, f64::max);
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if hi > lo {
+        (if lo <= hi - lo { 0.0 } else { lo }, hi)
+    } else {
+        ((lo - 1.0).max(0.0), (lo - 1.0).max(0.0) + 2.0)
+    }
+}
+
 /// What the step chart draws of each run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StepChartOptions {
@@ -1705,13 +1742,7 @@ where
                 .collect()
         })
         .collect();
-    let (x0, x1) = full_range(&points);
-    let x0 = points
-        .iter()
-        .flatten()
-        .map(|p| p.0)
-        .fold(x1, f64::min)
-        .min(x0.max(0.0));
+    let (x0, x1) = step_range(&points);
     let mut top = points.iter().flatten().map(|p| p.1).max().unwrap_or(1);
     for r in runs {
         top = top.max(r.static_bytes.unwrap_or(0));
@@ -1723,7 +1754,6 @@ where
     // the lines that showing it does not flatten them.
     let ceiling = gpu_ceiling(runs, top);
     let top = top.max(ceiling.as_ref().map_or(0, |c| c.1)).max(1);
-    let x1 = if x1 > x0 { x1 } else { x0 + 1.0 };
     let y_desc = if options.reserved {
         "peak reserved per step ({unit})"
     } else {
@@ -1770,6 +1800,14 @@ where
         let legend = move |(x, y): (i32, i32)| {
             PathElement::new(vec![(x, y), (x + 12, y)], color.stroke_width(width))
         };
+        // A run of one step is a dot: a line of one point draws nothing.
+        if let [(x, y)] = line[..] {
+            chart.draw_series(std::iter::once(Circle::new(
+                (x, y),
+                theme.px(4),
+                color.filled(),
+            )))?;
+        }
         if r.simulated {
             chart
                 .draw_series(DashedLineSeries::new(
