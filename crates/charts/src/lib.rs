@@ -1682,6 +1682,9 @@ pub fn gpu_ceiling(runs: &[&StepRun], top: u64) -> Option<(String, u64)> {
         .filter(|d| d.1 as f64 <= top as f64 * 1.5)
 }
 
+/// Runs of at most this many steps are drawn with a dot at each step.
+const FEW_STEPS: usize = 64;
+
 /// The steps the step chart spans: from 0 when the first step is within the steps' own span of it (a
 /// run from its start), else from the first step (a run resumed at step 50 000 is not squeezed against
 /// the right edge); a single step sits in the middle.
@@ -1800,13 +1803,13 @@ where
         let legend = move |(x, y): (i32, i32)| {
             PathElement::new(vec![(x, y), (x + 12, y)], color.stroke_width(width))
         };
-        // A run of one step is a dot: a line of one point draws nothing.
-        if let [(x, y)] = line[..] {
-            chart.draw_series(std::iter::once(Circle::new(
-                (x, y),
-                theme.px(4),
-                color.filled(),
-            )))?;
+        // A run of few steps has a dot at each: a line of one point draws nothing, and a short run
+        // beside a long one is a line narrower than a pixel.
+        if line.len() <= FEW_STEPS {
+            chart.draw_series(
+                line.iter()
+                    .map(|&p| Circle::new(p, theme.px(3), color.filled())),
+            )?;
         }
         if r.simulated {
             chart
