@@ -25,6 +25,41 @@ fn register_fonts() {
     });
 }
 
+/// Why a chart could not be written to `path`: the file system's reason when the file cannot be
+/// created (plotters' own error names it inside a chain of its types), else plotters'.
+fn failure(path: &Path, e: impl std::fmt::Display) -> String {
+    let existed = path.exists();
+    let created = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path);
+    match created {
+        Err(io) => crate::load::write_failure(path, &io),
+        Ok(_) => {
+            if !existed {
+                let _ = std::fs::remove_file(path);
+            }
+            format!("{}: cannot draw the chart: {e}", path.display())
+        }
+    }
+}
+
+/// `-o`'s chart file: drawn as PNG, so named so.
+pub fn png_path(v: &str) -> Result<std::path::PathBuf, String> {
+    if Path::new(v)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"))
+    {
+        Ok(v.into())
+    } else {
+        Err(
+            "the chart is drawn as PNG: name it OUT.png (the page's SVG button exports it as SVG)"
+                .into(),
+        )
+    }
+}
+
 /// Draws the five charts of `r` into `dir`.
 pub fn draw_all(r: &DeviceReport, name: &str, dir: &Path) -> Result<(), String> {
     register_fonts();
@@ -36,7 +71,7 @@ pub fn draw_all(r: &DeviceReport, name: &str, dir: &Path) -> Result<(), String> 
             root.present()?;
             Ok(())
         })();
-        drawn.map_err(|e| format!("{}: cannot draw the chart: {e}", path.display()))?;
+        drawn.map_err(|e| failure(&path, e))?;
     }
     Ok(())
 }
@@ -50,7 +85,7 @@ pub fn draw_compare(runs: &[&Digest], path: &Path) -> Result<(), String> {
         root.present()?;
         Ok(())
     })();
-    drawn.map_err(|e| format!("{}: cannot draw the chart: {e}", path.display()))
+    drawn.map_err(|e| failure(path, e))
 }
 
 /// The step chart of `runs` (the page's), into `path`.
@@ -73,5 +108,5 @@ pub fn draw_steps(
         root.present()?;
         Ok(())
     })();
-    drawn.map_err(|e| format!("{}: cannot draw the chart: {e}", path.display()))
+    drawn.map_err(|e| failure(path, e))
 }

@@ -54,7 +54,7 @@ pub fn run(args: &HtmlArgs) -> Result<(), Failure> {
         .unwrap_or_else(|| default_out(&args.files[0]));
     let view = args.view.as_deref().map(view_hash);
     let html = assemble(&page, &snapshots, view.as_deref());
-    fs::write(&out, &html).map_err(|e| Failure(format!("{}: {}", out.display(), io_reason(&e))))?;
+    fs::write(&out, &html).map_err(|e| Failure(crate::load::write_failure(&out, &e)))?;
     let input: usize = snapshots.iter().map(|s| s.1).sum();
     let carried: usize = snapshots.iter().map(|s| s.2.len()).sum();
     println!(

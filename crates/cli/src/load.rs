@@ -54,6 +54,21 @@ pub fn open(path: &str) -> Result<Snapshot, Failure> {
     result.map_err(|e| fail(e.to_string()))
 }
 
+/// Why `path` could not be written or made: "cannot write PATH: no such folder".
+pub fn write_failure(path: &std::path::Path, e: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    let reason = match e.kind() {
+        ErrorKind::NotFound => "no such folder".into(),
+        ErrorKind::PermissionDenied => "permission denied".into(),
+        ErrorKind::IsADirectory => "a folder is in the way".into(),
+        ErrorKind::AlreadyExists | ErrorKind::NotADirectory => "a file is in the way".into(),
+        ErrorKind::ReadOnlyFilesystem => "read-only file system".into(),
+        ErrorKind::StorageFull => "no space left".into(),
+        _ => e.to_string(),
+    };
+    format!("cannot write {}: {reason}", path.display())
+}
+
 pub fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file".into(),

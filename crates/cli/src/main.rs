@@ -178,7 +178,7 @@ enum Command {
         #[arg(long)]
         reserved: bool,
         /// Draw the records per step into this PNG.
-        #[arg(short, value_name = "OUT.png")]
+        #[arg(short, value_name = "OUT.png", value_parser = charts::png_path)]
         o: Option<PathBuf>,
     },
     /// One self-contained HTML file: the page and the snapshots in it, to open offline from disk by

@@ -186,7 +186,7 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
         let text = format!(
             "# Memograph reports, {stamp}\n\n{table}\n![Live memory over each trace, and the peaks]({chart})\n"
         );
-        std::fs::write(&path, text).map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+        std::fs::write(&path, text).map_err(|e| Failure(crate::load::write_failure(&path, &e)))?;
     }
     if failures > 0 {
         return Err(Failure::reported());
@@ -296,7 +296,7 @@ fn json_line(report: &FileReport) -> String {
 
 /// Writes the report directory; a name already taken this second gets `_2`, `_3`, …
 fn write_report(report: &FileReport, out_dir: &Path, stamp: &str) -> Result<PathBuf, String> {
-    let fail = |p: &Path, e: std::io::Error| format!("{}: {}", p.display(), e);
+    let fail = |p: &Path, e: std::io::Error| crate::load::write_failure(p, &e);
     std::fs::create_dir_all(out_dir).map_err(|e| fail(out_dir, e))?;
     let base = format!("{stamp}_{}", report.name);
     let mut dir = out_dir.join(&base);

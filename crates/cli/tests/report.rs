@@ -245,6 +245,13 @@ fn a_bad_file_is_one_line_and_exit_1_while_good_ones_are_still_written() {
     assert!(stderr.starts_with("error: broken.pickle: "), "{stderr}");
     assert!(stdout.contains("a0kuma_adam"));
     assert!(out.join("r/latest").exists());
+    // An output directory that cannot be made says why.
+    std::fs::write(out.join("taken"), b"").unwrap();
+    let (code, _, stderr) = memograph(&["report", good.to_str().unwrap(), "-o", "taken"], &out);
+    assert_eq!(
+        (code, stderr.trim()),
+        (1, "error: cannot write taken: a file is in the way")
+    );
 }
 
 #[test]

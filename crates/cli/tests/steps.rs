@@ -87,6 +87,23 @@ fn steps_json_has_one_run_per_rank_with_nulls_where_inputs_lack_figures() {
         "{stdout}"
     );
     assert!(std::fs::metadata(dir.join("steps.png")).unwrap().len() > 10_000);
+    // A chart that cannot be written says why, in a line; one not named .png is a usage error, before
+    // any file is read.
+    let (code, _, stderr) = memograph(
+        &["steps", "run/rank0_steps.jsonl", "-o", "nowhere/steps.png"],
+        &dir,
+    );
+    assert_eq!(
+        (code, stderr.trim()),
+        (1, "error: cannot write nowhere/steps.png: no such folder")
+    );
+    let (code, stdout, stderr) =
+        memograph(&["steps", "run/rank0_steps.jsonl", "-o", "steps.svg"], &dir);
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert!(
+        stderr.contains("the chart is drawn as PNG: name it OUT.png"),
+        "{stderr}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
