@@ -641,14 +641,18 @@ impl Load {
                             .ok_or_else(|| "no such device".to_string())
                     });
                     done(one.map(|mut d| {
-                        d.name_after(&self.name, self.size as u64);
+                        d.name_after(&self.name, named_size(&self.blob));
                         d
                     }));
                 }
             }
-            (Purpose::Compare(order), Ok(digests)) => {
-                store::add_compared(*order, &self.name, self.size as u64, digests, &self.blob)
-            }
+            (Purpose::Compare(order), Ok(digests)) => store::add_compared(
+                *order,
+                &self.name,
+                named_size(&self.blob),
+                digests,
+                &self.blob,
+            ),
             (_, Err(e)) => self.sink.failed(&self.name, &e),
             (Purpose::Open, Ok(_)) => {}
         }
@@ -787,7 +791,7 @@ impl Load {
             let index = store::add(OpenFile {
                 id: store::next_id(),
                 name: this.name.clone(),
-                bytes: this.size as u64,
+                bytes: named_size(&this.blob),
                 head: matches!(this.purpose, Purpose::Open).then(|| this.head.borrow().finish()),
                 devices: snapshot.devices(),
                 snapshot: std::rc::Rc::new(snapshot),
@@ -1050,6 +1054,16 @@ async fn fill(
         return Ok(None);
     }
     Ok(Some(view))
+}
+
+/// The size a file is named by: its own, or for one a one-file page carries compressed
+/// (`memograph html`), the size it had (the page's bootstrap sets `memographSize`).
+fn named_size(blob: &Blob) -> u64 {
+    js_sys::Reflect::get(blob, &JsValue::from_str("memographSize"))
+        .ok()
+        .and_then(|v| v.as_f64())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .unwrap_or_else(|| blob.size()) as u64
 }
 
 /// Why a blob is too big for a tab, if it is.

@@ -65,6 +65,9 @@ test('a fixture\'s one-file page shows its reference peak, at the view given by 
   }
   const peak = await page.$eval('[data-testid=peak]', e => `${e.textContent} ${e.title}`);
   assert.ok(peak.includes(String(ref.devices[device].timeline_peak_bytes)), peak);
+  // The page holds the file as it was (carried compressed, inflated back): named with its own size.
+  assert.equal(await page.$eval('[data-testid=file-select]', s => s.selectedOptions[0].textContent), `${name} (3.1 MiB)`);
+  assert.equal(input, 3226220);
   assert.equal(await page.$eval('[data-testid=detail-slider]', e => e.value), '40');
   await shot(page, 'html-one-file');
   assert.deepEqual(outside(requests, out), []);

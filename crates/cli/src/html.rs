@@ -25,6 +25,17 @@ pub struct HtmlArgs {
     pub page: Option<PathBuf>,
 }
 
+/// A snapshot as the page carries it.
+struct Embedded {
+    name: String,
+    /// The file's size.
+    size: usize,
+    /// Whether it was compressed here (the page inflates it back, so that it opens as the file it
+    /// was: of its size, for the file list and share links).
+    compressed: bool,
+    bytes: Vec<u8>,
+}
+
 /// The built page's parts.
 struct Page {
     /// index.html without Trunk's loader, stylesheet link and preloads.
@@ -46,7 +57,13 @@ pub fn run(args: &HtmlArgs) -> Result<(), Failure> {
         let name = Path::new(file)
             .file_name()
             .map_or_else(|| file.clone(), |n| n.to_string_lossy().into_owned());
-        snapshots.push((name, bytes.len(), gzipped(bytes)));
+        let compressed = !memograph_snapshot::is_gzip(&bytes);
+        snapshots.push(Embedded {
+            name,
+            size: bytes.len(),
+            compressed,
+            bytes: gzipped(bytes),
+        });
     }
     let out = args
         .out
@@ -55,8 +72,8 @@ pub fn run(args: &HtmlArgs) -> Result<(), Failure> {
     let view = args.view.as_deref().map(view_hash);
     let html = assemble(&page, &snapshots, view.as_deref());
     fs::write(&out, &html).map_err(|e| Failure(crate::load::write_failure(&out, &e)))?;
-    let input: usize = snapshots.iter().map(|s| s.1).sum();
-    let carried: usize = snapshots.iter().map(|s| s.2.len()).sum();
+    let input: usize = snapshots.iter().map(|s| s.size).sum();
+    let carried: usize = snapshots.iter().map(|s| s.bytes.len()).sum();
     println!(
         "{}: {} ({} of snapshot{} as {} compressed, {} of page)",
         out.display(),
@@ -198,7 +215,7 @@ fn attribute<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
 /// `<script type="application/octet-stream">` elements; and a bootstrap that turns them into data:
 /// URLs (the module's and the worker's), the compiled wasm and files, sets `window.memographEmbedded`,
 /// then starts the module as Trunk's loader would.
-fn assemble(page: &Page, snapshots: &[(String, usize, Vec<u8>)], view: Option<&str>) -> String {
+fn assemble(page: &Page, snapshots: &[Embedded], view: Option<&str>) -> String {
     let mut payload = String::new();
     let mut put = |id: String, attrs: String, bytes: &[u8]| {
         payload.push_str(&format!(
@@ -210,11 +227,19 @@ fn assemble(page: &Page, snapshots: &[(String, usize, Vec<u8>)], view: Option<&s
     put("memograph-module".into(), String::new(), &page.module);
     put("memograph-wasm".into(), String::new(), &page.wasm);
     put("memograph-worker".into(), String::new(), &page.worker);
-    for (i, (name, _, bytes)) in snapshots.iter().enumerate() {
+    for (i, s) in snapshots.iter().enumerate() {
         put(
             format!("memograph-file-{i}"),
-            format!(" data-name=\"{}\"", escape_attribute(name)),
-            bytes,
+            format!(
+                " data-name=\"{}\"{}",
+                escape_attribute(&s.name),
+                if s.compressed {
+                    " data-inflate=\"1\""
+                } else {
+                    ""
+                }
+            ),
+            &s.bytes,
         );
     }
     let view = view.map_or("null".to_string(), |v| {
@@ -257,10 +282,19 @@ const wasmModule = await WebAssembly.compile(decode(take('memograph-wasm')[0]));
 const workerSource = `globalThis.memographEmbedded = ${JSON.stringify({ module })};\n` +
   new TextDecoder().decode(decode(take('memograph-worker')[0]));
 const worker = 'data:text/javascript;charset=utf-8,' + encodeURIComponent(workerSource);
+// A file compressed by memograph html is inflated back by the browser (its own code, faster than the
+// page's reader), so that the page holds the file as it was: its size names it in the file list and
+// in share links. Where the browser cannot, the page reads the gzip itself.
+const inflated = async (bytes) => {
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Response(stream).blob();
+};
 const files = [];
 for (let i = 0; i < FILE_COUNT; i++) {
   const [text, data] = take('memograph-file-' + i);
-  files.push(new File([decode(text)], data.name));
+  const bytes = decode(text);
+  const whole = data.inflate && globalThis.DecompressionStream ? await inflated(bytes).catch(() => bytes) : bytes;
+  files.push(new File([whole], data.name));
 }
 const view = VIEW;
 if (view && !location.hash) history.replaceState(null, '', view);
@@ -373,17 +407,27 @@ mod tests {
         assert_eq!(page.css, "body{}");
         assert!(!page.index.contains("import init"));
         assert!(!page.index.contains("<link"));
+        let file = |name: &str, compressed| Embedded {
+            name: name.into(),
+            size: 3,
+            compressed,
+            bytes: vec![1, 2, 3],
+        };
         let html = assemble(
             &page,
-            &[("a\"b.pickle".into(), 3, vec![1, 2, 3])],
+            &[file("a\"b.pickle", false), file("c.pickle", true)],
             Some("#v=x"),
         );
         assert!(html.contains("<style>\nbody{}\n</style>\n</head>"));
         assert!(
             html.contains("id=\"memograph-file-0\" data-name=\"a&quot;b.pickle\">AQID</script>")
         );
+        // What was compressed here is marked to be inflated back.
+        assert!(html.contains(
+            "id=\"memograph-file-1\" data-name=\"c.pickle\" data-inflate=\"1\">AQID</script>"
+        ));
         assert!(html.contains("const view = \"#v=x\";"));
-        assert!(html.contains("i < 1;"));
+        assert!(html.contains("i < 2;"));
         assert!(html.find("<p>hi</p>") < html.find("memograph-module"));
         fs::remove_dir_all(&dir).unwrap();
     }
