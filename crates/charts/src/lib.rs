@@ -1091,6 +1091,8 @@ mod tests {
     struct Drawn {
         rects: Vec<((i32, i32), (i32, i32))>,
         texts: Vec<(String, (i32, i32))>,
+        /// Filled circles: centre and colour.
+        dots: Vec<((i32, i32), (u8, u8, u8))>,
     }
 
     /// Records what is drawn on a canvas of the given size.
@@ -1123,6 +1125,18 @@ mod tests {
         ) -> std::result::Result<(), DrawingErrorKind<std::io::Error>> {
             if fill {
                 self.0.borrow_mut().rects.push((upper_left, bottom_right));
+            }
+            Ok(())
+        }
+        fn draw_circle<S: BackendStyle>(
+            &mut self,
+            center: BackendCoord,
+            _: u32,
+            style: &S,
+            fill: bool,
+        ) -> std::result::Result<(), DrawingErrorKind<std::io::Error>> {
+            if fill {
+                self.0.borrow_mut().dots.push((center, style.color().rgb));
             }
             Ok(())
         }
@@ -1269,6 +1283,61 @@ mod tests {
         assert_eq!(count_label(0.5), "");
         assert_eq!(count_label(2.0), "2");
         assert_eq!(count_label(1e15 + 0.5), "1P");
+    }
+
+    #[test]
+    fn a_short_run_beside_a_long_one_is_drawn_as_dots() {
+        let run = |name: &str, steps: std::ops::Range<u64>| StepRun {
+            name: name.into(),
+            steps: steps
+                .map(|step| StepRecord {
+                    step,
+                    peak_allocated_bytes: Some(1 << 30),
+                    ..StepRecord::default()
+                })
+                .collect(),
+            ..StepRun::default()
+        };
+        let (long, short) = (run("long", 0..20_000), run("short", 5..8));
+        let options = StepChartOptions {
+            reserved: false,
+            theoretical: false,
+        };
+        let drawn = drawn_by((800, 400), |area| {
+            step_chart(
+                area,
+                "",
+                &[&long, &short],
+                options,
+                &[],
+                None,
+                &Theme::light(),
+            )
+            .unwrap();
+        });
+        // Three dots in the short run's colour (the second), none in the long run's.
+        let colour = |k: usize| {
+            let c = rgb(RUN_COLORS[k]);
+            (c.0, c.1, c.2)
+        };
+        let dots = |k: usize| drawn.dots.iter().filter(|d| d.1 == colour(k)).count();
+        assert_eq!((dots(0), dots(1)), (0, 3));
+        // A run of one step alone: a dot in the middle of the plot, between whole-step labels.
+        let one = run("one", 5..6);
+        let drawn = drawn_by((800, 400), |area| {
+            step_chart(area, "", &[&one], options, &[], None, &Theme::light()).unwrap();
+        });
+        let [((x, _), _)] = drawn.dots[..] else {
+            panic!("one dot: {:?}", drawn.dots)
+        };
+        assert!((350..450).contains(&x), "{x}");
+        let labels: Vec<&str> = drawn
+            .texts
+            .iter()
+            .map(|t| t.0.as_str())
+            .filter(|t| ["4", "5", "6"].contains(t))
+            .collect();
+        assert_eq!(labels, ["4", "5", "6"]);
     }
 
     #[test]
