@@ -8,10 +8,8 @@ use std::process::{Command, Stdio};
 /// The launcher, run in a folder of this test run's: without `--out` it writes `./memograph_snapshots`,
 /// which is not to be left in the source tree.
 fn capture() -> Command {
-    let cwd = std::env::temp_dir().join(format!(
-        "memograph-capture-test-{}-cwd",
-        std::process::id()
-    ));
+    let cwd =
+        std::env::temp_dir().join(format!("memograph-capture-test-{}-cwd", std::process::id()));
     std::fs::create_dir_all(&cwd).unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_memograph-capture"));
     command.current_dir(cwd);

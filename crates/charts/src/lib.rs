@@ -1091,9 +1091,11 @@ mod tests {
     struct Drawn {
         rects: Vec<((i32, i32), (i32, i32))>,
         texts: Vec<(String, (i32, i32))>,
-        /// Filled circles: centre and colour.
-        dots: Vec<((i32, i32), (u8, u8, u8))>,
+        dots: Vec<Dot>,
     }
+
+    /// A filled circle drawn: its centre and colour.
+    type Dot = ((i32, i32), (u8, u8, u8));
 
     /// Records what is drawn on a canvas of the given size.
     struct Recorder(std::rc::Rc<std::cell::RefCell<Drawn>>, (u32, u32));
