@@ -18,7 +18,7 @@ pub fn SettingsView(ui: Ui) -> impl IntoView {
                     "file".to_string(),
                     format!("{} ({})", f.name, format::bytes(f.bytes)),
                 ),
-                ("pickle protocol".to_string(), s.protocol.to_string()),
+                ("encoding".to_string(), s.encoding()),
                 ("format".to_string(), s.format.describe().to_string()),
             ];
             // Each device's trace: how long, over how much time. A trace shorter than the run

@@ -47,11 +47,11 @@ pub fn json_line(path: &str, devices: &[DeviceSummary]) -> String {
 }
 
 pub fn table(path: &str, snapshot: &Snapshot, devices: &[DeviceSummary]) -> String {
-    let protocol = snapshot.protocol;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{path}  (pickle protocol {protocol}, {} device{})",
+        "{path}  ({}, {} device{})",
+        snapshot.encoding(),
         devices.len(),
         if devices.len() == 1 { "" } else { "s" }
     );

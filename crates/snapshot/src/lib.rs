@@ -123,7 +123,9 @@ fn read_json<R: Read>(mut reader: R, total_len: Option<u64>) -> Result<Snapshot,
 /// The snapshot in a complete JSON text.
 pub(crate) fn snapshot_of_json(text: &[u8]) -> Result<Snapshot, ReadError> {
     let pickle = json::to_pickle(text)?;
-    read_pickle(pickle.as_slice(), Some(pickle.len() as u64), false)
+    let mut snapshot = read_pickle(pickle.as_slice(), Some(pickle.len() as u64), false)?;
+    snapshot.protocol = model::FROM_JSON;
+    Ok(snapshot)
 }
 
 /// `to_the_end`: read the input to its end after `STOP` or a pickle error (gzip, so that a corrupt or cut

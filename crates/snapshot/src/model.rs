@@ -626,11 +626,23 @@ pub struct Snapshot {
     pub allocator_settings: Option<PyValue>,
     pub external_annotations: Vec<Annotation>,
     pub format: Format,
-    /// Pickle protocol of the file.
+    /// Pickle protocol of the file ([`FROM_JSON`] for a snapshot saved as JSON).
     pub protocol: u8,
 }
 
+/// [`Snapshot::protocol`] of a snapshot read from JSON: pickle's protocols are 0 to 5.
+pub const FROM_JSON: u8 = u8::MAX;
+
 impl Snapshot {
+    /// How the file was written: "pickle protocol 4", or "JSON".
+    pub fn encoding(&self) -> String {
+        if self.protocol == FROM_JSON {
+            "JSON".into()
+        } else {
+            format!("pickle protocol {}", self.protocol)
+        }
+    }
+
     pub fn str(&self, id: StrId) -> &str {
         self.interner.str(id)
     }

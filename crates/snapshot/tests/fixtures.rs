@@ -94,6 +94,7 @@ fn protocol_5_reads_like_protocol_4() {
     let p4 = read_bytes(&fixture_or_skip!("a0kuma_adam.pickle")).unwrap();
     assert_eq!(p5.protocol, 5);
     assert_eq!(p4.protocol, 4);
+    assert_eq!(p4.encoding(), "pickle protocol 4");
     assert_eq!(summarize(&p5), summarize(&p4));
 }
 

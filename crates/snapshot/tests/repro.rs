@@ -358,6 +358,8 @@ fn a_snapshot_saved_as_json_reads_as_its_pickle_does_in_any_pieces_plain_or_gzip
         trace.join(", ")
     );
     let s = memograph_snapshot::read_bytes(json.as_bytes()).unwrap();
+    // Said to be JSON (the translation it runs through is a protocol-4 pickle, which it is not).
+    assert_eq!(s.encoding(), "JSON");
     let summary = memograph_snapshot::analysis::summary::summarize(&s);
     assert_eq!(summary[0].timeline_peak_bytes, (1 << 20) + 4096);
     assert_eq!(summary[0].requested_bytes, 4000);
