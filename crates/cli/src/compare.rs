@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use memograph_snapshot::analysis::categories::Rules;
 use memograph_snapshot::analysis::compare::{
-    diff, digest_at, digests, grown_sites, peak_rows, peak_table, ranks, DiffNode, Digest,
-    Presence, SiteDelta,
+    diff, digest_at, digest_of, digests, grown_sites, peak_rows, peak_table, ranks, DiffNode,
+    Digest, Presence, SiteDelta,
 };
 use memograph_snapshot::analysis::fit::{fit, sweeps, Limit};
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
@@ -118,10 +118,7 @@ fn digest_file(
         _ => None,
     };
     let device = device_of(path, &snapshot, one)?;
-    let lifetimes = Lifetimes::of(&snapshot, device);
-    let mut d = digest_at(&snapshot, &lifetimes, rules, None);
-    d.name_after(path, size);
-    d.default_device = snapshot.default_device() == Some(device);
+    let d = digest_of(&snapshot, device, rules, path, size);
     let others = match wanted {
         Devices::Default => snapshot
             .devices()

@@ -87,7 +87,10 @@ fn summary_and_trace_say_how_to_record_history_when_a_snapshot_has_none() {
     std::fs::write(&path, json).unwrap();
     let (code, stdout, stderr) = memograph(&["summary", path.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.contains("no_history.json  (JSON, 1 device)\n"), "{stdout}");
+    assert!(
+        stdout.contains("no_history.json  (JSON, 1 device)\n"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains(
             "    No allocator history: only what was allocated when the snapshot was taken, not \

@@ -110,18 +110,26 @@ pub struct Site {
 
 /// The digest of every device of `snapshot` (empty devices left out), named `file`.
 pub fn digests(snapshot: &Snapshot, rules: &Rules, file: &str, file_bytes: u64) -> Vec<Digest> {
-    let default = snapshot.default_device();
     snapshot
         .devices()
         .into_iter()
-        .map(|device| {
-            let lifetimes = Lifetimes::of(snapshot, device);
-            let mut d = digest_at(snapshot, &lifetimes, rules, None);
-            d.name_after(file, file_bytes);
-            d.default_device = default == Some(device);
-            d
-        })
+        .map(|device| digest_of(snapshot, device, rules, file, file_bytes))
         .collect()
+}
+
+/// The digest of one device of `snapshot`, its live set at the peak, named `file`.
+pub fn digest_of(
+    snapshot: &Snapshot,
+    device: i64,
+    rules: &Rules,
+    file: &str,
+    file_bytes: u64,
+) -> Digest {
+    let lifetimes = Lifetimes::of(snapshot, device);
+    let mut d = digest_at(snapshot, &lifetimes, rules, None);
+    d.name_after(file, file_bytes);
+    d.default_device = snapshot.default_device() == Some(device);
+    d
 }
 
 /// The digest of one device from its block lifetimes, with the live set taken at `event` (`None`: the
