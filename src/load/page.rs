@@ -396,6 +396,25 @@ pub fn load(sink: Sink, name: String, blob: Blob) {
     next(sink);
 }
 
+/// Whether the file `name` of `bytes`, last changed at `modified`, is being read or waits to be
+/// (opened, or for a comparison): picked again, it is not read twice. Never for a file without a time of
+/// change (one fetched from a link).
+pub fn pending(name: &str, bytes: u64, modified: Option<f64>) -> bool {
+    if modified.is_none() {
+        return false;
+    }
+    let same = |n: &str, blob: &Blob| {
+        n == name && named_size(blob) == bytes && self::modified(blob) == modified
+    };
+    QUEUE.with(|q| q.borrow().iter().any(|(n, b)| same(n, b)))
+        || DIGEST_QUEUE.with(|q| q.borrow().iter().any(|(_, n, b)| same(n, b)))
+        || READING.with(|r| {
+            r.borrow()
+                .iter()
+                .any(|l| !l.cancelled.get() && same(&l.name, &l.blob))
+        })
+}
+
 /// Cancels what is being read: the file being opened and those queued after it, the files being
 /// read for a comparison, the downloads under way. Their workers end and nothing of them opens or is
 /// said; files already open and runs already compared stay.
@@ -793,6 +812,7 @@ impl Load {
                 name: this.name.clone(),
                 bytes: named_size(&this.blob),
                 head: matches!(this.purpose, Purpose::Open).then(|| this.head.borrow().finish()),
+                modified: modified(&this.blob),
                 devices: snapshot.devices(),
                 snapshot: std::rc::Rc::new(snapshot),
                 models: [(device, model)].into(),
@@ -1056,9 +1076,15 @@ async fn fill(
     Ok(Some(view))
 }
 
+/// When a file picked from disk was last changed (a blob fetched from a link has no such time).
+pub fn modified(blob: &Blob) -> Option<f64> {
+    blob.dyn_ref::<web_sys::File>()
+        .map(web_sys::File::last_modified)
+}
+
 /// The size a file is named by: its own, or for one a one-file page carries compressed
 /// (`memograph html`), the size it had (the page's bootstrap sets `memographSize`).
-fn named_size(blob: &Blob) -> u64 {
+pub fn named_size(blob: &Blob) -> u64 {
     js_sys::Reflect::get(blob, &JsValue::from_str("memographSize"))
         .ok()
         .and_then(|v| v.as_f64())

@@ -20,6 +20,8 @@ pub struct OpenFile {
     pub bytes: u64,
     /// A hash of its first MiB (`view_model::share::HeadHash`), when it could be read.
     pub head: Option<String>,
+    /// When the file was last changed (`File.lastModified`), for a file picked from disk.
+    pub modified: Option<f64>,
     /// Shared with parts being built in the background (see `load::build`).
     pub snapshot: Rc<Snapshot>,
     pub devices: Vec<i64>,
@@ -124,6 +126,37 @@ pub fn remove_compared(name: &str, bytes: u64) {
 }
 
 /// The file of a compared run, to open it whole.
+/// Where a file picked again already is: the same file (name, size and time of its last change)
+/// open, or read for a comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Known {
+    Open(usize),
+    Compared,
+}
+
+/// Whether the file `name` of `bytes`, last changed at `modified`, is open or compared already (never
+/// for a file without a time of change: one fetched from a link).
+pub fn known(name: &str, bytes: u64, modified: Option<f64>) -> Option<Known> {
+    let modified = modified?;
+    let open = FILES.with(|f| {
+        f.borrow()
+            .iter()
+            .position(|o| o.name == name && o.bytes == bytes && o.modified == Some(modified))
+    });
+    if let Some(i) = open {
+        return Some(Known::Open(i));
+    }
+    COMPARED
+        .with(|c| {
+            c.borrow().iter().any(|f| {
+                f.name == name
+                    && f.bytes == bytes
+                    && f.blob.as_ref().and_then(super::modified) == Some(modified)
+            })
+        })
+        .then_some(Known::Compared)
+}
+
 pub fn compared_blob(name: &str, bytes: u64) -> Option<web_sys::Blob> {
     COMPARED.with(|c| {
         c.borrow()

@@ -747,9 +747,47 @@ fn open_example(ui: Ui) {
 }
 
 fn open_snapshots(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
+    // A file picked again (the same name, size and time of change) is not read again: one open is
+    // shown, one being read is waited for, and one already compared keeps its row (a second would
+    // share its name and size, by which a row's Open and ✕ find it).
+    let reading = |(name, f): &(String, web_sys::File)| {
+        load::pending(name, load::named_size(f), load::modified(f))
+    };
+    let known = |(name, f): &(String, web_sys::File)| {
+        store::known(name, load::named_size(f), load::modified(f))
+    };
+    if let ([one], false) = (&files[..], folder) {
+        if let Some(store::Known::Open(i)) = known(one) {
+            let device =
+                store::with_file(i, |f| f.snapshot.default_device().unwrap_or(0)).unwrap_or(0);
+            ui.select(i, device);
+            ui.phase.set(Phase::Ready);
+            if ui.view.get_untracked() == View::Compare {
+                ui.view.set(View::Timeline);
+            }
+            return;
+        }
+        if reading(one) {
+            return;
+        }
+    }
+    let picked = files.len();
+    let files: Vec<(String, web_sys::File)> = if picked > 1 || folder {
+        files
+            .into_iter()
+            .filter(|f| known(f).is_none() && !reading(f))
+            .collect()
+    } else {
+        files
+    };
+    if files.is_empty() && picked > 0 {
+        ui.view.set(View::Compare);
+        ui.show_what_is_open();
+        return;
+    }
     match files.len() {
         0 => {}
-        1 if !folder => {
+        1 if !folder && picked == 1 => {
             let (name, f) = files.into_iter().next().expect("one file");
             load::load(ui.listener(), name, f.unchecked_into());
         }

@@ -111,11 +111,20 @@ test('Cancel stops a load while it parses or builds its model: nothing opens, an
   assert.equal(await state(), 'ready');
   const peak = nativePeak(big);
   assert.ok((await page.$eval('[data-testid=peak]', e => e.title)).includes(String(peak)), `CLI peak ${peak}`);
-  // With a file open, a cancelled second one leaves the first shown.
-  await cancelWhen(/parsing [1-9]\d? %/);
+  // The same file picked again is not read again: the one open is shown.
   await page.setInputFiles('input[type=file]', big);
+  assert.equal(await state(), 'ready');
+  await page.waitForTimeout(1000);
+  assert.equal(await page.$$eval('[data-testid=file-select] option', o => o.length), 1);
+  // With a file open, a cancelled second one (another file: a copy under another name) leaves the
+  // first shown.
+  const copy = big.replace(/\.pickle$/, '_copy.pickle');
+  fs.copyFileSync(big, copy);
+  await cancelWhen(/parsing [1-9]\d? %/);
+  await page.setInputFiles('input[type=file]', copy);
   await page.waitForFunction(() => globalThis.clickedAt !== null, null, { timeout: 60000 });
   await page.waitForTimeout(2000);
+  fs.rmSync(copy);
   assert.equal(await state(), 'ready');
   assert.equal(await page.$$eval('[data-testid=file-select] option', o => o.length), 1);
   assert.deepEqual(errors, []);

@@ -210,6 +210,11 @@ test('a rank set: the strip names the rank out of line and the imbalance', TIER2
   assert.equal(await page.title(), 'Compare runs (8) — Memograph');
   const shown = await page.$$eval('tr[data-file] td:nth-child(3)', cells => cells.map(c => c.textContent));
   assert.deepEqual(shown, files.map(f => path.basename(f)));
+  // The same folder opened again reads nothing again: the same eight rows.
+  await page.setInputFiles('[data-testid=open-folder]', ranks);
+  await page.waitForTimeout(1500);
+  assert.match(await page.textContent('[data-testid=compare-status]'), /^8 runs compared/);
+  assert.equal(await page.$$eval('tr[data-file]', rows => rows.length), 8);
   await page.locator('[data-testid=rank-strip]').scrollIntoViewIfNeeded();
   await shot(page, 'compare-ranks');
   // A click on a rank opens its timeline.
