@@ -44,6 +44,7 @@ const SHORTCUTS: &[(&str, &[(&str, &str)])] = &[
             ),
             ("Esc", "unpin"),
             ("0", "show everything"),
+            ("/", "to the Find box"),
         ],
     ),
     (
@@ -109,6 +110,17 @@ pub fn Shortcuts(open: RwSignal<bool>) -> impl IntoView {
         if ev.key() == "?" && !typing(ev.target()) {
             ev.prevent_default();
             open.update(|o| *o = !*o);
+        } else if ev.key() == "/" && !typing(ev.target()) && !open.get_untracked() {
+            // As on GitHub and in many a viewer: "/" goes to the search box, where there is one.
+            let find = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.query_selector("[data-testid=search]").ok().flatten())
+                .and_then(|e| e.dyn_into::<web_sys::HtmlInputElement>().ok());
+            if let Some(find) = find {
+                ev.prevent_default();
+                let _ = find.focus();
+                find.select();
+            }
         } else if ev.key() == "Escape" && open.get_untracked() {
             open.set(false);
         }

@@ -443,7 +443,7 @@ test('Cancel stops a download (the example, or ?url=) before anything opens', as
   await page.close();
 });
 
-test('? lists the keyboard shortcuts, over any view; Escape closes the list; typed in a text field it is text', async () => {
+test('? lists the keyboard shortcuts, over any view; Escape closes the list; typed in a text field it is text; / goes to Find', async () => {
   const { page, errors } = await open(b, server.url);
   await page.keyboard.press('?');
   const dialog = page.locator('[data-testid=shortcuts]');
@@ -470,6 +470,14 @@ test('? lists the keyboard shortcuts, over any view; Escape closes the list; typ
   await page.keyboard.press('?');
   assert.equal(await page.inputValue('[data-testid=search]'), '?');
   assert.equal(await dialog.count(), 0);
+  // `/` goes to the Find box from anywhere else (its text selected, to type over), and is a character in it.
+  await page.focus('[data-testid=timeline]');
+  await page.keyboard.press('/');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), 'search');
+  await page.keyboard.type('>1MB');
+  assert.equal(await page.inputValue('[data-testid=search]'), '>1MB');
+  await page.keyboard.press('/');
+  assert.equal(await page.inputValue('[data-testid=search]'), '>1MB/');
   assert.deepEqual(errors, []);
   await page.close();
 });
