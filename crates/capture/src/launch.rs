@@ -122,7 +122,16 @@ pub fn run(o: &Options) -> Result<ExitCode, String> {
         which(&o.python).ok_or_else(|| format!("no {} on PATH (use --python PATH)", o.python))?;
     let dir = BootstrapDir::create().map_err(|e| format!("cannot write the bootstrap: {e}"))?;
     let out = std::path::absolute(&o.out).map_err(|e| format!("--out {}: {e}", o.out))?;
-    std::fs::create_dir_all(&out).map_err(|e| format!("--out {}: {e}", out.display()))?;
+    std::fs::create_dir_all(&out).map_err(|e| {
+        use std::io::ErrorKind;
+        let reason = match e.kind() {
+            ErrorKind::AlreadyExists | ErrorKind::NotADirectory => "a file is in the way".into(),
+            ErrorKind::PermissionDenied => "permission denied".into(),
+            ErrorKind::ReadOnlyFilesystem => "read-only file system".into(),
+            _ => e.to_string(),
+        };
+        format!("cannot make --out {}: {reason}", out.display())
+    })?;
 
     if o.check {
         let check = Command::new(&python)

@@ -234,6 +234,23 @@ fn missing_python_torch_cuda_or_gpu_is_one_clear_line() {
         .unwrap();
     let line = one_error_line(&out);
     assert!(line.starts_with("error: no CUDA GPU is visible"), "{line}");
+
+    // An --out that cannot be made says why.
+    let taken = tmp("taken").join("file");
+    std::fs::write(&taken, b"").unwrap();
+    let out = capture()
+        .args(["--no-check", "--out"])
+        .arg(&taken)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        one_error_line(&out),
+        format!(
+            "error: cannot make --out {}: a file is in the way\n",
+            taken.display()
+        )
+    );
 }
 
 #[test]
