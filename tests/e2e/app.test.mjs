@@ -217,6 +217,22 @@ test('a narrow window leaves the timeline most of its width; below 760 px the si
   }
 });
 
+test('the header stays one row at 1366 and 1280 px with a file of a long name open', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-header-'));
+  const file = path.join(dir, 'llama3_8b_fsdp_ctx8192_bs4_bf16_rank0_step1200_memory_snapshot.pickle');
+  fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'training.pickle'), file);
+  for (const width of [1366, 1280]) {
+    const { page, errors } = await open(b, server.url, { width, height: 700 });
+    await loadFile(page, file);
+    // One row: every item centred on the same line (a wrapped item is a row lower).
+    const middles = await page.$$eval('.toolbar > *', els => els.map(e => { const r = e.getBoundingClientRect(); return Math.round(r.top + r.height / 2); }));
+    assert.ok(Math.max(...middles) - Math.min(...middles) < 4, `at ${width} px the header's items are centred at ${middles.join(', ')}`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
 test('a snapshot without allocator history says how to record it; one without memory says so; others say nothing', async () => {
   // As `torch.cuda.memory._snapshot()` gives without _record_memory_history(): the segments, no trace.
   const block = (address, state, frames) => ({ address, size: 1048576, requested_size: state === 'inactive' ? 0 : 1000000, state, frames });
