@@ -1160,8 +1160,14 @@ mod tests {
         }
     }
 
-    /// What `draw` draws on a canvas of `size`.
+    /// What `draw` draws on a canvas of `size` (with the CLI's fonts: legends are laid out with them).
     fn drawn_by(size: (u32, u32), draw: impl FnOnce(&DrawingArea<Recorder, Shift>)) -> Drawn {
+        static FONTS: std::sync::Once = std::sync::Once::new();
+        FONTS.call_once(|| {
+            let _ =
+                plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+            let _ = plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
+        });
         let drawn = std::rc::Rc::new(std::cell::RefCell::new(Drawn::default()));
         draw(&Recorder(drawn.clone(), size).into_drawing_area());
         std::rc::Rc::try_unwrap(drawn).ok().unwrap().into_inner()
