@@ -140,6 +140,20 @@ pub fn run_trace(args: &TraceArgs) -> Result<(), Failure> {
                 writeln!(out, "{missing}")?;
                 return out.flush();
             }
+            if shown.is_empty() {
+                // A find says its count above; entries past the end say so.
+                if let Some(r) = args.entries.as_ref().filter(|r| r.start >= t.len() as u64) {
+                    let n = t.len() as u64;
+                    writeln!(
+                        out,
+                        "no entries from {} on: cuda:{device}'s trace has {} (0 to {})",
+                        grouped(r.start),
+                        count(n, "entry", "entries"),
+                        grouped(n.saturating_sub(1))
+                    )?;
+                }
+                return out.flush();
+            }
             writeln!(
                 out,
                 "{:>8}  {:<15} {:<22} {:>12}  {:>10}  {:>12}",

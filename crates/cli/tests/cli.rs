@@ -3,6 +3,7 @@
 mod common;
 
 use common::{fixture_names, fixtures, json_lines, memograph, reference};
+use memograph_snapshot::format;
 
 #[test]
 fn summary_json_matches_every_reference_one_line_per_file() {
@@ -219,6 +220,21 @@ fn trace_finds_allocations_as_the_page_does_and_writes_json_lines() {
     let (code, stdout, _) = memograph(&["trace", file, "--entries", "19000:"]);
     assert_eq!(code, 0);
     assert_eq!(stdout.lines().count() as u64, 1 + total - 19_000);
+    // A range past the end says so, rather than a header over nothing; a find of nothing says its
+    // count alone.
+    let (code, stdout, _) = memograph(&["trace", file, "--entries", "99999999:"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        format!(
+            "no entries from 99 999 999 on: cuda:0's trace has {} entries (0 to {})\n",
+            format::grouped(total),
+            format::grouped(total - 1)
+        )
+    );
+    let (code, stdout, _) = memograph(&["trace", file, "--find", ">1TiB"]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
 }
 
 #[test]
