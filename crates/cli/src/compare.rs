@@ -11,7 +11,6 @@ use memograph_snapshot::analysis::compare::{
 use memograph_snapshot::analysis::fit::{fit, sweeps, Limit};
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
 use memograph_snapshot::format::{at_entry, bytes, ratio, signed_bytes};
-use memograph_snapshot::Snapshot;
 
 use crate::{load, Failure};
 
@@ -80,26 +79,6 @@ impl CompareArgs {
     }
 }
 
-/// The device of `snapshot` to compare: `--device` when given (an error if the file lacks it), else the
-/// default one.
-fn device_of(path: &str, snapshot: &Snapshot, wanted: Option<i64>) -> Result<i64, Failure> {
-    let devices = snapshot.devices();
-    match wanted {
-        Some(d) if devices.contains(&d) => Ok(d),
-        Some(d) => Err(Failure(format!(
-            "{path}: no device {d} (devices: {})",
-            devices
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
-        None => snapshot
-            .default_device()
-            .ok_or_else(|| Failure(format!("{path}: no device has segments or trace entries"))),
-    }
-}
-
 /// One file's digests of the chosen devices, and the devices it has that were left out; the snapshot
 /// is dropped once they are made, so many files can be compared in the memory of one.
 fn digest_file(
@@ -117,7 +96,7 @@ fn digest_file(
         Devices::One(d) => Some(d),
         _ => None,
     };
-    let device = device_of(path, &snapshot, one)?;
+    let device = load::device_of(path, &snapshot, one)?;
     let d = digest_of(&snapshot, device, rules, path, size);
     let others = match wanted {
         Devices::Default => snapshot
@@ -349,7 +328,7 @@ pub fn run_diff(args: &DiffArgs) -> Result<(), Failure> {
     let rules = Rules::built_in();
     let side = |path: &str, entry: Option<i64>| -> Result<Digest, Failure> {
         let snapshot = load::open(path)?;
-        let device = device_of(path, &snapshot, args.device)?;
+        let device = load::device_of(path, &snapshot, args.device)?;
         let lifetimes = Lifetimes::of(&snapshot, device);
         let last = lifetimes.live_after.len() as i64 - 1;
         if let Some(e) = entry.filter(|&e| e < -1 || e > last) {

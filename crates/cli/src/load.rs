@@ -54,6 +54,30 @@ pub fn open(path: &str) -> Result<Snapshot, Failure> {
     result.map_err(|e| fail(e.to_string()))
 }
 
+/// The device of `snapshot` a command looks at: `wanted` when given (an error naming the devices the
+/// file has if it lacks it), else the default one (the longest trace).
+pub fn device_of(
+    path: &str,
+    snapshot: &memograph_snapshot::Snapshot,
+    wanted: Option<i64>,
+) -> Result<i64, Failure> {
+    let devices = snapshot.devices();
+    match wanted {
+        Some(d) if devices.contains(&d) => Ok(d),
+        Some(d) => Err(Failure(format!(
+            "{path}: no device {d} (devices: {})",
+            devices
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        None => snapshot
+            .default_device()
+            .ok_or_else(|| Failure(format!("{path}: no device has segments or trace entries"))),
+    }
+}
+
 /// Why `path` could not be written or made: "cannot write PATH: no such folder".
 pub fn write_failure(path: &std::path::Path, e: &std::io::Error) -> String {
     use std::io::ErrorKind;

@@ -201,14 +201,9 @@ fn analyse(
     args: &ReportArgs,
 ) -> Result<FileReport, Failure> {
     let devices = snapshot.devices();
+    // A snapshot of no device still has a report (saying so), charted as device 0.
     let charted_device = match args.device {
-        Some(d) if !devices.contains(&d) => {
-            return Err(Failure(format!(
-                "{path}: no device {d} (devices: {})",
-                list(&devices)
-            )))
-        }
-        Some(d) => d,
+        Some(_) => crate::load::device_of(path, snapshot, args.device)?,
         None => snapshot.default_device().unwrap_or(0),
     };
     let options = ReportOptions::default();
@@ -233,14 +228,6 @@ fn analyse(
         digests: Vec::new(),
         limit: None,
     })
-}
-
-fn list(devices: &[i64]) -> String {
-    devices
-        .iter()
-        .map(|d| d.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A report name from a file path: the file name without its snapshot extensions.

@@ -15,19 +15,6 @@ use memograph_snapshot::Snapshot;
 
 use crate::{load, Failure, Options};
 
-fn device_of(snapshot: &Snapshot, o: &Options, path: &str) -> Result<i64, Failure> {
-    match o.device {
-        Some(d) if snapshot.devices().contains(&d) => Ok(d),
-        Some(d) => Err(Failure(format!(
-            "{path}: no device {d} (devices: {:?})",
-            snapshot.devices()
-        ))),
-        None => snapshot
-            .default_device()
-            .ok_or_else(|| Failure(format!("{path}: the snapshot has no devices"))),
-    }
-}
-
 /// `memograph trace`'s arguments.
 pub struct TraceArgs {
     pub options: Options,
@@ -118,7 +105,7 @@ pub fn run_trace(args: &TraceArgs) -> Result<(), Failure> {
     let o = &args.options;
     let path = &o.files[0];
     let snapshot = load::open(path)?;
-    let device = device_of(&snapshot, o, path)?;
+    let device = load::device_of(path, &snapshot, o.device)?;
     let t = snapshot.trace(device);
     let (shown, said) = entries_shown(
         &snapshot,
@@ -234,7 +221,7 @@ fn notes(r: &memograph_snapshot::analysis::stats::SegmentStats) -> String {
 pub fn run_stats(o: &Options) -> Result<(), Failure> {
     let path = &o.files[0];
     let snapshot = load::open(path)?;
-    let device = device_of(&snapshot, o, path)?;
+    let device = load::device_of(path, &snapshot, o.device)?;
     let (rows, totals) = segment_stats(&snapshot, device);
     if o.json {
         println!(
