@@ -125,7 +125,6 @@ pub fn remove_compared(name: &str, bytes: u64) {
     });
 }
 
-/// The file of a compared run, to open it whole.
 /// Where a file picked again already is: the same file (name, size and time of its last change)
 /// open, or read for a comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,6 +156,7 @@ pub fn known(name: &str, bytes: u64, modified: Option<f64>) -> Option<Known> {
         .then_some(Known::Compared)
 }
 
+/// The file of a compared run, to open it whole.
 pub fn compared_blob(name: &str, bytes: u64) -> Option<web_sys::Blob> {
     COMPARED.with(|c| {
         c.borrow()
