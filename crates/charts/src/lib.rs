@@ -1349,6 +1349,46 @@ mod tests {
     }
 
     #[test]
+    fn a_legend_of_many_runs_names_eleven_and_counts_the_rest() {
+        let runs: Vec<StepRun> = (0..32)
+            .map(|k| StepRun {
+                name: format!("rank{k}"),
+                steps: vec![StepRecord {
+                    step: 1,
+                    peak_allocated_bytes: Some(1 << 30),
+                    ..StepRecord::default()
+                }],
+                ..StepRun::default()
+            })
+            .collect();
+        let refs: Vec<&StepRun> = runs.iter().collect();
+        let options = StepChartOptions {
+            reserved: false,
+            theoretical: false,
+        };
+        let legend = |refs: &[&StepRun]| {
+            let drawn = drawn_by((800, 400), |area| {
+                step_chart(area, "", refs, options, &[], None, &Theme::light()).unwrap();
+            });
+            drawn
+                .texts
+                .iter()
+                .map(|t| t.0.clone())
+                .filter(|t| t.starts_with("rank") || t.starts_with('…'))
+                .collect::<Vec<_>>()
+        };
+        let named = legend(&refs);
+        assert_eq!(named.len(), LEGEND_RUNS, "{named:?}");
+        assert_eq!(named[0], "rank0");
+        assert_eq!(
+            named[LEGEND_RUNS - 1],
+            "… and 21 more (colours as in the table)"
+        );
+        // Twelve runs: each named.
+        assert_eq!(legend(&refs[..12]).len(), 12);
+    }
+
+    #[test]
     fn entries_label_whole_ticks_only_and_a_lone_sample_spans_the_chart() {
         assert_eq!(entry_label(&-1.0), "-1");
         assert_eq!(entry_label(&(5.0 * 0.2 - 1.0)), "0");
@@ -1659,19 +1699,21 @@ where
         let style = color.stroke_width(width);
         if dashed {
             let (dash, gap) = (theme.px(6), theme.px(4));
-            chart
-                .draw_series(DashedLineSeries::new(steps, dash, gap, style))?
-                .label(label)
-                .legend(move |(x, y)| {
+            let drawn = chart.draw_series(DashedLineSeries::new(steps, dash, gap, style))?;
+            if in_legend(n, runs.len()) {
+                drawn.label(label).legend(move |(x, y)| {
                     EmptyElement::at((x, y))
                         + PathElement::new(vec![(0, 0), (5, 0)], style)
                         + PathElement::new(vec![(8, 0), (13, 0)], style)
                 });
+            }
         } else {
-            chart
-                .draw_series(LineSeries::new(steps, style))?
-                .label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], style));
+            let drawn = chart.draw_series(LineSeries::new(steps, style))?;
+            if in_legend(n, runs.len()) {
+                drawn
+                    .label(label)
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], style));
+            }
         }
         if let Some(&(px, pb)) = points
             .iter()
@@ -1694,7 +1736,37 @@ where
             )))?;
         }
     }
+    more_in_legend(&mut chart, runs.len())?;
     finish_line_chart(chart, marker, SeriesLabelPosition::UpperLeft, theme)
+}
+
+/// Runs a chart's legend names one by one; past them it names the first `LEGEND_RUNS - 1` and says how
+/// many more there are (32 ranks' names ran off the chart, over its axes).
+const LEGEND_RUNS: usize = 12;
+
+/// Whether run `k` of `runs` has its own line in the legend.
+fn in_legend(k: usize, runs: usize) -> bool {
+    runs <= LEGEND_RUNS || k < LEGEND_RUNS - 1
+}
+
+/// The legend's last line when it cannot name every run: how many more runs there are.
+fn more_in_legend<'a, DB: DrawingBackend + 'a>(
+    chart: &mut LineChart<'a, DB>,
+    runs: usize,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    if runs > LEGEND_RUNS {
+        chart
+            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+            .label(format!(
+                "… and {} more (colours as in the table)",
+                runs - (LEGEND_RUNS - 1)
+            ))
+            .legend(|(x, y)| EmptyElement::at((x, y)));
+    }
+    Ok(())
 }
 
 /// The peaks of several runs as labelled bars in their run colours.
@@ -1888,21 +1960,18 @@ where
                     .map(|&p| Circle::new(p, theme.px(3), color.filled())),
             )?;
         }
-        if r.simulated {
-            chart
-                .draw_series(DashedLineSeries::new(
-                    line,
-                    theme.px(6),
-                    theme.px(4),
-                    color.stroke_width(width),
-                ))?
-                .label(label)
-                .legend(legend);
+        let drawn = if r.simulated {
+            chart.draw_series(DashedLineSeries::new(
+                line,
+                theme.px(6),
+                theme.px(4),
+                color.stroke_width(width),
+            ))?
         } else {
-            chart
-                .draw_series(LineSeries::new(line, color.stroke_width(width)))?
-                .label(label)
-                .legend(legend);
+            chart.draw_series(LineSeries::new(line, color.stroke_width(width)))?
+        };
+        if in_legend(k, runs.len()) {
+            drawn.label(label).legend(legend);
         }
         let hline = |bytes: u64, c: RGBColor| {
             PathElement::new(
@@ -1962,6 +2031,7 @@ where
             last = now;
         }
     }
+    more_in_legend(&mut chart, runs.len())?;
     for (run, step, label) in marks {
         let Some(pts) = points.get(*run) else {
             continue;
