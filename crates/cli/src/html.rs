@@ -30,8 +30,7 @@ struct Embedded {
     name: String,
     /// The file's size.
     size: usize,
-    /// Whether it was compressed here (the page inflates it back, so that it opens as the file it
-    /// was: of its size, for the file list and share links).
+    /// Whether it was compressed here (the page is then told its size: it names the file by it).
     compressed: bool,
     bytes: Vec<u8>,
 }
@@ -234,9 +233,9 @@ fn assemble(page: &Page, snapshots: &[Embedded], view: Option<&str>) -> String {
                 " data-name=\"{}\"{}",
                 escape_attribute(&s.name),
                 if s.compressed {
-                    " data-inflate=\"1\""
+                    format!(" data-size=\"{}\"", s.size)
                 } else {
-                    ""
+                    String::new()
                 }
             ),
             &s.bytes,
@@ -282,19 +281,14 @@ const wasmModule = await WebAssembly.compile(decode(take('memograph-wasm')[0]));
 const workerSource = `globalThis.memographEmbedded = ${JSON.stringify({ module })};\n` +
   new TextDecoder().decode(decode(take('memograph-worker')[0]));
 const worker = 'data:text/javascript;charset=utf-8,' + encodeURIComponent(workerSource);
-// A file compressed by memograph html is inflated back by the browser (its own code, faster than the
-// page's reader), so that the page holds the file as it was: its size names it in the file list and
-// in share links. Where the browser cannot, the page reads the gzip itself.
-const inflated = async (bytes) => {
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-  return new Response(stream).blob();
-};
+// The page reads a file compressed here as it reads any gzip, and names it with the size it had
+// (src/load/page.rs: named_size).
 const files = [];
 for (let i = 0; i < FILE_COUNT; i++) {
   const [text, data] = take('memograph-file-' + i);
-  const bytes = decode(text);
-  const whole = data.inflate && globalThis.DecompressionStream ? await inflated(bytes).catch(() => bytes) : bytes;
-  files.push(new File([whole], data.name));
+  const file = new File([decode(text)], data.name);
+  if (data.size) file.memographSize = Number(data.size);
+  files.push(file);
 }
 const view = VIEW;
 if (view && !location.hash) history.replaceState(null, '', view);
@@ -422,9 +416,9 @@ mod tests {
         assert!(
             html.contains("id=\"memograph-file-0\" data-name=\"a&quot;b.pickle\">AQID</script>")
         );
-        // What was compressed here is marked to be inflated back.
+        // What was compressed here carries its size.
         assert!(html.contains(
-            "id=\"memograph-file-1\" data-name=\"c.pickle\" data-inflate=\"1\">AQID</script>"
+            "id=\"memograph-file-1\" data-name=\"c.pickle\" data-size=\"3\">AQID</script>"
         ));
         assert!(html.contains("const view = \"#v=x\";"));
         assert!(html.contains("i < 2;"));
