@@ -104,7 +104,7 @@ fn view_hash(view: &str) -> String {
 }
 
 fn gzipped(bytes: Vec<u8>) -> Vec<u8> {
-    if bytes.starts_with(&[0x1f, 0x8b]) {
+    if memograph_snapshot::is_gzip(&bytes) {
         return bytes;
     }
     let mut gz = GzEncoder::new(Vec::with_capacity(bytes.len() / 4), Compression::new(6));
