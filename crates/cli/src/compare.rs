@@ -10,7 +10,7 @@ use memograph_snapshot::analysis::compare::{
 };
 use memograph_snapshot::analysis::fit::{fit, sweeps, Limit};
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
-use memograph_snapshot::format::{at_entry, bytes, ratio, signed_bytes};
+use memograph_snapshot::format::{self, at_entry, bytes, grouped, ratio, signed_bytes};
 
 use crate::{load, Failure};
 
@@ -139,17 +139,21 @@ pub fn run_compare(args: &CompareArgs) -> Result<(), Failure> {
     }
     // On stderr, so that JSON and Markdown stay what they are.
     for (path, others) in left_out {
-        let named: Vec<String> = others.iter().map(|d| format!("cuda:{d}")).collect();
-        eprintln!(
-            "note: {path} also has {} (compared: its device with the longest trace; --device N or \
-             --device all for the others)",
-            named.join(", ")
-        );
+        note_left_out(path, &others, "compared", "--device N or --device all");
     }
     if failures > 0 {
         return Err(Failure::reported());
     }
     Ok(())
+}
+
+/// On stderr: the devices of `path` a command did not look at, and how to ask for them.
+fn note_left_out(path: &str, others: &[i64], verb: &str, ask: &str) {
+    let named: Vec<String> = others.iter().map(|d| format!("cuda:{d}")).collect();
+    eprintln!(
+        "note: {path} also has {} ({verb}: its device with the longest trace; {ask} for the others)",
+        named.join(", ")
+    );
 }
 
 fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String {
@@ -290,8 +294,19 @@ pub struct DiffArgs {
     pub b: String,
     /// Entries of A and B (`None`: their peaks).
     pub at: Option<(i64, i64)>,
-    pub device: Option<i64>,
+    /// The devices of A and B (`None`: each file's device with the longest trace).
+    pub devices: Option<(i64, i64)>,
     pub json: bool,
+}
+
+/// `memograph diff --device`: `N` for both files, or `N:M` (A's device, then B's).
+pub fn diff_devices(v: &str) -> Result<(i64, i64), String> {
+    let bad = || format!("{v:?} is no device (say 0, or 0:1 for A's device and B's)");
+    let number = |t: &str| t.trim().parse::<i64>().map_err(|_| bad());
+    match v.split_once(':') {
+        Some((a, b)) => Ok((number(a)?, number(b)?)),
+        None => number(v).map(|d| (d, d)),
+    }
 }
 
 impl DiffArgs {
@@ -299,14 +314,14 @@ impl DiffArgs {
         a: String,
         b: String,
         at: Option<&str>,
-        device: Option<i64>,
+        devices: Option<(i64, i64)>,
         json: bool,
     ) -> Result<DiffArgs, String> {
         Ok(DiffArgs {
             a,
             b,
             at: at.map(parse_at).transpose()?.flatten(),
-            device,
+            devices,
             json,
         })
     }
@@ -326,27 +341,53 @@ fn parse_at(v: &str) -> Result<Option<(i64, i64)>, String> {
 
 pub fn run_diff(args: &DiffArgs) -> Result<(), Failure> {
     let rules = Rules::built_in();
-    let side = |path: &str, entry: Option<i64>| -> Result<Digest, Failure> {
-        let snapshot = load::open(path)?;
-        let device = load::device_of(path, &snapshot, args.device)?;
-        let lifetimes = Lifetimes::of(&snapshot, device);
-        let last = lifetimes.live_after.len() as i64 - 1;
-        if let Some(e) = entry.filter(|&e| e < -1 || e > last) {
-            return Err(Failure(format!(
-                "{path}: no entry {e} on cuda:{device} (entries -1 to {last})"
+    let mut left_out: Vec<(String, Vec<i64>)> = Vec::new();
+    let mut side =
+        |path: &str, entry: Option<i64>, device: Option<i64>| -> Result<Digest, Failure> {
+            let snapshot = load::open(path)?;
+            let device = load::device_of(path, &snapshot, device)?;
+            let others: Vec<i64> = snapshot
+                .devices()
+                .into_iter()
+                .filter(|&o| o != device)
+                .collect();
+            if args.devices.is_none() && !others.is_empty() {
+                left_out.push((path.to_string(), others));
+            }
+            let lifetimes = Lifetimes::of(&snapshot, device);
+            let last = lifetimes.live_after.len() as i64 - 1;
+            if let Some(e) = entry.filter(|&e| e < -1 || e > last) {
+                let number = |n: i64| match n {
+                    ..0 => format!("-{}", grouped(n.unsigned_abs())),
+                    _ => grouped(n.unsigned_abs()),
+                };
+                return Err(Failure(format!(
+                "{path}: no entry {} on cuda:{device} (entries -1 to {}; -1 is before the first)",
+                number(e),
+                number(last)
             )));
-        }
-        let mut d = digest_at(&snapshot, &lifetimes, &rules, entry);
-        d.file = path.to_string();
-        Ok(d)
-    };
-    let a = side(&args.a, args.at.map(|x| x.0))?;
-    let b = side(&args.b, args.at.map(|x| x.1))?;
+            }
+            let mut d = digest_at(&snapshot, &lifetimes, &rules, entry);
+            d.file = path.to_string();
+            Ok(d)
+        };
+    let a = side(&args.a, args.at.map(|x| x.0), args.devices.map(|d| d.0))?;
+    let b = side(&args.b, args.at.map(|x| x.1), args.devices.map(|d| d.1))?;
+    // On stderr, so that JSON stays what it is; once for a file diffed with itself.
+    left_out.dedup_by(|x, y| x.0 == y.0);
+    for (path, others) in &left_out {
+        note_left_out(path, others, "diffed", "--device N or --device A:B");
+    }
     let tree = diff(&a.live_set, &b.live_set);
     if args.json {
+        let entry = |d: &Digest, at: Option<i64>| at.unwrap_or(d.peak_event_index);
         let json = serde_json::json!({
             "a": a.file,
             "b": b.file,
+            "a_device": a.device,
+            "b_device": b.device,
+            "a_entry": entry(&a, args.at.map(|x| x.0)),
+            "b_entry": entry(&b, args.at.map(|x| x.1)),
             "a_bytes": tree.a_bytes,
             "b_bytes": tree.b_bytes,
             "delta_bytes": tree.delta_bytes,
@@ -444,7 +485,10 @@ fn diff_text(o: &mut String, root: &DiffNode) {
                     o,
                     (a, b, delta),
                     depth,
-                    &format!("<{count} smaller changes>"),
+                    &format!(
+                        "<{}>",
+                        format::count(count as u64, "smaller change", "smaller changes")
+                    ),
                 );
                 continue;
             }

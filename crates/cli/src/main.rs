@@ -151,14 +151,18 @@ enum Command {
     /// What is live in B and not in A (and back): a call-stack tree with A bytes, B bytes and the
     /// delta, at the peaks unless --at names two entries.
     Diff {
+        /// The snapshot diffed against (the "before").
         a: String,
+        /// The snapshot diffed (the "after"); A again to diff two moments or devices of one run.
         b: String,
-        /// `peak`, or ENTRY_A:ENTRY_B.
+        /// `peak` (each side's own peak), or ENTRY_A:ENTRY_B (-1: before the first entry).
         #[arg(long, value_name = "peak|ENTRY_A:ENTRY_B", allow_hyphen_values = true)]
         at: Option<String>,
-        /// The device of both files (default: each file's device with the longest trace).
-        #[arg(short, long, allow_negative_numbers = true)]
-        device: Option<i64>,
+        /// The device of both files, or A's and B's (0:1) (default: each file's device with the
+        /// longest trace).
+        #[arg(short, long, value_name = "N|A:B", allow_hyphen_values = true, value_parser = compare::diff_devices)]
+        device: Option<(i64, i64)>,
+        /// The tree as one JSON object, with each side's device and entry.
         #[arg(long)]
         json: bool,
     },

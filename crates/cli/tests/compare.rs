@@ -270,6 +270,73 @@ fn diff_json_root_delta_is_the_difference_of_the_peaks() {
     assert_eq!(memograph(&["diff", &a]).0, 2);
 }
 
+#[test]
+fn diff_takes_a_device_per_side_and_names_the_devices_it_left_out() {
+    if !present("diff_takes_a_device_per_side_and_names_the_devices_it_left_out") {
+        return;
+    }
+    // cs holds three devices; its cuda:1 ran out of memory.
+    let cs = path("cs_memory_snapshot.pickle");
+    let devices = &reference("cs_memory_snapshot.pickle")["devices"];
+    let (code, stdout, stderr) = memograph(&["diff", &cs, &cs, "--device", "0:2", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stderr, "", "devices named: nothing left out to say");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    for (side, device) in [("a", "0"), ("b", "2")] {
+        let r = &devices[device];
+        assert_eq!(v[format!("{side}_device")].to_string(), device);
+        assert_eq!(v[format!("{side}_entry")], r["peak_event_index"]);
+        assert_eq!(v[format!("{side}_bytes")], r["timeline_peak_bytes"]);
+    }
+    // One device for both sides.
+    let (code, stdout, _) = memograph(&["diff", &cs, &cs, "-d", "1", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        (v["a_device"].as_i64(), v["b_device"].as_i64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(v["delta_bytes"], 0);
+    // Left to the default, the other devices are named once on stderr (the text stays the diff).
+    let (code, stdout, stderr) = memograph(&["diff", &cs, &cs]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "note: {cs} also has cuda:1, cuda:2 (diffed: its device with the longest trace; \
+             --device N or --device A:B for the others)"
+        )
+    );
+    assert!(
+        stdout.starts_with(&format!("A {cs}  (cuda:0, its peak at entry 6 278)")),
+        "{stdout}"
+    );
+    // A level's one hidden change is "1 smaller change".
+    let kk = path("kk_memory_ctx128_fullstep.pickle");
+    let (_, stdout, _) = memograph(&["diff", &cs, &kk]);
+    assert!(
+        stdout.contains("<1 smaller change>") && !stdout.contains("<1 smaller changes>"),
+        "{stdout}"
+    );
+    // An entry past the end, grouped as every figure is; a device that is not there; no device.
+    let (code, _, stderr) = memograph(&["diff", &cs, &cs, "--at", "0:99999999"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains(
+            "no entry 99 999 999 on cuda:0 (entries -1 to 6 444; -1 is before the first)"
+        ),
+        "{stderr}"
+    );
+    let (code, _, stderr) = memograph(&["diff", &cs, &kk, "--device", "0:2"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("kk_memory_ctx128_fullstep.pickle: no device 2 (devices: 0)"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = memograph(&["diff", &cs, &cs, "--device", "0:x"]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
 /// Copies of the repository's fixtures under the names a sweep's files would have (`from`, `to`), in a
 /// fresh directory named after `tag`: the directory and the copies' paths.
 fn renamed_fixtures(tag: &str, names: &[(&str, &str)]) -> (std::path::PathBuf, Vec<String>) {
