@@ -60,13 +60,17 @@ pub fn table(path: &str, snapshot: &Snapshot, devices: &[DeviceSummary]) -> Stri
     }
     for d in devices {
         let entries: u64 = d.events.values().sum();
-        let by_action: Vec<String> = d.events.iter().map(|(a, n)| format!("{a} {n}")).collect();
+        let by_action: Vec<String> = d
+            .events
+            .iter()
+            .map(|(a, &n)| format!("{a} {}", grouped(n)))
+            .collect();
         let peak_at = if d.peak_event_index < 0 {
             "before the first entry".to_string()
         } else {
-            format!("after entry {}", d.peak_event_index)
+            format!("after entry {}", grouped(d.peak_event_index as u64))
         };
-        let _ = writeln!(out, "  device {}", d.device);
+        let _ = writeln!(out, "  cuda:{}", d.device);
         let _ = writeln!(
             out,
             "    trace entries    {}{}",

@@ -36,7 +36,16 @@ fn summary_table_shows_exact_peak_bytes_per_device() {
     let path = fixtures().join("cs_memory_snapshot.pickle");
     let (code, stdout, _) = memograph(&["summary", path.to_str().unwrap()]);
     assert_eq!(code, 0);
-    assert!(stdout.contains("device 2"));
+    assert!(stdout.contains("\n  cuda:2\n"), "{stdout}");
+    // Counts grouped as every figure is.
+    assert!(
+        stdout.contains("trace entries    6 445  (alloc 2 434, free_completed 1 918, free_requested 1 918, segment_map 175)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("(8 456 473 388 bytes)  after entry 6 278\n"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("timeline peak    78.3 GiB (84 063 351 764 bytes)  after entry 420"),
         "{stdout}"
