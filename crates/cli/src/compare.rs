@@ -99,11 +99,7 @@ fn digest_file(
     let device = load::device_of(path, &snapshot, one)?;
     let d = digest_of(&snapshot, device, rules, path, size);
     let others = match wanted {
-        Devices::Default => snapshot
-            .devices()
-            .into_iter()
-            .filter(|&o| o != device)
-            .collect(),
+        Devices::Default => load::other_devices(&snapshot, device),
         _ => Vec::new(),
     };
     Ok((vec![d], others))
@@ -139,21 +135,12 @@ pub fn run_compare(args: &CompareArgs) -> Result<(), Failure> {
     }
     // On stderr, so that JSON and Markdown stay what they are.
     for (path, others) in left_out {
-        note_left_out(path, &others, "compared", "--device N or --device all");
+        load::note_left_out(path, &others, "compared", "--device N or --device all");
     }
     if failures > 0 {
         return Err(Failure::reported());
     }
     Ok(())
-}
-
-/// On stderr: the devices of `path` a command did not look at, and how to ask for them.
-fn note_left_out(path: &str, others: &[i64], verb: &str, ask: &str) {
-    let named: Vec<String> = others.iter().map(|d| format!("cuda:{d}")).collect();
-    eprintln!(
-        "note: {path} also has {} ({verb}: its device with the longest trace; {ask} for the others)",
-        named.join(", ")
-    );
 }
 
 fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String {
@@ -346,11 +333,7 @@ pub fn run_diff(args: &DiffArgs) -> Result<(), Failure> {
         |path: &str, entry: Option<i64>, device: Option<i64>| -> Result<Digest, Failure> {
             let snapshot = load::open(path)?;
             let device = load::device_of(path, &snapshot, device)?;
-            let others: Vec<i64> = snapshot
-                .devices()
-                .into_iter()
-                .filter(|&o| o != device)
-                .collect();
+            let others = load::other_devices(&snapshot, device);
             if args.devices.is_none() && !others.is_empty() {
                 left_out.push((path.to_string(), others));
             }
@@ -376,7 +359,7 @@ pub fn run_diff(args: &DiffArgs) -> Result<(), Failure> {
     // On stderr, so that JSON stays what it is; once for a file diffed with itself.
     left_out.dedup_by(|x, y| x.0 == y.0);
     for (path, others) in &left_out {
-        note_left_out(path, others, "diffed", "--device N or --device A:B");
+        load::note_left_out(path, others, "diffed", "--device N or --device A:B");
     }
     let tree = diff(&a.live_set, &b.live_set);
     if args.json {

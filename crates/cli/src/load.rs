@@ -78,6 +78,25 @@ pub fn device_of(
     }
 }
 
+/// On stderr (so that JSON stays what it is): the devices of `path` a command did not look at, having
+/// taken its default one, and how to ask for them (`ask`).
+pub fn note_left_out(path: &str, others: &[i64], verb: &str, ask: &str) {
+    let named: Vec<String> = others.iter().map(|d| format!("cuda:{d}")).collect();
+    eprintln!(
+        "note: {path} also has {} ({verb}: its device with the longest trace; {ask} for the others)",
+        named.join(", ")
+    );
+}
+
+/// The devices of `snapshot` other than `device`.
+pub fn other_devices(snapshot: &memograph_snapshot::Snapshot, device: i64) -> Vec<i64> {
+    snapshot
+        .devices()
+        .into_iter()
+        .filter(|&d| d != device)
+        .collect()
+}
+
 /// Why `path` could not be written or made: "cannot write PATH: no such folder".
 pub fn write_failure(path: &std::path::Path, e: &std::io::Error) -> String {
     use std::io::ErrorKind;

@@ -60,6 +60,7 @@ enum Command {
         memograph trace run.pickle --json | jq 'select(.action == \"oom\")'"
     )]
     Trace {
+        /// A snapshot (plain or gzip-compressed pickle, or JSON).
         file: String,
         /// The device (default: the one with the longest trace).
         #[arg(short, long, allow_negative_numbers = true)]
@@ -79,9 +80,12 @@ enum Command {
     },
     /// Per segment: allocated, free, pending and rounding waste.
     Stats {
+        /// A snapshot (plain or gzip-compressed pickle, or JSON).
         file: String,
+        /// The device (default: the one with the longest trace).
         #[arg(short, long, allow_negative_numbers = true)]
         device: Option<i64>,
+        /// One JSON object: each segment's figures and the totals.
         #[arg(long)]
         json: bool,
     },

@@ -106,6 +106,10 @@ pub fn run_trace(args: &TraceArgs) -> Result<(), Failure> {
     let path = &o.files[0];
     let snapshot = load::open(path)?;
     let device = load::device_of(path, &snapshot, o.device)?;
+    let others = load::other_devices(&snapshot, device);
+    if o.device.is_none() && !others.is_empty() {
+        load::note_left_out(path, &others, "listed", "--device N");
+    }
     let t = snapshot.trace(device);
     let (shown, said) = entries_shown(
         &snapshot,
@@ -222,6 +226,10 @@ pub fn run_stats(o: &Options) -> Result<(), Failure> {
     let path = &o.files[0];
     let snapshot = load::open(path)?;
     let device = load::device_of(path, &snapshot, o.device)?;
+    let others = load::other_devices(&snapshot, device);
+    if o.device.is_none() && !others.is_empty() {
+        load::note_left_out(path, &others, "shown", "--device N");
+    }
     let (rows, totals) = segment_stats(&snapshot, device);
     if o.json {
         println!(
@@ -231,7 +239,7 @@ pub fn run_stats(o: &Options) -> Result<(), Failure> {
         return Ok(());
     }
     println!(
-        "{path}  device {device}: {}, {}",
+        "{path}  cuda:{device}: {}, {}",
         count(totals.segments as u64, "segment", "segments"),
         count(totals.blocks as u64, "block", "blocks")
     );

@@ -147,6 +147,40 @@ fn trace_prints_one_line_per_event_with_versioned_addresses() {
 }
 
 #[test]
+fn trace_and_stats_name_the_devices_they_left_out() {
+    if !common::present("trace_and_stats_name_the_devices_they_left_out") {
+        return;
+    }
+    // cs holds three devices: the default (cuda:0, the longest trace) is shown and the others named.
+    let path = fixtures().join("cs_memory_snapshot.pickle");
+    let file = path.to_str().unwrap();
+    for (command, verb) in [("trace", "listed"), ("stats", "shown")] {
+        let (code, stdout, stderr) = memograph(&[command, file]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "note: {file} also has cuda:1, cuda:2 ({verb}: its device with the longest trace; \
+                 --device N for the others)\n"
+            )
+        );
+        assert!(!stdout.contains("note:"), "{stdout}");
+        // A device asked for: nothing to say.
+        let (code, _, stderr) = memograph(&[command, file, "--device", "1"]);
+        assert_eq!((code, stderr.as_str()), (0, ""));
+    }
+    let (_, stdout, _) = memograph(&["stats", file, "-d", "2"]);
+    assert!(
+        stdout.starts_with(&format!("{file}  cuda:2: 2 segments")),
+        "{stdout}"
+    );
+    // One device: no note.
+    let single = fixtures().join("a0kuma_adam.pickle");
+    let (_, _, stderr) = memograph(&["stats", single.to_str().unwrap()]);
+    assert_eq!(stderr, "");
+}
+
+#[test]
 fn trace_finds_allocations_as_the_page_does_and_writes_json_lines() {
     if !common::present("trace_finds_allocations_as_the_page_does_and_writes_json_lines") {
         return;
