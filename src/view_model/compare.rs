@@ -185,30 +185,6 @@ fn delta_row(label: &str, a_bytes: u64, b_bytes: u64) -> Delta {
     }
 }
 
-/// `a` against `b` with runs of digits compared as numbers.
-pub fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
-    fn parts(s: &str) -> Vec<(bool, String)> {
-        let mut out: Vec<(bool, String)> = Vec::new();
-        for c in s.chars() {
-            let digit = c.is_ascii_digit();
-            match out.last_mut() {
-                Some((d, run)) if *d == digit => run.push(c),
-                _ => out.push((digit, c.to_string())),
-            }
-        }
-        out
-    }
-    let key = |(digit, run): &(bool, String)| {
-        let trimmed = run.trim_start_matches('0');
-        if *digit {
-            (trimmed.len(), trimmed.to_string())
-        } else {
-            (0, run.clone())
-        }
-    };
-    parts(a).iter().map(key).cmp(parts(b).iter().map(key))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,26 +218,6 @@ mod tests {
         // A config column of numbers sorts as numbers ("16" after "8").
         assert_eq!(sorted_order(&table, Some((bs, false))), vec![2, 0, 1]);
         assert_eq!(sorted_order(&table, None), vec![0, 1, 2]);
-    }
-
-    #[test]
-    fn folder_files_sort_with_numbers_as_numbers() {
-        let mut names = vec![
-            "run/rank10_a.pickle",
-            "run/rank2_a.pickle",
-            "run/rank1_a.pickle",
-            "run/rank02_b.pickle",
-        ];
-        names.sort_by(|a, b| natural_order(a, b));
-        assert_eq!(
-            names,
-            [
-                "run/rank1_a.pickle",
-                "run/rank2_a.pickle",
-                "run/rank02_b.pickle",
-                "run/rank10_a.pickle"
-            ]
-        );
     }
 
     #[test]

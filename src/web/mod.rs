@@ -16,6 +16,7 @@ mod timeline_view;
 use std::rc::Rc;
 
 use leptos::prelude::*;
+use memograph_snapshot::names;
 use wasm_bindgen::JsCast;
 
 use crate::load::build::{self, Part};
@@ -681,18 +682,18 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
     let mut files: Vec<(String, web_sys::File)> = if folder {
         files
             .into_iter()
-            .filter(|(name, _)| snapshot_like(name) || text_like(name))
+            .filter(|(name, _)| names::snapshot_named(name) || names::text_named(name))
             .collect()
     } else {
         files
     };
     if folder {
         // A folder lists its files in no useful order: by name, numbers as numbers (rank2 < rank10).
-        files.sort_by(|a, b| crate::view_model::compare::natural_order(&a.0, &b.0));
+        files.sort_by(|a, b| names::natural_order(&a.0, &b.0));
     }
     // One file named as a snapshot opens at once: its parse starts before the page draws its loading
     // state (on a page that has just opened, that takes tens of milliseconds), not after it.
-    if !folder && files.len() == 1 && pickle_named(&files[0].0) {
+    if !folder && files.len() == 1 && names::pickle_named(&files[0].0) {
         ui.errors.set(Vec::new());
         return open_snapshots(ui, files, false);
     }
@@ -713,7 +714,7 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
         for (name, file) in files {
             // A pickle's name says what it is: its start is not read first (on a page that has just
             // opened, that read holds the load up by tens of milliseconds).
-            let step_records = !pickle_named(&name)
+            let step_records = !names::pickle_named(&name)
                 && memograph_snapshot::steps::looks_like_steps(&load::head_of(&file).await);
             if step_records {
                 match load::read_steps(&name, &file).await {
@@ -723,7 +724,7 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
                     }
                     Err(reason) => ui.listener().failed(&name, &reason),
                 }
-            } else if !folder || snapshot_like(&name) {
+            } else if !folder || names::snapshot_named(&name) {
                 snapshots.push((name, file));
             }
         }
@@ -809,37 +810,6 @@ fn open_snapshots(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
             load::compare(ui.listener(), blobs);
         }
     }
-}
-
-/// `name` in lower case without a `.gz` ending: what the name tests below look at.
-fn plain_name(name: &str) -> String {
-    let name = name.to_ascii_lowercase();
-    name.strip_suffix(".gz").unwrap_or(&name).to_string()
-}
-
-fn ends_with_any(name: &str, endings: &[&str]) -> bool {
-    endings.iter().any(|e| name.ends_with(e))
-}
-
-/// Pickles' endings: step records never have them.
-const PICKLE_ENDINGS: [&str; 3] = [".pickle", ".pkl", ".pk"];
-
-/// Names step records go by in a folder (their content decides).
-fn text_like(name: &str) -> bool {
-    ends_with_any(&plain_name(name), &memograph_snapshot::steps::TEXT_ENDINGS)
-}
-
-/// Names only pickles go by (step records are text: JSON lines, CSV, logs).
-fn pickle_named(name: &str) -> bool {
-    ends_with_any(&plain_name(name), &PICKLE_ENDINGS)
-}
-
-/// Names a folder's snapshots go by (other files in a run's folder are left alone).
-fn snapshot_like(name: &str) -> bool {
-    let name = plain_name(name);
-    ends_with_any(&name, &PICKLE_ENDINGS)
-        || name.ends_with(".pt.trace")
-        || name.contains("snapshot")
 }
 
 /// A drop: folders are walked whole (index.html's `memographDroppedFiles`); plain files as picked.

@@ -368,3 +368,31 @@ test('files that fail among those compared: each is named with its reason, dismi
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("capture's folder: its snapshots are compared and its steps read; a README, a chart and a config in it are left alone", async () => {
+  // Tier 1: memograph-capture writes into memograph_snapshots/; people keep notes and charts beside.
+  // A file's own name says whether it is a snapshot, not the folder's ("snapshot" is in that).
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-capture-'));
+  const dir = path.join(root, 'memograph_snapshots');
+  fs.mkdirSync(dir);
+  fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'training.pickle'), path.join(dir, 'rank0_exit_0.pickle'));
+  fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'compiled.pickle'), path.join(dir, 'rank1_exit_0.pickle'));
+  fs.copyFileSync(path.join(ROOT, 'crates', 'snapshot', 'fuzz', 'corpus', 'steps', 'capture_steps.jsonl'), path.join(dir, 'rank0_steps.jsonl'));
+  fs.writeFileSync(path.join(dir, 'README.md'), '# what this run was\n');
+  fs.writeFileSync(path.join(dir, 'chart.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+  fs.writeFileSync(path.join(dir, 'config.json'), '{"lr": 0.001}\n');
+  const { page, errors, context } = await comparePage();
+  try {
+    await pick(page, dir, 2, '[data-testid=open-folder]');
+    await page.waitForTimeout(500);
+    assert.equal(await page.locator('.error-panel').count(), 0, await page.locator('.error-panel').textContent().catch(() => ''));
+    assert.deepEqual(await page.$$eval('tr[data-file] td:nth-child(3)', cells => cells.map(c => c.textContent)),
+      ['rank0_exit_0.pickle', 'rank1_exit_0.pickle']);
+    await page.selectOption('[data-testid=view-select]', 'steps');
+    await page.waitForFunction(() => document.querySelector('[data-testid=steps-status]')?.textContent === '1 run', null, { timeout: 30000 });
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -34,6 +34,7 @@ pub mod format;
 mod input;
 mod json;
 pub mod model;
+pub mod names;
 mod pickle;
 mod push;
 mod schema;

@@ -1,0 +1,120 @@
+//! What a file's name says it holds, for the page and the CLI alike: which files of a folder are
+//! snapshots, which may be step records (their first bytes decide: [`crate::steps::looks_like_steps`]),
+//! and the order a folder's files are listed in.
+
+use std::cmp::Ordering;
+
+/// Pickles' endings (each maybe followed by `.gz`): step records never have them.
+pub const PICKLE_ENDINGS: [&str; 3] = [".pickle", ".pkl", ".pk"];
+
+/// The last part of a path, `/` or `\` separated (a folder's files are named by their path in it).
+pub fn file_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
+/// The file name in lower case without a `.gz` ending: what the tests below look at.
+fn plain(path: &str) -> String {
+    let name = file_name(path).to_ascii_lowercase();
+    name.strip_suffix(".gz").map(str::to_string).unwrap_or(name)
+}
+
+fn ends_with_any(name: &str, endings: &[&str]) -> bool {
+    endings.iter().any(|e| name.ends_with(e))
+}
+
+/// A name only pickles go by (`x.pickle`, `x.pkl.gz`).
+pub fn pickle_named(path: &str) -> bool {
+    ends_with_any(&plain(path), &PICKLE_ENDINGS)
+}
+
+/// A name a folder's snapshots go by: a pickle's, a `.pt.trace`, or one with `snapshot` in it
+/// (`memory_snapshot.json`). The file's own name counts, not its folder's: capture writes into
+/// `memograph_snapshots/`, where a README or a chart is no snapshot.
+pub fn snapshot_named(path: &str) -> bool {
+    let name = plain(path);
+    pickle_named(path) || name.ends_with(".pt.trace") || name.contains("snapshot")
+}
+
+/// A name step records go by in a folder (JSON lines, JSON, CSV, logs): their content decides.
+pub fn text_named(path: &str) -> bool {
+    ends_with_any(&plain(path), &crate::steps::TEXT_ENDINGS)
+}
+
+/// `a` against `b` with runs of digits compared as numbers (`rank2` before `rank10`), the order a
+/// folder's files are listed in.
+pub fn natural_order(a: &str, b: &str) -> Ordering {
+    fn parts(s: &str) -> Vec<(bool, &str)> {
+        let mut out: Vec<(bool, &str)> = Vec::new();
+        let mut start = 0;
+        for (i, c) in s.char_indices() {
+            let digit = c.is_ascii_digit();
+            match out.last_mut() {
+                Some((d, run)) if *d == digit => *run = &s[start..i + c.len_utf8()],
+                _ => {
+                    start = i;
+                    out.push((digit, &s[i..i + c.len_utf8()]));
+                }
+            }
+        }
+        out
+    }
+    let key = |&(digit, run): &(bool, &str)| {
+        if digit {
+            let trimmed = run.trim_start_matches('0');
+            (trimmed.len(), trimmed.to_string())
+        } else {
+            (0, run.to_string())
+        }
+    };
+    parts(a).iter().map(key).cmp(parts(b).iter().map(key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_files_own_name_says_what_it_holds() {
+        assert!(snapshot_named("run/rank0_exit_0.pickle"));
+        assert!(snapshot_named("RUN.PKL.GZ"));
+        assert!(snapshot_named("traces/memory_snapshot.json"));
+        assert!(snapshot_named("trace.pt.trace.gz"));
+        // In capture's folder, its other files are no snapshots.
+        for other in [
+            "memograph_snapshots/README.md",
+            "memograph_snapshots/rank0_steps.jsonl",
+            "memograph_snapshots/rank0_run.json",
+            "memograph_snapshots\\chart.png",
+        ] {
+            assert!(!snapshot_named(other), "{other}");
+        }
+        assert!(text_named("memograph_snapshots/rank0_steps.jsonl"));
+        assert!(text_named("x/metrics.CSV.gz"));
+        assert!(!text_named("x/notes.md"));
+        assert!(pickle_named("a.pk") && !pickle_named("a.pickle.json"));
+        assert_eq!(file_name("a/b\\c.pickle"), "c.pickle");
+        assert_eq!(file_name("c.pickle"), "c.pickle");
+    }
+
+    #[test]
+    fn folder_files_sort_with_numbers_as_numbers() {
+        let mut names = vec![
+            "run/rank10_a.pickle",
+            "run/rank2_a.pickle",
+            "run/rank1_a.pickle",
+            "run/rank02_b.pickle",
+            "run/ränk3.pickle",
+        ];
+        names.sort_by(|a, b| natural_order(a, b));
+        assert_eq!(
+            names,
+            [
+                "run/rank1_a.pickle",
+                "run/rank2_a.pickle",
+                "run/rank02_b.pickle",
+                "run/rank10_a.pickle",
+                "run/ränk3.pickle"
+            ]
+        );
+    }
+}
