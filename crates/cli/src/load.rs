@@ -1,13 +1,15 @@
-//! Opening a snapshot file, with a progress bar (indicatif) on stderr for big files when stderr is a
+//! Opening a snapshot file (and what a folder holds), with a progress bar (indicatif) on stderr for big files when stderr is a
 //! terminal and `--quiet` was not given.
 
 use std::fs::File;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use memograph_snapshot::{read_snapshot, Snapshot};
+use memograph_snapshot::steps::looks_like_steps;
+use memograph_snapshot::{names, read_snapshot, Snapshot};
 
 use crate::Failure;
 
@@ -21,12 +23,96 @@ pub fn set_quiet(quiet: bool) {
     QUIET.store(quiet, Ordering::Relaxed);
 }
 
+/// Why a folder given where one file is read cannot be.
+const FOLDER_REASON: &str =
+    "is a folder: name one snapshot in it (summary, compare, report and html \
+                             take folders)";
+
+/// What a command takes from a folder named among its files.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Holds {
+    /// Files named as snapshots are ([`names::snapshot_named`]).
+    Snapshots,
+    /// Files named as text whose first bytes are step records ([`steps::looks_like_steps`]).
+    Steps,
+}
+
+/// `paths` with each folder replaced by the files in it (and in its folders) that a command `holds`,
+/// in natural order (rank2 before rank10), as the page's Open folder takes them; files stay as given.
+/// A folder with none of them is an error naming it.
+pub fn expand(paths: Vec<String>, holds: Holds) -> Result<Vec<String>, Failure> {
+    let mut out = Vec::with_capacity(paths.len());
+    for path in paths {
+        if !Path::new(&path).is_dir() {
+            out.push(path);
+            continue;
+        }
+        let mut found = Vec::new();
+        walk(Path::new(&path), &mut found)
+            .map_err(|e| Failure(format!("{path}: {}", io_reason(&e))))?;
+        let mut kept: Vec<String> = found
+            .into_iter()
+            .map(|f| f.display().to_string())
+            .filter(|f| match holds {
+                Holds::Snapshots => names::snapshot_named(f),
+                Holds::Steps => {
+                    names::text_named(f) && head(f).is_some_and(|h| looks_like_steps(&h))
+                }
+            })
+            .collect();
+        if kept.is_empty() {
+            return Err(Failure(format!(
+                "{path}: {}",
+                match holds {
+                    Holds::Snapshots =>
+                        "no snapshots in this folder (files named *.pickle, *.pkl or \
+                                         *.pk, maybe .gz, or with \"snapshot\" in their name)",
+                    Holds::Steps =>
+                        "no step records in this folder (capture's rank*_steps.jsonl and \
+                                     rank*_run.json, logs, metrics, CSV)",
+                }
+            )));
+        }
+        kept.sort_by(|a, b| names::natural_order(a, b));
+        out.extend(kept);
+    }
+    Ok(out)
+}
+
+/// Every file below `dir`, hidden ones (`.name`) left out; folders linked to are not followed.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            walk(&path, out)?;
+        } else if path.is_file() {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The first 64 KiB of a file (what tells step records from other text), if it can be read.
+fn head(path: &str) -> Option<Vec<u8>> {
+    let mut head = Vec::new();
+    File::open(path)
+        .ok()?
+        .take(1 << 16)
+        .read_to_end(&mut head)
+        .ok()?;
+    Some(head)
+}
+
 pub fn open(path: &str) -> Result<Snapshot, Failure> {
     let fail = |reason: String| Failure(format!("{path}: {reason}"));
     let file = File::open(path).map_err(|e| fail(io_reason(&e)))?;
     let meta = file.metadata().map_err(|e| fail(io_reason(&e)))?;
     if meta.is_dir() {
-        return Err(fail("is a directory".into()));
+        return Err(fail(FOLDER_REASON.into()));
     }
     let len = meta.len();
     // A bar (bytes, MB/s, ETA) on stderr for big files, unless stderr is no terminal or --quiet.
@@ -116,7 +202,7 @@ pub fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file".into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        std::io::ErrorKind::IsADirectory => "is a directory".into(),
+        std::io::ErrorKind::IsADirectory => "is a folder".into(),
         _ => e.to_string(),
     }
 }

@@ -18,9 +18,14 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+use load::Holds;
+
 const AFTER_HELP: &str = "\
 FILE may be a plain or gzip-compressed pickle (protocols 0-5) or a snapshot saved as JSON. No pickle
-code is ever run. Exit status: 0 on success, 1 when a file cannot be read, 2 on a usage error.";
+code is ever run. Where a command takes several files, a folder stands for the snapshots in it (files
+named *.pickle, *.pkl, *.pk, maybe .gz, or with \"snapshot\" in their name; for steps, its step
+records), in natural order: memograph compare memograph_snapshots/. Exit status: 0 on success, 1 when a
+file cannot be read, 2 on a usage error.";
 
 /// Read PyTorch CUDA memory snapshots (torch.cuda.memory._dump_snapshot) safely.
 #[derive(Parser)]
@@ -42,6 +47,7 @@ enum Command {
     /// torch.cuda.max_memory_allocated() counts the allocator's blocks instead (each rounded up to 512
     /// bytes, some not split), so it can read higher: by up to 2 MiB on a small bf16 training step.
     Summary {
+        /// Snapshots (a folder: the snapshots in it).
         #[arg(required = true, value_name = "FILE")]
         files: Vec<String>,
         /// One JSON object per file per line (the shape of the reference figures).
@@ -96,8 +102,8 @@ enum Command {
     /// analysis.json) and points OUT_DIR/latest at it; OUT_DIR defaults to ./memograph_reports. Given
     /// several files, also a combined table and compare.png.
     Report {
-        /// FILE... [OUT_DIR] [NAME]: files while they exist (or look like snapshots), then the
-        /// output directory, then the report's name.
+        /// FILE... [OUT_DIR] [NAME]: files (or folders of snapshots) while they exist (or look like
+        /// snapshots), then the output directory, then the report's name.
         #[arg(required = true, value_name = "FILE... [OUT_DIR] [NAME]")]
         args: Vec<String>,
         /// The analyses as one JSON line per file instead of a directory.
@@ -128,6 +134,7 @@ enum Command {
     /// program asked for, so it can read below torch.cuda.max_memory_allocated(), which counts the
     /// allocator's rounded blocks.
     Compare {
+        /// Snapshots (a folder: the snapshots in it, rank2 before rank10).
         #[arg(required = true, value_name = "FILE")]
         files: Vec<String>,
         /// The run the others are compared with (default: the first FILE).
@@ -173,10 +180,13 @@ enum Command {
     /// Per-step memory records: memograph-capture's rank*_steps.jsonl and run.json, torchtitan
     /// metrics, logs and exports, Megatron-LM logs and memory traces, CSV.
     Steps {
+        /// Step-record files (a folder: those in it, as capture's memograph_snapshots/).
         #[arg(required = true, value_name = "FILE")]
         files: Vec<String>,
+        /// The runs as one JSON object.
         #[arg(long, conflicts_with = "markdown")]
         json: bool,
+        /// The table as Markdown.
         #[arg(long)]
         markdown: bool,
         /// Draw each run's theoretical memory (with -o).
@@ -192,6 +202,7 @@ enum Command {
     /// One self-contained HTML file: the page and the snapshots in it, to open offline from disk by
     /// double-click, send, or attach to a bug report. Several files open compared.
     Html {
+        /// Snapshots (a folder: the snapshots in it).
         #[arg(required = true, value_name = "FILE")]
         files: Vec<String>,
         /// Where to write it (default: NAME.html in the current directory).
@@ -235,11 +246,15 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     load::set_quiet(cli.quiet);
     let result = match cli.command {
-        Command::Summary { files, json } => Ok(summary::run(&Options {
-            files,
-            json,
-            device: None,
-        })),
+        Command::Summary { files, json } => {
+            Ok(load::expand(files, Holds::Snapshots).and_then(|files| {
+                summary::run(&Options {
+                    files,
+                    json,
+                    device: None,
+                })
+            }))
+        }
         Command::Trace {
             file,
             device,
@@ -272,7 +287,10 @@ fn main() -> ExitCode {
             gpu_memory,
         } => report::ReportArgs::new(args, out, name, json, device, rules).map(|mut r| {
             r.gpu_memory = gpu_memory;
-            report::run(&r)
+            load::expand(std::mem::take(&mut r.files), Holds::Snapshots).and_then(|files| {
+                r.files = files;
+                report::run(&r)
+            })
         }),
         Command::Compare {
             files,
@@ -282,20 +300,22 @@ fn main() -> ExitCode {
             markdown,
             top,
             gpu_memory,
-        } => Ok(compare::run_compare(&compare::CompareArgs::new(
-            files,
-            baseline,
-            device.unwrap_or(compare::Devices::Default),
-            if json {
-                compare::Output::Json
-            } else if markdown {
-                compare::Output::Markdown
-            } else {
-                compare::Output::Text
-            },
-            top,
-            gpu_memory,
-        ))),
+        } => Ok(load::expand(files, Holds::Snapshots).and_then(|files| {
+            compare::run_compare(&compare::CompareArgs::new(
+                files,
+                baseline,
+                device.unwrap_or(compare::Devices::Default),
+                if json {
+                    compare::Output::Json
+                } else if markdown {
+                    compare::Output::Markdown
+                } else {
+                    compare::Output::Text
+                },
+                top,
+                gpu_memory,
+            ))
+        })),
         Command::Diff {
             a,
             b,
@@ -312,24 +332,28 @@ fn main() -> ExitCode {
             show_theoretical,
             reserved,
             o,
-        } => Ok(steps::run(&steps::StepsArgs {
-            files,
-            json,
-            markdown,
-            theoretical: show_theoretical,
-            reserved,
-            chart: o,
+        } => Ok(load::expand(files, Holds::Steps).and_then(|files| {
+            steps::run(&steps::StepsArgs {
+                files,
+                json,
+                markdown,
+                theoretical: show_theoretical,
+                reserved,
+                chart: o,
+            })
         })),
         Command::Html {
             files,
             o,
             view,
             page,
-        } => Ok(html::run(&html::HtmlArgs {
-            files,
-            out: o,
-            view,
-            page,
+        } => Ok(load::expand(files, Holds::Snapshots).and_then(|files| {
+            html::run(&html::HtmlArgs {
+                files,
+                out: o,
+                view,
+                page,
+            })
         })),
         Command::Completions { shell } => {
             clap_complete::generate(

@@ -36,8 +36,9 @@ pub struct ReportArgs {
 }
 
 impl ReportArgs {
-    /// `FILE... [OUT_DIR] [NAME]`: the first argument is a file; later ones are files while they name
-    /// existing files (or look like snapshots), then the output directory, then the report's name.
+    /// `FILE... [OUT_DIR] [NAME]`: the first argument is a file (or a folder); later ones are files
+    /// while they name existing files or folders of snapshots (or look like snapshots), then the
+    /// output directory, then the report's name.
     /// `--out` and `--name` stand for the positional ones.
     pub fn new(
         positional: Vec<String>,
@@ -83,9 +84,12 @@ impl ReportArgs {
     }
 }
 
+/// A file, a folder that holds snapshots, or a name that looks like a snapshot's (to be said missing).
 fn looks_like_input(arg: &str) -> bool {
     let p = Path::new(arg);
     p.is_file()
+        || (p.is_dir()
+            && crate::load::expand(vec![arg.to_string()], crate::load::Holds::Snapshots).is_ok())
         || [".pickle", ".pkl", ".pickle.gz", ".pkl.gz", ".gz"]
             .iter()
             .any(|ext| arg.ends_with(ext))

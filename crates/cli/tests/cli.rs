@@ -321,7 +321,6 @@ fn bad_input_is_one_line_naming_the_file_and_exit_1() {
         ),
         (evil.clone(), "refusing pickle opcode GLOBAL at byte 0"),
         (dir.join("missing.pickle"), "no such file"),
-        (dir.clone(), "is a directory"),
     ];
     for (path, reason) in cases {
         let (code, stdout, stderr) = memograph(&["summary", path.to_str().unwrap()]);
@@ -525,4 +524,94 @@ fn a_closed_pipe_ends_the_output_quietly() {
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
     }
+}
+
+/// capture's folder as a run leaves it: ranks' snapshots (rank10 and rank2, to be listed by number,
+/// and one in a folder of its own), step records and a run manifest, and what people keep beside them.
+fn capture_folder() -> std::path::PathBuf {
+    let root = std::env::temp_dir().join(format!("memograph-cli-folder-{}", std::process::id()));
+    let dir = root.join("memograph_snapshots");
+    std::fs::create_dir_all(dir.join("older")).unwrap();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let copy = |from: &str, to: &str| std::fs::copy(repo.join(from), dir.join(to)).unwrap();
+    copy("tests/fixtures/training.pickle", "rank10_exit_0.pickle");
+    copy("tests/fixtures/compiled.pickle", "rank2_exit_0.pickle");
+    copy(
+        "tests/fixtures/training.pickle",
+        "older/rank0_exit_0.pickle",
+    );
+    copy(
+        "crates/snapshot/fuzz/corpus/steps/capture_steps.jsonl",
+        "rank0_steps.jsonl",
+    );
+    copy(
+        "crates/snapshot/fuzz/corpus/steps/capture_run.json",
+        "rank0_run.json",
+    );
+    std::fs::write(dir.join("README.md"), "# what this run was\n").unwrap();
+    std::fs::write(dir.join("config.json"), "{\"lr\": 0.001}\n").unwrap();
+    std::fs::write(dir.join(".hidden.pickle"), "not read").unwrap();
+    dir
+}
+
+#[test]
+fn a_folder_stands_for_its_snapshots_or_its_step_records() {
+    // Tier 1: the repository's fixtures.
+    let dir = capture_folder();
+    let folder = dir.display().to_string();
+    let named = |f: &str| dir.join(f).display().to_string();
+    let (code, stdout, stderr) = memograph(&["summary", "--json", &folder]);
+    assert_eq!(code, 0, "{stderr}");
+    let files: Vec<String> = json_lines(&stdout)
+        .iter()
+        .map(|l| l["file"].as_str().unwrap().to_string())
+        .collect();
+    // Walked whole, numbers in order as numbers; the README, the config and hidden files left alone.
+    assert_eq!(
+        files,
+        [
+            named("older/rank0_exit_0.pickle"),
+            named("rank2_exit_0.pickle"),
+            named("rank10_exit_0.pickle")
+        ]
+    );
+    let (code, stdout, stderr) = memograph(&["compare", "--json", &folder]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["rows"].as_array().unwrap().len(), 3);
+    let (code, stdout, stderr) = memograph(&["steps", "--json", &folder]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 1, "{v}");
+    // A report of the folder, twice into the same output directory (which holds no snapshots, so it
+    // stays the output directory).
+    let out = dir.parent().unwrap().join("reports");
+    for _ in 0..2 {
+        let (code, stdout, stderr) =
+            memograph(&["report", "-q", &folder, out.to_str().unwrap(), "ranks"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stdout.contains("| ranks_rank2_exit_0 |"), "{stdout}");
+    }
+    // One file is read where one is named; a folder with nothing to read says so.
+    let (code, _, stderr) = memograph(&["trace", &folder]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("memograph_snapshots: is a folder: name one snapshot in it"),
+        "{stderr}"
+    );
+    let empty = dir.join("older/empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (code, _, stderr) = memograph(&["compare", empty.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("empty: no snapshots in this folder"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = memograph(&["steps", empty.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("empty: no step records in this folder"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
 }
