@@ -196,6 +196,7 @@ pub fn run(o: &Options) -> Result<ExitCode, String> {
             "MEMOGRAPH_CAPTURE_COMMAND",
             serde_json::to_string(&o.command).unwrap_or_default(),
         );
+    let before = listing(&out);
     forward_signals();
     let mut child = cmd
         .spawn()
@@ -213,7 +214,70 @@ pub fn run(o: &Options) -> Result<ExitCode, String> {
         }
     };
     drop(dir);
+    if let Some(next) = what_next(&out, &before) {
+        eprintln!("memograph-capture: {next}");
+    }
     Ok(exit_code_of(status))
+}
+
+/// The files in `out` and when each last changed.
+fn listing(out: &std::path::Path) -> Vec<(std::path::PathBuf, Option<std::time::SystemTime>)> {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|e| (e.path(), e.metadata().and_then(|m| m.modified()).ok()))
+        .collect()
+}
+
+/// After the run: what it wrote into `out` (files new or changed since `before`), and how to look at
+/// it; `None` when it wrote nothing (a run without torch or CUDA stays silent).
+fn what_next(
+    out: &std::path::Path,
+    before: &[(std::path::PathBuf, Option<std::time::SystemTime>)],
+) -> Option<String> {
+    let written: Vec<std::path::PathBuf> = listing(out)
+        .into_iter()
+        .filter(|f| !before.contains(f))
+        .map(|(path, _)| path)
+        .collect();
+    let named = |ending: &str| -> Vec<&std::path::PathBuf> {
+        written
+            .iter()
+            .filter(|p| p.to_string_lossy().ends_with(ending))
+            .collect()
+    };
+    let (snapshots, steps) = (named(".pickle"), named("_steps.jsonl"));
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut said = Vec::new();
+    let mut how = Vec::new();
+    match snapshots[..] {
+        [] => {}
+        [one] => {
+            said.push(plural(1, "snapshot", "snapshots"));
+            how.push(format!("memograph report {}", one.display()));
+        }
+        _ => {
+            said.push(plural(snapshots.len(), "snapshot", "snapshots"));
+            how.push(format!("memograph compare {}", out.display()));
+        }
+    }
+    if !steps.is_empty() {
+        said.push(plural(steps.len(), "step record file", "step record files"));
+        how.push(format!("memograph steps {}", out.display()));
+    }
+    if said.is_empty() {
+        return None;
+    }
+    how.push("the page's Open folder…".to_string());
+    Some(format!(
+        "{} in {}; look with {}",
+        said.join(" and "),
+        out.display(),
+        how.join(", or ")
+    ))
 }
 
 /// The signal waiting to be forwarded (0: none).
@@ -246,4 +310,42 @@ fn exit_code_of(status: std::process::ExitStatus) -> ExitCode {
         return ExitCode::from((128 + sig) as u8);
     }
     ExitCode::from(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn several_snapshots_are_compared_and_step_records_charted() {
+        let out =
+            std::env::temp_dir().join(format!("memograph-capture-next-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("notes.txt"), b"kept").unwrap();
+        let before = listing(&out);
+        assert_eq!(
+            what_next(&out, &before),
+            None,
+            "nothing written: nothing said"
+        );
+        for name in [
+            "rank0_exit_4.pickle",
+            "rank1_exit_4.pickle",
+            "rank0_steps.jsonl",
+            "rank1_steps.jsonl",
+            "rank0_run.json",
+        ] {
+            std::fs::write(out.join(name), b"x").unwrap();
+        }
+        let o = out.display();
+        assert_eq!(
+            what_next(&out, &before).unwrap(),
+            format!(
+                "2 snapshots and 2 step record files in {o}; look with memograph compare {o}, or \
+                 memograph steps {o}, or the page's Open folder…"
+            )
+        );
+        std::fs::remove_dir_all(&out).unwrap();
+    }
 }

@@ -186,6 +186,58 @@ fn one_error_line(out: &std::process::Output) -> String {
 }
 
 #[test]
+fn after_the_run_it_says_what_was_written_and_how_to_look_at_it() {
+    // The test double of torch (CUDA "available"): the exit snapshot is written as on a GPU.
+    let out_dir = tmp("next");
+    let run = || {
+        capture()
+            .arg("--out")
+            .arg(&out_dir)
+            .args(["--", "python3", "-c", "import torch"])
+            .env("PYTHONPATH", fake_torch())
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let snapshot = out_dir.join("rank0_exit_0.pickle");
+    assert!(snapshot.is_file(), "{stderr}");
+    assert_eq!(
+        stderr.lines().last().unwrap(),
+        format!(
+            "memograph-capture: 1 snapshot in {}; look with memograph report {}, or the page's \
+             Open folder…",
+            out_dir.display(),
+            snapshot.display()
+        )
+    );
+    // Files of an earlier run that this one left alone are not counted.
+    std::fs::write(out_dir.join("rank3_exit_0.pickle"), b"earlier").unwrap();
+    let earlier = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let set_old = |p: &Path| {
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(earlier)
+            .unwrap()
+    };
+    set_old(&out_dir.join("rank3_exit_0.pickle"));
+    set_old(&snapshot);
+    let stderr = String::from_utf8_lossy(&run().stderr).to_string();
+    assert!(
+        stderr.ends_with(&format!(
+            "memograph-capture: 1 snapshot in {}; look with memograph report {}, or the page's \
+             Open folder…\n",
+            out_dir.display(),
+            snapshot.display()
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn missing_python_torch_cuda_or_gpu_is_one_clear_line() {
     let out = capture()
         .args(["--python", "/nonexistent/python3", "--", "python3", "x.py"])
