@@ -778,10 +778,18 @@ pub fn ranks(digests: &[&Digest]) -> Option<RankStrip> {
     } else {
         sorted[mid] as f64
     };
-    let (far_rank, far) = peaks
+    let distances: Vec<(u32, f64)> = peaks
         .iter()
         .map(|&(r, b)| (r, (b as f64 - median).abs()))
-        .fold((0, -1.0), |best, x| if x.1 > best.1 { x } else { best });
+        .collect();
+    let (far_rank, far) =
+        distances
+            .iter()
+            .copied()
+            .fold((0, -1.0), |best, x| if x.1 > best.1 { x } else { best });
+    // A rank is out of line only when it alone is farthest: of two ranks, or two far on either side,
+    // none is named (the imbalance still says how far apart they are).
+    let alone = distances.iter().filter(|&&(_, d)| d == far).count() == 1;
     Some(RankStrip {
         mean_bytes,
         max_bytes,
@@ -790,7 +798,7 @@ pub fn ranks(digests: &[&Digest]) -> Option<RankStrip> {
         } else {
             1.0
         },
-        outlier: (median > 0.0 && far > median * OUTLIER_SHARE).then_some(far_rank),
+        outlier: (alone && median > 0.0 && far > median * OUTLIER_SHARE).then_some(far_rank),
         peaks,
     })
 }
@@ -941,5 +949,23 @@ mod tests {
         assert_eq!(strip.outlier, Some(5));
         assert!((strip.imbalance - 1400.0 / 1050.0).abs() < 1e-9);
         assert_eq!(peak_rows(&odd, 0)[5].delta_bytes, 400);
+        // Two ranks, or two far on either side of the rest: no one rank is out of line.
+        let two = [digest(0, 850), digest(1, 1315)];
+        let strip = ranks(&two.iter().collect::<Vec<_>>()).unwrap();
+        assert_eq!(strip.outlier, None);
+        assert!((strip.imbalance - 1315.0 / 1082.5).abs() < 1e-9);
+        let mut both = even.clone();
+        both[2] = digest(2, 600);
+        both[6] = digest(6, 1400);
+        assert_eq!(
+            ranks(&both.iter().collect::<Vec<_>>()).unwrap().outlier,
+            None
+        );
+        // One of them farther: that one.
+        both[6] = digest(6, 1500);
+        assert_eq!(
+            ranks(&both.iter().collect::<Vec<_>>()).unwrap().outlier,
+            Some(6)
+        );
     }
 }
