@@ -95,3 +95,25 @@ test('a file that is no snapshot is refused with one line and exit status 1', ()
   assert.match(String(failure.stderr), /^error: .*bad\.pickle: /);
   assert.equal(fs.existsSync(path.join(dir, 'bad.html')), false);
 });
+
+test("capture's folder in one page: its snapshots compared and its step records in Steps; named after the folder", async () => {
+  // Tier 1: the repository's fixtures, laid out as memograph-capture leaves them, with a README beside.
+  const run = path.join(dir, 'memograph_snapshots');
+  fs.mkdirSync(run);
+  fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'training.pickle'), path.join(run, 'rank0_exit_0.pickle'));
+  fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'compiled.pickle'), path.join(run, 'rank1_exit_0.pickle'));
+  fs.copyFileSync(path.join(ROOT, 'crates', 'snapshot', 'fuzz', 'corpus', 'steps', 'capture_steps.jsonl'), path.join(run, 'rank0_steps.jsonl'));
+  fs.writeFileSync(path.join(run, 'README.md'), '# notes\n');
+  const said = execFileSync(cli(), ['html', run, '--page', DIST], { encoding: 'utf8', cwd: dir });
+  assert.match(said, /^memograph_snapshots\.html: .* of snapshots and step records as .* compressed/);
+  const out = path.join(dir, 'memograph_snapshots.html');
+  const { page, errors, requests } = await open(b, `file://${out}`);
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=compare-table] tr[data-file]').length === 2
+    && document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
+  await page.selectOption('[data-testid=view-select]', 'steps');
+  await page.waitForFunction(() => document.querySelector('[data-testid=steps-status]')?.textContent === '1 run', null, { timeout: 30000 });
+  assert.equal(await page.locator('.error-panel').count(), 0);
+  assert.deepEqual(outside(requests, out), []);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

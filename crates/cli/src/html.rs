@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
+use memograph_snapshot::names;
+
 use crate::load::io_reason;
 use crate::Failure;
 
@@ -49,10 +51,18 @@ pub fn run(args: &HtmlArgs) -> Result<(), Failure> {
     let dir = page_dir(args.page.as_deref())?;
     let page = read_page(&dir).map_err(|reason| Failure(format!("{}: {reason}", dir.display())))?;
     let mut snapshots = Vec::new();
+    let mut step_files = 0;
     for file in &args.files {
         let bytes = fs::read(file).map_err(|e| Failure(format!("{file}: {}", io_reason(&e))))?;
-        // A file the page could not open is refused here, with the same one line.
-        memograph_snapshot::read_bytes(&bytes).map_err(|e| Failure(format!("{file}: {e}")))?;
+        // A file the page could not open is refused here, with the same one line. Step records are
+        // told from snapshots as the page tells them: a name that is no pickle's, then the first bytes.
+        if !names::pickle_named(file) && memograph_snapshot::steps::looks_like_steps(&bytes) {
+            memograph_snapshot::steps::read_steps(file, &bytes)
+                .map_err(|e| Failure(format!("{file}: {e}")))?;
+            step_files += 1;
+        } else {
+            memograph_snapshot::read_bytes(&bytes).map_err(|e| Failure(format!("{file}: {e}")))?;
+        }
         let name = Path::new(file)
             .file_name()
             .map_or_else(|| file.clone(), |n| n.to_string_lossy().into_owned());
@@ -73,12 +83,17 @@ pub fn run(args: &HtmlArgs) -> Result<(), Failure> {
     fs::write(&out, &html).map_err(|e| Failure(crate::load::write_failure(&out, &e)))?;
     let input: usize = snapshots.iter().map(|s| s.size).sum();
     let carried: usize = snapshots.iter().map(|s| s.bytes.len()).sum();
+    let carried_files = match (snapshots.len() - step_files, step_files) {
+        (1, 0) => "snapshot",
+        (_, 0) => "snapshots",
+        (0, _) => "step records",
+        _ => "snapshots and step records",
+    };
     println!(
-        "{}: {} ({} of snapshot{} as {} compressed, {} of page)",
+        "{}: {} ({} of {carried_files} as {} compressed, {} of page)",
         out.display(),
         memograph_snapshot::format::bytes(html.len() as u64),
         memograph_snapshot::format::bytes(input as u64),
-        if snapshots.len() == 1 { "" } else { "s" },
         memograph_snapshot::format::bytes(carried as u64),
         memograph_snapshot::format::bytes((html.len() - base64_len(carried)) as u64),
     );

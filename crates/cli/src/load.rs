@@ -25,8 +25,11 @@ pub fn set_quiet(quiet: bool) {
 
 /// Why a folder given where one file is read cannot be.
 const FOLDER_REASON: &str =
-    "is a folder: name one snapshot in it (summary, compare, report and html \
-                             take folders)";
+    "is a folder: name one snapshot in it (summary, compare, report and html take folders)";
+const NO_SNAPSHOTS: &str = "no snapshots in this folder (files named *.pickle, *.pkl or *.pk, \
+    maybe .gz, or with \"snapshot\" in their name)";
+const NO_STEPS: &str = "no step records in this folder (capture's rank*_steps.jsonl and \
+    rank*_run.json, logs, metrics, CSV)";
 
 /// What a command takes from a folder named among its files.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -35,6 +38,8 @@ pub enum Holds {
     Snapshots,
     /// Files named as text whose first bytes are step records ([`steps::looks_like_steps`]).
     Steps,
+    /// Both (what a page made by `memograph html` opens).
+    Runs,
 }
 
 /// `paths` with each folder replaced by the files in it (and in its folders) that a command `holds`,
@@ -53,25 +58,22 @@ pub fn expand(paths: Vec<String>, holds: Holds) -> Result<Vec<String>, Failure> 
         let mut kept: Vec<String> = found
             .into_iter()
             .map(|f| f.display().to_string())
-            .filter(|f| match holds {
-                Holds::Snapshots => names::snapshot_named(f),
-                Holds::Steps => {
-                    names::text_named(f) && head(f).is_some_and(|h| looks_like_steps(&h))
+            .filter(|f| {
+                let steps =
+                    || names::text_named(f) && head(f).is_some_and(|h| looks_like_steps(&h));
+                match holds {
+                    Holds::Snapshots => names::snapshot_named(f),
+                    Holds::Steps => steps(),
+                    Holds::Runs => names::snapshot_named(f) || steps(),
                 }
             })
             .collect();
         if kept.is_empty() {
-            return Err(Failure(format!(
-                "{path}: {}",
-                match holds {
-                    Holds::Snapshots =>
-                        "no snapshots in this folder (files named *.pickle, *.pkl or \
-                                         *.pk, maybe .gz, or with \"snapshot\" in their name)",
-                    Holds::Steps =>
-                        "no step records in this folder (capture's rank*_steps.jsonl and \
-                                     rank*_run.json, logs, metrics, CSV)",
-                }
-            )));
+            let what = match holds {
+                Holds::Snapshots | Holds::Runs => NO_SNAPSHOTS,
+                Holds::Steps => NO_STEPS,
+            };
+            return Err(Failure(format!("{path}: {what}")));
         }
         kept.sort_by(|a, b| names::natural_order(a, b));
         out.extend(kept);

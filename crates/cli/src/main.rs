@@ -199,13 +199,14 @@ enum Command {
         #[arg(short, value_name = "OUT.png", value_parser = charts::png_path)]
         o: Option<PathBuf>,
     },
-    /// One self-contained HTML file: the page and the snapshots in it, to open offline from disk by
-    /// double-click, send, or attach to a bug report. Several files open compared.
+    /// One self-contained HTML file: the page and the snapshots (and step records) in it, to open
+    /// offline from disk by double-click, send, or attach to a bug report. Several files open compared.
     Html {
-        /// Snapshots (a folder: the snapshots in it).
+        /// Snapshots and step records (a folder: those in it, as the page's Open folder takes them).
         #[arg(required = true, value_name = "FILE")]
         files: Vec<String>,
-        /// Where to write it (default: NAME.html in the current directory).
+        /// Where to write it (default: NAME.html in the current directory, NAME the first file's or
+        /// the folder's).
         #[arg(short, value_name = "OUT.html")]
         o: Option<PathBuf>,
         /// Start at this view: a share link (Copy link in the page) or its #hash.
@@ -347,14 +348,22 @@ fn main() -> ExitCode {
             o,
             view,
             page,
-        } => Ok(load::expand(files, Holds::Snapshots).and_then(|files| {
-            html::run(&html::HtmlArgs {
-                files,
-                out: o,
-                view,
-                page,
-            })
-        })),
+        } => {
+            // A folder's page is named after the folder.
+            let o = o.or_else(|| {
+                let first = std::path::Path::new(&files[0]);
+                let name = first.file_name().filter(|_| first.is_dir())?;
+                Some(PathBuf::from(format!("{}.html", name.to_string_lossy())))
+            });
+            Ok(load::expand(files, Holds::Runs).and_then(|files| {
+                html::run(&html::HtmlArgs {
+                    files,
+                    out: o,
+                    view,
+                    page,
+                })
+            }))
+        }
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,
