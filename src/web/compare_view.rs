@@ -827,11 +827,10 @@ fn RankStrip(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
         let bars = strip
             .peaks
             .iter()
-            .map(|&(rank, peak)| {
-                let key = rows
-                    .iter()
-                    .find(|d| d.config.get("rank").and_then(|r| r.parse::<u32>().ok()) == Some(rank))
-                    .map(key_of);
+            .zip(&strip.runs)
+            .map(|(&(rank, peak), &run)| {
+                // The run the rank's peak is from.
+                let key = rows.get(run).map(key_of);
                 let out = strip.outlier == Some(rank);
                 view! {
                     <button class="rank" class:outlier=out data-rank=rank.to_string()

@@ -743,6 +743,8 @@ pub fn grown_sites(a: &[Site], b: &[Site]) -> Vec<SiteDelta> {
 pub struct RankStrip {
     /// (rank, peak bytes), by rank.
     pub peaks: Vec<(u32, u64)>,
+    /// For each rank, the index (in the digests given) of the run its peak is from.
+    pub runs: Vec<usize>,
     pub mean_bytes: f64,
     pub max_bytes: u64,
     /// Highest peak over the mean (1.0: perfectly balanced).
@@ -754,19 +756,24 @@ pub struct RankStrip {
 /// How far from the median a rank's peak must be to be called out of line.
 pub const OUTLIER_SHARE: f64 = 0.05;
 
-/// The rank strip of digests that carry a `rank` in their config (one per rank: the first seen), when
-/// there are two ranks or more.
+/// The rank strip of digests that carry a `rank` in their config, when there are two ranks or more.
+/// A rank with several runs (capture's snapshots at exit, at each new peak, every N steps) stands by
+/// its highest peak: the most memory that rank was seen to need (the first run of it on a tie).
 pub fn ranks(digests: &[&Digest]) -> Option<RankStrip> {
-    let mut peaks: BTreeMap<u32, u64> = BTreeMap::new();
-    for d in digests {
+    let mut by_rank: BTreeMap<u32, (u64, usize)> = BTreeMap::new();
+    for (i, d) in digests.iter().enumerate() {
         if let Some(rank) = d.config.get("rank").and_then(|r| r.parse::<u32>().ok()) {
-            peaks.entry(rank).or_insert(d.timeline_peak_bytes);
+            let best = by_rank.entry(rank).or_insert((d.timeline_peak_bytes, i));
+            if d.timeline_peak_bytes > best.0 {
+                *best = (d.timeline_peak_bytes, i);
+            }
         }
     }
-    if peaks.len() < 2 {
+    if by_rank.len() < 2 {
         return None;
     }
-    let peaks: Vec<(u32, u64)> = peaks.into_iter().collect();
+    let peaks: Vec<(u32, u64)> = by_rank.iter().map(|(&r, &(b, _))| (r, b)).collect();
+    let runs: Vec<usize> = by_rank.values().map(|&(_, i)| i).collect();
     let n = peaks.len() as f64;
     let mean_bytes = peaks.iter().map(|&(_, b)| b as f64).sum::<f64>() / n;
     let max_bytes = peaks.iter().map(|&(_, b)| b).max().unwrap_or(0);
@@ -800,6 +807,7 @@ pub fn ranks(digests: &[&Digest]) -> Option<RankStrip> {
         },
         outlier: (alone && median > 0.0 && far > median * OUTLIER_SHARE).then_some(far_rank),
         peaks,
+        runs,
     })
 }
 
@@ -967,5 +975,16 @@ mod tests {
             ranks(&both.iter().collect::<Vec<_>>()).unwrap().outlier,
             Some(6)
         );
+        // Several runs of a rank (capture's exit, peak and step snapshots): its highest peak stands.
+        let runs = [
+            test_digest("rank0_step_100.pickle", 900, 0),
+            test_digest("rank1_step_100.pickle", 950, 0),
+            test_digest("rank0_peak_150.pickle", 1200, 0),
+            test_digest("rank1_exit_300.pickle", 1000, 0),
+            test_digest("rank0_exit_300.pickle", 1100, 0),
+        ];
+        let strip = ranks(&runs.iter().collect::<Vec<_>>()).unwrap();
+        assert_eq!(strip.peaks, [(0, 1200), (1, 1000)]);
+        assert_eq!(strip.runs, [2, 3]);
     }
 }
