@@ -197,6 +197,18 @@ pub fn run(o: &Options) -> Result<ExitCode, String> {
             serde_json::to_string(&o.command).unwrap_or_default(),
         );
     let before = listing(&out);
+    let earlier = before
+        .iter()
+        .filter(|(p, _)| p.to_string_lossy().ends_with(".pickle"))
+        .count();
+    if earlier > 0 {
+        eprintln!(
+            "memograph-capture: {} already holds {earlier} snapshot{} of an earlier run; this run's \
+             replace those of the same name (--out DIR keeps runs apart)",
+            out.display(),
+            if earlier == 1 { "" } else { "s" }
+        );
+    }
     forward_signals();
     let mut child = cmd
         .spawn()

@@ -226,6 +226,15 @@ fn after_the_run_it_says_what_was_written_and_how_to_look_at_it() {
     set_old(&out_dir.join("rank3_exit_0.pickle"));
     set_old(&snapshot);
     let stderr = String::from_utf8_lossy(&run().stderr).to_string();
+    // Said before the run: the folder holds an earlier run's snapshots, which it may replace.
+    assert!(
+        stderr.contains(&format!(
+            "memograph-capture: {} already holds 2 snapshots of an earlier run; this run's replace \
+             those of the same name (--out DIR keeps runs apart)\n",
+            out_dir.display()
+        )),
+        "{stderr}"
+    );
     assert!(
         stderr.ends_with(&format!(
             "memograph-capture: 1 snapshot in {}; look with memograph report {}, or the page's \
