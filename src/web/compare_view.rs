@@ -10,7 +10,8 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use memograph_charts::{curve_points, full_range, run_color, Bars, CompareAxis, PlotArea};
 use memograph_snapshot::analysis::compare::{
-    common_folder, diff, grown_sites, peak_rows, peak_table, ranks, within, Digest, Presence,
+    common_folder, diff, grown_sites, peak_rows, peak_table, rank_sets, within, Digest, Presence,
+    RankSet,
 };
 use memograph_snapshot::analysis::fit::{parse_memory, sweeps, Limit};
 use memograph_snapshot::format::{at_entry, bytes, count, grouped, ratio, signed_bytes};
@@ -816,57 +817,55 @@ fn export_curves(
     );
 }
 
-/// Peaks per rank, mean, max and imbalance, the rank out of line marked; a click opens that rank.
+/// Per job compared (its folder, or the knobs its names differ in): peaks per rank, mean, max and
+/// imbalance, the rank out of line marked; a click opens the run of that rank's peak.
 #[component]
 fn RankStrip(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
     move || {
         let rows = rows.get();
         let refs: Vec<&Digest> = rows.iter().collect();
-        let strip = ranks(&refs)?;
-        let max = strip.max_bytes.max(1) as f64;
-        let bars = strip
-            .peaks
-            .iter()
-            .zip(&strip.runs)
-            .map(|(&(rank, peak), &run)| {
-                // The run the rank's peak is from.
-                let key = rows.get(run).map(key_of);
-                let out = strip.outlier == Some(rank);
+        rank_sets(&refs)
+            .into_iter()
+            .map(|RankSet { label, strip }| {
+                let max = strip.max_bytes.max(1) as f64;
+                let bars = strip
+                    .peaks
+                    .iter()
+                    .zip(&strip.runs)
+                    .map(|(&(rank, peak), &run)| {
+                        let key = rows.get(run).map(key_of);
+                        let out = strip.outlier == Some(rank);
+                        view! {
+                            <button class="rank" class:outlier=out data-rank=rank.to_string()
+                                data-peak=peak.to_string()
+                                title=format!("rank {rank}: peak {} bytes{} · click to open", grouped(peak), if out { " · out of line" } else { "" })
+                                on:click=move |_| if let Some(k) = &key { open_run(ui, k) }>
+                                <span class="rank-bar" style=format!("height:{:.1}%", peak as f64 / max * 100.0)></span>
+                                <span class="rank-label">{rank.to_string()}</span>
+                            </button>
+                        }
+                    })
+                    .collect_view();
+                let mean_at = strip.mean_bytes / max * 100.0;
+                let mean_title = format!("mean {}", bytes(strip.mean_bytes as u64));
+                let heading = if label.is_empty() {
+                    "Ranks".to_string()
+                } else {
+                    format!("Ranks of {label}")
+                };
                 view! {
-                    <button class="rank" class:outlier=out data-rank=rank.to_string()
-                        data-peak=peak.to_string()
-                        title=format!("rank {rank}: peak {} bytes{} · click to open", grouped(peak), if out { " · out of line" } else { "" })
-                        on:click=move |_| if let Some(k) = &key { open_run(ui, k) }>
-                        <span class="rank-bar" style=format!("height:{:.1}%", peak as f64 / max * 100.0)></span>
-                        <span class="rank-label">{rank.to_string()}</span>
-                    </button>
+                    <section class="panel wide" data-testid="rank-set" data-label=label>
+                        <h3>{heading} <span class="muted">" · click a rank to open it"</span></h3>
+                        <div class="rank-summary" data-testid="rank-summary" data-outlier=strip.outlier.map(|r| r.to_string()).unwrap_or_default()
+                            data-imbalance=format!("{:.4}", strip.imbalance)>{strip.describe()}</div>
+                        <div class="rank-strip" data-testid="rank-strip">
+                            <span class="rank-mean" style=format!("bottom:{mean_at:.1}%") title=mean_title></span>
+                            {bars}
+                        </div>
+                    </section>
                 }
             })
-            .collect_view();
-        let mean_at = strip.mean_bytes / max * 100.0;
-        let mean_title = format!("mean {}", bytes(strip.mean_bytes as u64));
-        let summary = format!(
-            "{} ranks · mean {} · max {} · imbalance {}{}",
-            strip.peaks.len(),
-            bytes(strip.mean_bytes as u64),
-            bytes(strip.max_bytes),
-            ratio(strip.imbalance),
-            strip
-                .outlier
-                .map(|r| format!(" · rank {r} is out of line"))
-                .unwrap_or_default()
-        );
-        Some(view! {
-            <section class="panel wide">
-                <h3>"Ranks" <span class="muted">" · click a rank to open it"</span></h3>
-                <div class="rank-summary" data-testid="rank-summary" data-outlier=strip.outlier.map(|r| r.to_string()).unwrap_or_default()
-                    data-imbalance=format!("{:.4}", strip.imbalance)>{summary}</div>
-                <div class="rank-strip" data-testid="rank-strip">
-                    <span class="rank-mean" style=format!("bottom:{mean_at:.1}%") title=mean_title></span>
-                    {bars}
-                </div>
-            </section>
-        })
+            .collect_view()
     }
 }
 
@@ -950,6 +949,10 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
     let breakdowns = move || {
         let (a, b) = pair.get()?;
         let grown = grown_sites(&a.sites, &b.sites);
+        // Nothing grew: said in the table, not left as a heading over nothing.
+        let nothing_grew = grown.is_empty().then(|| {
+            view! { <tr class="muted"><td colspan="4">"nothing grew at any call path"</td></tr> }
+        });
         let grown_rows = grown
             .into_iter()
             .take(15)
@@ -973,7 +976,7 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
                 </table>
                 <table class="delta-table" data-testid="compare-grown">
                     <thead><tr><th>"Grew at the same call path"</th><th class="num">"A"</th><th class="num">"B"</th><th class="num">"×"</th></tr></thead>
-                    <tbody>{grown_rows}</tbody>
+                    <tbody>{grown_rows}{nothing_grew}</tbody>
                 </table>
             </div>
         })

@@ -396,3 +396,36 @@ test("capture's folder: its snapshots are compared and its steps read; a README,
     fs.rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('two jobs in one folder: a rank strip each, named by its folder; a bar opens the run of its rank', async () => {
+  // Tier 1: two runs' folders of two ranks each, opened as one folder (a sweep kept side by side).
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-jobs-'));
+  const fixture = name => path.join(ROOT, 'tests', 'fixtures', name);
+  for (const [run, r0, r1] of [['run_a', 'training.pickle', 'training.pickle'], ['run_b', 'compiled.pickle', 'training.pickle']]) {
+    fs.mkdirSync(path.join(root, 'sweep', run), { recursive: true });
+    fs.copyFileSync(fixture(r0), path.join(root, 'sweep', run, 'rank0_exit_0.pickle'));
+    fs.copyFileSync(fixture(r1), path.join(root, 'sweep', run, 'rank1_exit_0.pickle'));
+  }
+  const { page, errors, context } = await comparePage();
+  try {
+    await pick(page, path.join(root, 'sweep'), 4, '[data-testid=open-folder]');
+    const sets = await page.$$eval('[data-testid=rank-set]', s => s.map(e => [e.dataset.label, e.querySelector('h3').textContent,
+      e.querySelector('[data-testid=rank-summary]').textContent]));
+    assert.deepEqual(sets.map(s => s[0]), ['run_a', 'run_b']);
+    assert.match(sets[1][1], /^Ranks of run_b/);
+    // run_a's ranks are alike; run_b's differ (compiled.pickle peaks higher): neither is "out of line" of two.
+    assert.match(sets[0][2], /^2 ranks · .* imbalance ×1\.00$/);
+    assert.match(sets[1][2], /^2 ranks · .* imbalance ×1\.21$/);
+    // The diff of run_a's two alike ranks (A and B by default) says that nothing grew.
+    await page.waitForFunction(() => /nothing grew at any call path/.test(document.querySelector('[data-testid=compare-grown]')?.textContent ?? ''));
+    await page.locator('[data-testid=rank-set][data-label=run_b] .rank[data-rank="0"]').scrollIntoViewIfNeeded();
+    await shot(page, 'compare-two-jobs');
+    await page.click('[data-testid=rank-set][data-label=run_b] .rank[data-rank="0"]');
+    await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready'
+      && /run_b\/rank0_exit_0\.pickle/.test(document.querySelector('[data-testid=file-select]')?.selectedOptions[0]?.textContent ?? ''), null, { timeout: 60000 });
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use memograph_snapshot::analysis::categories::Rules;
 use memograph_snapshot::analysis::compare::{
-    diff, digest_at, digest_of, digests, grown_sites, peak_rows, peak_table, ranks, DiffNode,
+    diff, digest_at, digest_of, digests, grown_sites, peak_rows, peak_table, rank_sets, DiffNode,
     Digest, Presence, SiteDelta,
 };
 use memograph_snapshot::analysis::fit::{fit, sweeps, Limit};
@@ -152,7 +152,7 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
         g
     };
     let all: Vec<&Digest> = digests.iter().collect();
-    let strip = ranks(&all);
+    let rank_sets = rank_sets(&all);
     let limit = Limit::of(args.gpu_memory, &all);
     let sweeps = sweeps(&all);
     if args.output == Output::Json {
@@ -199,7 +199,7 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
             "baseline": base.file,
             "gpu_memory": limit,
             "rows": rows,
-            "ranks": strip,
+            "ranks": rank_sets,
             "sweeps": sweeps,
         });
         return format!("{json}\n");
@@ -225,18 +225,13 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
     } else {
         table.text()
     });
-    if let Some(s) = &strip {
-        let _ = writeln!(
-            o,
-            "\nRanks: {} · mean {} · max {} · imbalance {}{}",
-            s.peaks.len(),
-            bytes(s.mean_bytes as u64),
-            bytes(s.max_bytes),
-            ratio(s.imbalance),
-            s.outlier
-                .map(|r| format!(" · rank {r} is out of line"))
-                .unwrap_or_default()
-        );
+    for set in &rank_sets {
+        let of = if set.label.is_empty() {
+            String::new()
+        } else {
+            format!(" of {}", set.label)
+        };
+        let _ = writeln!(o, "\nRanks{of}: {}", set.strip.describe());
     }
     if !sweeps.is_empty() {
         let _ = writeln!(o, "\nSweeps (the most each run reserved):");

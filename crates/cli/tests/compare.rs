@@ -507,3 +507,42 @@ fn a_tensor_parallel_sweep_says_from_which_degree_runs_fit() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn two_jobs_compared_get_a_rank_strip_each() {
+    // Tier 1: the repository's fixtures as two runs' folders of two ranks each.
+    let root = std::env::temp_dir().join(format!("memograph-compare-jobs-{}", std::process::id()));
+    let repo = |name: &str| format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    for (run, r0, r1) in [
+        ("run_a", "training.pickle", "training.pickle"),
+        ("run_b", "compiled.pickle", "training.pickle"),
+    ] {
+        let dir = root.join("sweep").join(run);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(repo(r0), dir.join("rank0_exit_0.pickle")).unwrap();
+        std::fs::copy(repo(r1), dir.join("rank1_exit_0.pickle")).unwrap();
+    }
+    let sweep = root.join("sweep").display().to_string();
+    let (code, stdout, stderr) = memograph(&["compare", &sweep]);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("Ranks")).collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(
+        lines[0].starts_with("Ranks of run_a: 2 ranks · mean 85.0 MiB"),
+        "{stdout}"
+    );
+    assert!(lines[1].ends_with("imbalance ×1.21"), "{stdout}");
+    let (_, stdout, _) = memograph(&["compare", "--json", &sweep]);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let sets = v["ranks"].as_array().unwrap();
+    assert_eq!(sets.len(), 2);
+    assert_eq!(sets[1]["label"], "run_b");
+    // Each rank's run, as an index into the rows.
+    assert_eq!(sets[1]["runs"], serde_json::json!([2, 3]));
+    let rows = v["rows"].as_array().unwrap();
+    assert!(rows[2]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("run_b/rank0_exit_0.pickle"));
+    std::fs::remove_dir_all(&root).unwrap();
+}

@@ -756,9 +756,99 @@ pub struct RankStrip {
 /// How far from the median a rank's peak must be to be called out of line.
 pub const OUTLIER_SHARE: f64 = 0.05;
 
-/// The rank strip of digests that carry a `rank` in their config, when there are two ranks or more.
-/// A rank with several runs (capture's snapshots at exit, at each new peak, every N steps) stands by
-/// its highest peak: the most memory that rank was seen to need (the first run of it on a tie).
+impl RankStrip {
+    /// `8 ranks · mean 61.2 GiB · max 66.0 GiB · imbalance ×1.08 · rank 6 is out of line`.
+    pub fn describe(&self) -> String {
+        use crate::format::{bytes, ratio};
+        format!(
+            "{} ranks · mean {} · max {} · imbalance {}{}",
+            self.peaks.len(),
+            bytes(self.mean_bytes as u64),
+            bytes(self.max_bytes),
+            ratio(self.imbalance),
+            self.outlier
+                .map(|r| format!(" · rank {r} is out of line"))
+                .unwrap_or_default()
+        )
+    }
+}
+
+/// The ranks of one job among the runs compared.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RankSet {
+    /// What tells this job from the others compared (its folder, the knobs its names differ in);
+    /// empty when there is one job.
+    pub label: String,
+    #[serde(flatten)]
+    pub strip: RankStrip,
+}
+
+/// The config keys that tell a job's runs apart from each other rather than from other jobs' runs.
+const PER_RUN_KEYS: [&str; 3] = ["rank", "step", "iter"];
+
+/// The rank strips of the jobs among `digests`: runs that carry a `rank` are grouped by their folder
+/// and the rest of their config (a sweep's bs8 and bs16 jobs, or two runs' folders, are not one set
+/// of ranks), and each group of two ranks or more gets a strip. `runs` indexes into `digests`.
+pub fn rank_sets(digests: &[&Digest]) -> Vec<RankSet> {
+    type Key = (String, Vec<(String, String)>);
+    let key_of = |d: &Digest| -> Key {
+        let folder = d.file.rsplit_once(['/', '\\']).map_or("", |(dir, _)| dir);
+        let config = d
+            .config
+            .iter()
+            .filter(|(k, _)| !PER_RUN_KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        (folder.to_string(), config)
+    };
+    let mut groups: Vec<(Key, Vec<usize>)> = Vec::new();
+    for (i, d) in digests.iter().enumerate() {
+        if !d.config.contains_key("rank") {
+            continue;
+        }
+        let key = key_of(d);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((key, vec![i])),
+        }
+    }
+    // Labels tell every job apart, those of one rank too (a strip alone is still named when other
+    // jobs' runs are compared beside it).
+    let keys: Vec<&Key> = groups.iter().map(|(k, _)| k).collect();
+    let folders_differ = keys.windows(2).any(|w| w[0].0 != w[1].0);
+    let label = |key: &Key| -> String {
+        if keys.len() < 2 {
+            return String::new();
+        }
+        let mut parts = Vec::new();
+        if folders_differ {
+            let last = key.0.rsplit(['/', '\\']).next().unwrap_or("");
+            parts.push(if last.is_empty() { "." } else { last }.to_string());
+        }
+        for pair in &key.1 {
+            if keys.iter().any(|other| !other.1.contains(pair)) {
+                parts.push(format!("{} {}", pair.0, pair.1));
+            }
+        }
+        parts.join(" · ")
+    };
+    let labels: Vec<String> = keys.iter().map(|k| label(k)).collect();
+    groups
+        .into_iter()
+        .zip(labels)
+        .filter_map(|((_, members), label)| {
+            let picked: Vec<&Digest> = members.iter().map(|&i| digests[i]).collect();
+            let mut strip = ranks(&picked)?;
+            strip.runs = strip.runs.iter().map(|&j| members[j]).collect();
+            Some(RankSet { label, strip })
+        })
+        .collect()
+}
+
+/// The rank strip of digests that carry a `rank` in their config, when there are two ranks or more
+/// (see [`rank_sets`] for runs of several jobs). A rank with several runs (capture's snapshots at
+/// exit, at each new peak, every N steps) stands by its highest peak: the most memory that rank was
+/// seen to need (the first run of it on a tie).
 pub fn ranks(digests: &[&Digest]) -> Option<RankStrip> {
     let mut by_rank: BTreeMap<u32, (u64, usize)> = BTreeMap::new();
     for (i, d) in digests.iter().enumerate() {
@@ -986,5 +1076,54 @@ mod tests {
         let strip = ranks(&runs.iter().collect::<Vec<_>>()).unwrap();
         assert_eq!(strip.peaks, [(0, 1200), (1, 1000)]);
         assert_eq!(strip.runs, [2, 3]);
+        assert_eq!(
+            strip.describe(),
+            "2 ranks · mean 1.1 KiB · max 1.2 KiB · imbalance ×1.09"
+        );
+    }
+
+    #[test]
+    fn each_job_gets_its_own_rank_strip() {
+        let runs = [
+            test_digest("sweep/bs8_rank0.pickle", 800, 0),
+            test_digest("sweep/bs8_rank1.pickle", 1200, 0),
+            test_digest("sweep/bs16_rank0.pickle", 1600, 0),
+            test_digest("sweep/bs16_rank1.pickle", 1600, 0),
+            test_digest("sweep/bs16_rank2.pickle", 2400, 0),
+            test_digest("sweep/notes_snapshot.pickle", 5, 0),
+        ];
+        let sets = rank_sets(&runs.iter().collect::<Vec<_>>());
+        let labels: Vec<&str> = sets.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["bs 8", "bs 16"]);
+        assert_eq!(sets[0].strip.peaks, [(0, 800), (1, 1200)]);
+        // Indices into the runs given.
+        assert_eq!(sets[1].strip.runs, [2, 3, 4]);
+        assert_eq!(sets[1].strip.outlier, Some(2));
+        // Two runs' folders, their ranks at several steps: a set per folder, steps kept together.
+        let runs = [
+            test_digest("run_a/rank0_exit_10.pickle", 850, 0),
+            test_digest("run_b/rank0_exit_10.pickle", 1315, 0),
+            test_digest("run_b/rank1_peak_7.pickle", 850, 0),
+            test_digest("run_b/rank1_exit_10.pickle", 800, 0),
+        ];
+        let sets = rank_sets(&runs.iter().collect::<Vec<_>>());
+        assert_eq!(sets.len(), 1, "run_a has one rank: no strip");
+        assert_eq!(
+            sets[0].label, "run_b",
+            "named: run_a's rank is compared beside it"
+        );
+        assert_eq!(sets[0].strip.peaks, [(0, 1315), (1, 850)]);
+        assert_eq!(sets[0].strip.runs, [1, 2]);
+        let both = [
+            runs[0].clone(),
+            test_digest("run_a/rank1_exit_10.pickle", 900, 0),
+            runs[1].clone(),
+            runs[2].clone(),
+        ];
+        let labels: Vec<String> = rank_sets(&both.iter().collect::<Vec<_>>())
+            .into_iter()
+            .map(|s| s.label)
+            .collect();
+        assert_eq!(labels, ["run_a", "run_b"]);
     }
 }
