@@ -838,6 +838,7 @@ fn RankStrip(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
                         view! {
                             <button class="rank" class:outlier=out data-rank=rank.to_string()
                                 data-peak=peak.to_string()
+                                aria-label=format!("rank {rank}: peak {}{}", bytes(peak), if out { ", out of line" } else { "" })
                                 title=format!("rank {rank}: peak {} bytes{} · click to open", grouped(peak), if out { " · out of line" } else { "" })
                                 on:click=move |_| if let Some(k) = &key { open_run(ui, k) }>
                                 <span class="rank-bar" style=format!("height:{:.1}%", peak as f64 / max * 100.0)></span>
