@@ -43,8 +43,8 @@ pub enum Holds {
 }
 
 /// `paths` with each folder replaced by the files in it (and in its folders) that a command `holds`,
-/// in natural order (rank2 before rank10), as the page's Open folder takes them; files stay as given.
-/// A folder with none of them is an error naming it.
+/// in natural order (rank2 before rank10), as the page's Open folder takes them; files stay as given,
+/// each once. A folder with none of them is an error naming it.
 pub fn expand(paths: Vec<String>, holds: Holds) -> Result<Vec<String>, Failure> {
     let mut out = Vec::with_capacity(paths.len());
     for path in paths {
@@ -78,6 +78,10 @@ pub fn expand(paths: Vec<String>, holds: Holds) -> Result<Vec<String>, Failure> 
         kept.sort_by(|a, b| names::natural_order(a, b));
         out.extend(kept);
     }
+    // A file named twice (itself and its folder, or by two spellings) is read once, where it first
+    // stands.
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|p| seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p))));
     Ok(out)
 }
 

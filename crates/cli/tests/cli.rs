@@ -575,10 +575,25 @@ fn a_folder_stands_for_its_snapshots_or_its_step_records() {
             named("rank10_exit_0.pickle")
         ]
     );
-    let (code, stdout, stderr) = memograph(&["compare", "--json", &folder]);
+    // A file named beside its folder (and by another spelling) is compared once.
+    let again = format!("{folder}/older/../rank2_exit_0.pickle");
+    let (code, stdout, stderr) = memograph(&["compare", "--json", &again, &folder]);
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(v["rows"].as_array().unwrap().len(), 3);
+    let rows: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            again.as_str(),
+            &named("older/rank0_exit_0.pickle"),
+            &named("rank10_exit_0.pickle")
+        ]
+    );
     let (code, stdout, stderr) = memograph(&["steps", "--json", &folder]);
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
