@@ -117,3 +117,23 @@ test("capture's folder in one page: its snapshots compared and its step records 
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('two runs\' folders in one page keep their paths: rows apart, a rank strip each', async () => {
+  // Tier 1: sweep/run_a and sweep/run_b, each with its rank0 and rank1 (the same names in both).
+  const sweep = path.join(dir, 'sweep');
+  for (const [run, r0] of [['run_a', 'training.pickle'], ['run_b', 'compiled.pickle']]) {
+    fs.mkdirSync(path.join(sweep, run), { recursive: true });
+    fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', r0), path.join(sweep, run, 'rank0_exit_0.pickle'));
+    fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'training.pickle'), path.join(sweep, run, 'rank1_exit_0.pickle'));
+  }
+  const out = path.join(dir, 'sweep.html');
+  html([sweep], out);
+  const { page, errors } = await open(b, `file://${out}`);
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=compare-table] tr[data-file]').length === 4
+    && document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
+  assert.deepEqual(await page.$$eval('tr[data-file]', rs => rs.map(r => r.dataset.file)),
+    ['sweep/run_a/rank0_exit_0.pickle', 'sweep/run_a/rank1_exit_0.pickle', 'sweep/run_b/rank0_exit_0.pickle', 'sweep/run_b/rank1_exit_0.pickle']);
+  assert.deepEqual(await page.$$eval('[data-testid=rank-set]', s => s.map(e => e.dataset.label)), ['run_a', 'run_b']);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

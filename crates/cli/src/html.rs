@@ -52,7 +52,8 @@ pub fn run(args: &HtmlArgs) -> Result<(), Failure> {
     let page = read_page(&dir).map_err(|reason| Failure(format!("{}: {reason}", dir.display())))?;
     let mut snapshots = Vec::new();
     let mut step_files = 0;
-    for file in &args.files {
+    let names = page_names(&args.files);
+    for (file, name) in args.files.iter().zip(names) {
         let bytes = fs::read(file).map_err(|e| Failure(format!("{file}: {}", io_reason(&e))))?;
         // A file the page could not open is refused here, with the same one line. Step records are
         // told from snapshots as the page tells them: a name that is no pickle's, then the first bytes.
@@ -63,9 +64,6 @@ pub fn run(args: &HtmlArgs) -> Result<(), Failure> {
         } else {
             memograph_snapshot::read_bytes(&bytes).map_err(|e| Failure(format!("{file}: {e}")))?;
         }
-        let name = Path::new(file)
-            .file_name()
-            .map_or_else(|| file.clone(), |n| n.to_string_lossy().into_owned());
         let compressed = !memograph_snapshot::is_gzip(&bytes);
         snapshots.push(Embedded {
             name,
@@ -98,6 +96,45 @@ pub fn run(args: &HtmlArgs) -> Result<(), Failure> {
         memograph_snapshot::format::bytes((html.len() - base64_len(carried)) as u64),
     );
     Ok(())
+}
+
+/// The names the page knows the files by: their own, when they lie in one folder; else their paths
+/// from the folder they share, that folder's name first, as the page's Open folder names them
+/// (`sweep/run_a/rank0.pickle`): two runs' `rank0.pickle` stay apart, and so do their ranks.
+fn page_names(files: &[String]) -> Vec<String> {
+    let own = |f: &String| {
+        Path::new(f)
+            .file_name()
+            .map_or_else(|| f.clone(), |n| n.to_string_lossy().into_owned())
+    };
+    let paths: Vec<PathBuf> = files
+        .iter()
+        .map(|f| std::path::absolute(f).unwrap_or_else(|_| PathBuf::from(f)))
+        .collect();
+    let parents: Vec<&Path> = paths.iter().filter_map(|p| p.parent()).collect();
+    if parents.len() != paths.len() || parents.windows(2).all(|w| w[0] == w[1]) {
+        return files.iter().map(own).collect();
+    }
+    // The folder all share, and the one above it (so that its name is kept).
+    let mut common = parents[0].to_path_buf();
+    while !parents.iter().all(|p| p.starts_with(&common)) {
+        if !common.pop() {
+            break;
+        }
+    }
+    let base = common.parent().unwrap_or(&common);
+    paths
+        .iter()
+        .zip(files)
+        .map(|(p, f)| match p.strip_prefix(base) {
+            Ok(rest) => rest
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/"),
+            Err(_) => own(f),
+        })
+        .collect()
 }
 
 /// `NAME.html` in the current directory, NAME the file's name without `.gz` and `.pickle`/`.pkl`.
@@ -384,6 +421,25 @@ mod tests {
         );
         assert_eq!(view_hash("#v=timeline"), "#v=timeline");
         assert_eq!(view_hash("v=timeline"), "#v=timeline");
+    }
+
+    #[test]
+    fn files_of_several_folders_are_named_by_their_paths_from_the_folder_they_share() {
+        let names =
+            |files: &[&str]| page_names(&files.iter().map(|f| f.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            names(&["/r/sweep/run_a/rank0.pickle", "/r/sweep/run_b/rank0.pickle"]),
+            ["sweep/run_a/rank0.pickle", "sweep/run_b/rank0.pickle"]
+        );
+        assert_eq!(
+            names(&["/r/run/rank0.pickle", "/r/run/rank1.pickle"]),
+            ["rank0.pickle", "rank1.pickle"]
+        );
+        assert_eq!(
+            names(&["/a.pickle", "/b/c.pickle"]),
+            ["a.pickle", "b/c.pickle"]
+        );
+        assert_eq!(names(&["x/kk.pickle"]), ["kk.pickle"]);
     }
 
     #[test]
