@@ -136,9 +136,10 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
     let stamp = crate::clock::local_stamp();
     let mut done: Vec<(FileReport, PathBuf)> = Vec::new();
     let mut failures = 0;
-    for path in &args.files {
+    let stems = stems(&args.files);
+    for (path, stem) in args.files.iter().zip(&stems) {
         let result = load::open(path).and_then(|snapshot| {
-            let mut report = analyse(path, &snapshot, &rules, args)?;
+            let mut report = analyse(path, stem, &snapshot, &rules, args)?;
             let ran_out = snapshot
                 .devices()
                 .iter()
@@ -200,6 +201,7 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
 
 fn analyse(
     path: &str,
+    stem: &str,
     snapshot: &Snapshot,
     rules: &Rules,
     args: &ReportArgs,
@@ -221,8 +223,8 @@ fn analyse(
         .unwrap_or(0);
     let name = match (&args.name, args.files.len()) {
         (Some(n), 1) => sanitize(n),
-        (Some(n), _) => format!("{}_{}", sanitize(n), name_of(path)),
-        (None, _) => name_of(path),
+        (Some(n), _) => format!("{}_{stem}", sanitize(n)),
+        (None, _) => stem.to_string(),
     };
     Ok(FileReport {
         path: path.to_string(),
@@ -232,6 +234,25 @@ fn analyse(
         digests: Vec::new(),
         limit: None,
     })
+}
+
+/// Each file's part of its report's name: [`name_of`] it, or, where two files would share one (two
+/// runs' `rank0.pickle`), its folder's name and it (`run_a_rank0`).
+fn stems(files: &[String]) -> Vec<String> {
+    let own: Vec<String> = files.iter().map(|f| name_of(f)).collect();
+    own.iter()
+        .zip(files)
+        .map(|(stem, file)| {
+            let shared = own.iter().filter(|o| *o == stem).count() > 1;
+            let folder = std::path::absolute(file)
+                .ok()
+                .and_then(|p| Some(p.parent()?.file_name()?.to_string_lossy().into_owned()));
+            match folder {
+                Some(folder) if shared => format!("{}_{stem}", sanitize(&folder)),
+                _ => stem.clone(),
+            }
+        })
+        .collect()
 }
 
 /// A report name from a file path: the file name without its snapshot extensions.
@@ -747,6 +768,18 @@ mod tests {
         assert_eq!(r.out_dir, PathBuf::from(DEFAULT_OUT_DIR));
         assert!(parse(&["a.pickle", "out", "n", "extra"]).is_err());
         assert!(parse(&[]).is_err());
+    }
+
+    #[test]
+    fn files_of_the_same_name_are_told_apart_by_their_folders() {
+        let files: Vec<String> = [
+            "/r/run_a/rank0.pickle",
+            "/r/run_b/rank0.pickle",
+            "/r/run_b/rank1.pickle",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(stems(&files), ["run_a_rank0", "run_b_rank0", "rank1"]);
     }
 
     #[test]
