@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, clickWhen, shot, FIXTURES, ROOT, TIER2 } from './harness.mjs';
+import { serve, browser, clickWhen, shot, captureFolder, sweepFolder, FIXTURES, ROOT, TIER2 } from './harness.mjs';
 
 let server, b, ranks;
 before(async () => {
@@ -373,12 +373,7 @@ test("capture's folder: its snapshots are compared and its steps read; a README,
   // Tier 1: memograph-capture writes into memograph_snapshots/; people keep notes and charts beside.
   // A file's own name says whether it is a snapshot, not the folder's ("snapshot" is in that).
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-capture-'));
-  const dir = path.join(root, 'memograph_snapshots');
-  fs.mkdirSync(dir);
-  fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'training.pickle'), path.join(dir, 'rank0_exit_0.pickle'));
-  fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'compiled.pickle'), path.join(dir, 'rank1_exit_0.pickle'));
-  fs.copyFileSync(path.join(ROOT, 'crates', 'snapshot', 'fuzz', 'corpus', 'steps', 'capture_steps.jsonl'), path.join(dir, 'rank0_steps.jsonl'));
-  fs.writeFileSync(path.join(dir, 'README.md'), '# what this run was\n');
+  const dir = captureFolder(root);
   fs.writeFileSync(path.join(dir, 'chart.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
   fs.writeFileSync(path.join(dir, 'config.json'), '{"lr": 0.001}\n');
   const { page, errors, context } = await comparePage();
@@ -400,15 +395,10 @@ test("capture's folder: its snapshots are compared and its steps read; a README,
 test('two jobs in one folder: a rank strip each, named by its folder; a bar opens the run of its rank', async () => {
   // Tier 1: two runs' folders of two ranks each, opened as one folder (a sweep kept side by side).
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-jobs-'));
-  const fixture = name => path.join(ROOT, 'tests', 'fixtures', name);
-  for (const [run, r0, r1] of [['run_a', 'training.pickle', 'training.pickle'], ['run_b', 'compiled.pickle', 'training.pickle']]) {
-    fs.mkdirSync(path.join(root, 'sweep', run), { recursive: true });
-    fs.copyFileSync(fixture(r0), path.join(root, 'sweep', run, 'rank0_exit_0.pickle'));
-    fs.copyFileSync(fixture(r1), path.join(root, 'sweep', run, 'rank1_exit_0.pickle'));
-  }
+  const sweep = sweepFolder(root);
   const { page, errors, context } = await comparePage();
   try {
-    await pick(page, path.join(root, 'sweep'), 4, '[data-testid=open-folder]');
+    await pick(page, sweep, 4, '[data-testid=open-folder]');
     const sets = await page.$$eval('[data-testid=rank-set]', s => s.map(e => [e.dataset.label, e.querySelector('h3').textContent,
       e.querySelector('[data-testid=rank-summary]').textContent]));
     assert.deepEqual(sets.map(s => s[0]), ['run_a', 'run_b']);

@@ -135,6 +135,31 @@ export function pickled(value) {
   return Buffer.concat(out);
 }
 
+/** The repository's fixtures laid out as memograph-capture leaves its folder: `dir`/memograph_snapshots
+ *  with two ranks' exit snapshots (rank 1's peak higher), rank 0's step records and a README beside
+ *  them. Returns the folder. Tier 1. */
+export function captureFolder(dir) {
+  const run = path.join(dir, 'memograph_snapshots');
+  fs.mkdirSync(run, { recursive: true });
+  fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'training.pickle'), path.join(run, 'rank0_exit_0.pickle'));
+  fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'compiled.pickle'), path.join(run, 'rank1_exit_0.pickle'));
+  fs.copyFileSync(path.join(ROOT, 'crates', 'snapshot', 'fuzz', 'corpus', 'steps', 'capture_steps.jsonl'), path.join(run, 'rank0_steps.jsonl'));
+  fs.writeFileSync(path.join(run, 'README.md'), '# what this run was\n');
+  return run;
+}
+
+/** Two runs' folders side by side, `dir`/sweep/run_a and run_b, each with rank0 and rank1 exit
+ *  snapshots of the same names (run_a's ranks alike, run_b's rank 0 peaking higher). Returns sweep/. */
+export function sweepFolder(dir) {
+  const sweep = path.join(dir, 'sweep');
+  for (const [run, r0] of [['run_a', 'training.pickle'], ['run_b', 'compiled.pickle']]) {
+    fs.mkdirSync(path.join(sweep, run), { recursive: true });
+    fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', r0), path.join(sweep, run, 'rank0_exit_0.pickle'));
+    fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'training.pickle'), path.join(sweep, run, 'rank1_exit_0.pickle'));
+  }
+  return sweep;
+}
+
 export async function shot(page, name) {
   fs.mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });

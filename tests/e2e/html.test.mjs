@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { browser, open, shot, ROOT, DIST, FIXTURES, TIER2 } from './harness.mjs';
+import { browser, open, shot, captureFolder, sweepFolder, ROOT, DIST, FIXTURES, TIER2 } from './harness.mjs';
 
 let b, dir;
 before(async () => { b = await browser(); dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-html-')); });
@@ -98,12 +98,7 @@ test('a file that is no snapshot is refused with one line and exit status 1', ()
 
 test("capture's folder in one page: its snapshots compared and its step records in Steps; named after the folder", async () => {
   // Tier 1: the repository's fixtures, laid out as memograph-capture leaves them, with a README beside.
-  const run = path.join(dir, 'memograph_snapshots');
-  fs.mkdirSync(run);
-  fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'training.pickle'), path.join(run, 'rank0_exit_0.pickle'));
-  fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'compiled.pickle'), path.join(run, 'rank1_exit_0.pickle'));
-  fs.copyFileSync(path.join(ROOT, 'crates', 'snapshot', 'fuzz', 'corpus', 'steps', 'capture_steps.jsonl'), path.join(run, 'rank0_steps.jsonl'));
-  fs.writeFileSync(path.join(run, 'README.md'), '# notes\n');
+  const run = captureFolder(dir);
   const said = execFileSync(cli(), ['html', run, '--page', DIST], { encoding: 'utf8', cwd: dir });
   assert.match(said, /^memograph_snapshots\.html: .* of snapshots and step records as .* compressed/);
   const out = path.join(dir, 'memograph_snapshots.html');
@@ -120,12 +115,7 @@ test("capture's folder in one page: its snapshots compared and its step records 
 
 test('two runs\' folders in one page keep their paths: rows apart, a rank strip each', async () => {
   // Tier 1: sweep/run_a and sweep/run_b, each with its rank0 and rank1 (the same names in both).
-  const sweep = path.join(dir, 'sweep');
-  for (const [run, r0] of [['run_a', 'training.pickle'], ['run_b', 'compiled.pickle']]) {
-    fs.mkdirSync(path.join(sweep, run), { recursive: true });
-    fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', r0), path.join(sweep, run, 'rank0_exit_0.pickle'));
-    fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'training.pickle'), path.join(sweep, run, 'rank1_exit_0.pickle'));
-  }
+  const sweep = sweepFolder(dir);
   const out = path.join(dir, 'sweep.html');
   html([sweep], out);
   const { page, errors } = await open(b, `file://${out}`);
