@@ -53,8 +53,7 @@ pub fn expand(paths: Vec<String>, holds: Holds) -> Result<Vec<String>, Failure> 
             continue;
         }
         let mut found = Vec::new();
-        walk(Path::new(&path), &mut found)
-            .map_err(|e| Failure(format!("{path}: {}", io_reason(&e))))?;
+        walk(Path::new(&path), &mut found)?;
         let mut kept: Vec<String> = found
             .into_iter()
             .map(|f| f.display().to_string())
@@ -85,15 +84,17 @@ pub fn expand(paths: Vec<String>, holds: Holds) -> Result<Vec<String>, Failure> 
     Ok(out)
 }
 
-/// Every file below `dir`, hidden ones (`.name`) left out; folders linked to are not followed.
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
+/// Every file below `dir`, hidden ones (`.name`) left out; folders linked to are not followed. A
+/// folder that cannot be read is an error naming it.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Failure> {
+    let fail = |e: std::io::Error| Failure(format!("{}: {}", dir.display(), io_reason(&e)));
+    for entry in std::fs::read_dir(dir).map_err(fail)? {
+        let entry = entry.map_err(fail)?;
         if entry.file_name().to_string_lossy().starts_with('.') {
             continue;
         }
         let path = entry.path();
-        if entry.file_type()?.is_dir() {
+        if entry.file_type().map_err(fail)?.is_dir() {
             walk(&path, out)?;
         } else if path.is_file() {
             out.push(path);
