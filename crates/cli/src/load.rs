@@ -1,5 +1,5 @@
-//! Opening a snapshot file (and what a folder holds), with a progress bar (indicatif) on stderr for big files when stderr is a
-//! terminal and `--quiet` was not given.
+//! Opening a snapshot file, with a progress bar (indicatif) on stderr for big files when stderr is a
+//! terminal and `--quiet` was not given; the files a folder stands for; the devices a command left out.
 
 use std::fs::File;
 use std::io::{IsTerminal, Read};
@@ -36,7 +36,7 @@ const NO_STEPS: &str = "no step records in this folder (capture's rank*_steps.js
 pub enum Holds {
     /// Files named as snapshots are ([`names::snapshot_named`]).
     Snapshots,
-    /// Files named as text whose first bytes are step records ([`steps::looks_like_steps`]).
+    /// Files named as text whose first bytes are step records ([`looks_like_steps`]).
     Steps,
     /// Both (what a page made by `memograph html` opens).
     Runs,
