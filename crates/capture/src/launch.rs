@@ -204,7 +204,7 @@ pub fn run(o: &Options) -> Result<ExitCode, String> {
     if earlier > 0 {
         eprintln!(
             "memograph-capture: {} already holds {earlier} snapshot{} of an earlier run; this run's \
-             replace those of the same name (--out DIR keeps runs apart)",
+             snapshots replace those of the same name (--out DIR keeps runs apart)",
             out.display(),
             if earlier == 1 { "" } else { "s" }
         );
@@ -268,7 +268,7 @@ fn what_next(
     match snapshots[..] {
         [] => {}
         [one] => {
-            said.push(plural(1, "snapshot", "snapshots"));
+            said.push("1 snapshot".to_string());
             how.push(format!("memograph report {}", one.display()));
         }
         _ => {

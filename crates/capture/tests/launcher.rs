@@ -229,8 +229,8 @@ fn after_the_run_it_says_what_was_written_and_how_to_look_at_it() {
     // Said before the run: the folder holds an earlier run's snapshots, which it may replace.
     assert!(
         stderr.contains(&format!(
-            "memograph-capture: {} already holds 2 snapshots of an earlier run; this run's replace \
-             those of the same name (--out DIR keeps runs apart)\n",
+            "memograph-capture: {} already holds 2 snapshots of an earlier run; this run's \
+             snapshots replace those of the same name (--out DIR keeps runs apart)\n",
             out_dir.display()
         )),
         "{stderr}"
