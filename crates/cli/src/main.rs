@@ -21,11 +21,11 @@ use clap::{CommandFactory, Parser, Subcommand};
 use load::Holds;
 
 const AFTER_HELP: &str = "\
-FILE may be a plain or gzip-compressed pickle (protocols 0-5) or a snapshot saved as JSON. No pickle
-code is ever run. Where a command takes several files, a folder stands for the snapshots in it (files
-named *.pickle, *.pkl, *.pk, maybe .gz, or with \"snapshot\" in their name; for steps, its step
-records), in natural order: memograph compare memograph_snapshots/. Exit status: 0 on success, 1 when a
-file cannot be read, 2 on a usage error.";
+FILE may be a plain or gzip-compressed pickle (protocols 0-5) or a snapshot saved as JSON. No
+pickle code is ever run. Where a command takes several files, a folder stands for the snapshots
+in it (named *.pickle, *.pkl, *.pk, maybe .gz, or with \"snapshot\" in the name; for steps, its
+step records), in natural order: memograph compare memograph_snapshots/
+Exit status: 0 on success, 1 when a file cannot be read, 2 on a usage error.";
 
 /// Read PyTorch CUDA memory snapshots (torch.cuda.memory._dump_snapshot) safely.
 #[derive(Parser)]
