@@ -816,14 +816,34 @@ pub fn rank_sets(digests: &[&Digest]) -> Vec<RankSet> {
     // jobs' runs are compared beside it).
     let keys: Vec<&Key> = groups.iter().map(|(k, _)| k).collect();
     let folders_differ = keys.windows(2).any(|w| w[0].0 != w[1].0);
+    // A folder is named from where the jobs' folders part (`a/run` and `b/run`, not `run` twice).
+    let parts_of =
+        |folder: &str| -> Vec<String> { folder.split(['/', '\\']).map(str::to_string).collect() };
+    let shared = keys
+        .iter()
+        .map(|k| parts_of(&k.0))
+        .reduce(|a, b| {
+            a.into_iter()
+                .zip(b)
+                .take_while(|(x, y)| x == y)
+                .map(|(x, _)| x)
+                .collect()
+        })
+        .map_or(0, |common| common.len());
     let label = |key: &Key| -> String {
         if keys.len() < 2 {
             return String::new();
         }
         let mut parts = Vec::new();
         if folders_differ {
-            let last = key.0.rsplit(['/', '\\']).next().unwrap_or("");
-            parts.push(if last.is_empty() { "." } else { last }.to_string());
+            let all = parts_of(&key.0);
+            let own = all.get(shared..).unwrap_or_default().join("/");
+            let last = all.last().map_or("", String::as_str);
+            parts.push(match (own.is_empty(), last.is_empty()) {
+                (false, _) => own,
+                (true, false) => last.to_string(),
+                (true, true) => ".".to_string(),
+            });
         }
         for pair in &key.1 {
             if keys.iter().any(|other| !other.1.contains(pair)) {
@@ -1125,5 +1145,19 @@ mod tests {
             .map(|s| s.label)
             .collect();
         assert_eq!(labels, ["run_a", "run_b"]);
+        // Folders of the same name in two places are told apart by where they part.
+        let twins = [
+            test_digest("/x/a/run/rank0.pickle", 1, 0),
+            test_digest("/x/a/run/rank1.pickle", 1, 0),
+            test_digest("/x/b/run/rank0.pickle", 1, 0),
+            test_digest("/x/b/run/rank1.pickle", 1, 0),
+            test_digest("/x/rank0.pickle", 1, 0),
+            test_digest("/x/rank1.pickle", 1, 0),
+        ];
+        let labels: Vec<String> = rank_sets(&twins.iter().collect::<Vec<_>>())
+            .into_iter()
+            .map(|s| s.label)
+            .collect();
+        assert_eq!(labels, ["a/run", "b/run", "x"]);
     }
 }
