@@ -54,18 +54,21 @@ pub struct CompareArgs {
 }
 
 impl CompareArgs {
-    /// The baseline, when named and not among the files, is compared first.
+    /// The baseline is the file of its path among `files`; one not among them is compared first.
     pub fn new(
         mut files: Vec<String>,
-        baseline: Option<String>,
+        mut baseline: Option<String>,
         devices: Devices,
         output: Output,
         top: usize,
         gpu_memory: Option<u64>,
     ) -> CompareArgs {
-        if let Some(b) = &baseline {
-            if !files.contains(b) {
-                files.insert(0, b.clone());
+        // The baseline is the file of that path among them, however it is spelt (a folder's files
+        // are named through the folder); one not among them is compared first.
+        if let Some(b) = baseline.clone() {
+            match files.iter().position(|f| load::same_file(f, &b)) {
+                Some(i) => baseline = Some(files[i].clone()),
+                None => files.insert(0, b),
             }
         }
         CompareArgs {

@@ -84,6 +84,15 @@ pub fn expand(paths: Vec<String>, holds: Holds) -> Result<Vec<String>, Failure> 
     Ok(out)
 }
 
+/// Whether `a` and `b` name the same file (the same path once resolved, or the same text).
+pub fn same_file(a: &str, b: &str) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
 /// Every file below `dir`, hidden ones (`.name`) left out; folders linked to are not followed. A
 /// folder that cannot be read is an error naming it.
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Failure> {

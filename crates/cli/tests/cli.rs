@@ -594,6 +594,16 @@ fn a_folder_stands_for_its_snapshots_or_its_step_records() {
             &named("rank10_exit_0.pickle")
         ]
     );
+    // A baseline named by another spelling of a file in the folder is that file, where it stands.
+    let baseline = format!("{folder}/older/../rank10_exit_0.pickle");
+    let (code, stdout, stderr) =
+        memograph(&["compare", "--json", "--baseline", &baseline, &folder]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(v["baseline"], named("rank10_exit_0.pickle").as_str());
+    assert_eq!(rows[2]["delta_bytes"], 0);
     let (code, stdout, stderr) = memograph(&["steps", "--json", &folder]);
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
