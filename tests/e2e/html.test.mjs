@@ -102,6 +102,13 @@ test("capture's folder in one page: its snapshots compared and its step records 
   const said = execFileSync(cli(), ['html', run, '--page', DIST], { encoding: 'utf8', cwd: dir });
   assert.match(said, /^memograph_snapshots\.html: .* of snapshots and step records as .* compressed/);
   const out = path.join(dir, 'memograph_snapshots.html');
+  // Made inside the folder (`memograph html .`), the page is named after it and is no snapshot to a
+  // second run there, for all the "snapshot" in its name.
+  for (let i = 0; i < 2; i++) {
+    const inside = execFileSync(cli(), ['html', '.', '--page', DIST], { encoding: 'utf8', cwd: run });
+    assert.equal(inside.split(':')[0], 'memograph_snapshots.html');
+  }
+  fs.rmSync(path.join(run, 'memograph_snapshots.html'));
   const { page, errors, requests } = await open(b, `file://${out}`);
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=compare-table] tr[data-file]').length === 2
     && document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });

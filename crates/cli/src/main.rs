@@ -351,9 +351,13 @@ fn main() -> ExitCode {
         } => {
             // A folder's page is named after the folder.
             let o = o.or_else(|| {
-                let first = std::path::Path::new(&files[0]);
-                let name = first.file_name().filter(|_| first.is_dir())?;
-                Some(PathBuf::from(format!("{}.html", name.to_string_lossy())))
+                let first = std::fs::canonicalize(&files[0])
+                    .ok()
+                    .filter(|p| p.is_dir())?;
+                Some(PathBuf::from(format!(
+                    "{}.html",
+                    first.file_name()?.to_string_lossy()
+                )))
             });
             Ok(load::expand(files, Holds::Runs).and_then(|files| {
                 html::run(&html::HtmlArgs {

@@ -27,12 +27,22 @@ pub fn pickle_named(path: &str) -> bool {
     ends_with_any(&plain(path), &PICKLE_ENDINGS)
 }
 
+/// Endings of what lies beside snapshots and is none, whatever its name says: pages and reports
+/// (`memograph html` names its page after the folder: `memograph_snapshots.html`), charts, notes,
+/// tables, code, archives.
+const NOT_SNAPSHOTS: [&str; 22] = [
+    ".html", ".htm", ".md", ".png", ".jpg", ".jpeg", ".svg", ".pdf", ".csv", ".tsv", ".log",
+    ".txt", ".jsonl", ".py", ".ipynb", ".sh", ".yaml", ".yml", ".toml", ".zip", ".tar", ".pt",
+];
+
 /// A name a folder's snapshots go by: a pickle's, a `.pt.trace`, or one with `snapshot` in it
-/// (`memory_snapshot.json`). The file's own name counts, not its folder's: capture writes into
-/// `memograph_snapshots/`, where a README or a chart is no snapshot.
+/// (`memory_snapshot.json`) that is no page, chart, note or table. The file's own name counts, not
+/// its folder's: capture writes into `memograph_snapshots/`, where a README or a chart is no snapshot.
 pub fn snapshot_named(path: &str) -> bool {
     let name = plain(path);
-    pickle_named(path) || name.ends_with(".pt.trace") || name.contains("snapshot")
+    pickle_named(path)
+        || name.ends_with(".pt.trace")
+        || (name.contains("snapshot") && !ends_with_any(&name, &NOT_SNAPSHOTS))
 }
 
 /// A name step records go by in a folder (JSON lines, JSON, CSV, logs): their content decides.
@@ -81,6 +91,9 @@ mod tests {
         assert!(snapshot_named("trace.pt.trace.gz"));
         // In capture's folder, its other files are no snapshots.
         for other in [
+            "memograph_snapshots.html",
+            "runs/snapshot_peaks.png",
+            "snapshot_notes.md",
             "memograph_snapshots/README.md",
             "memograph_snapshots/rank0_steps.jsonl",
             "memograph_snapshots/rank0_run.json",
