@@ -99,12 +99,8 @@ fn digest_file(
         Devices::One(d) => Some(d),
         _ => None,
     };
-    let device = load::device_of(path, &snapshot, one)?;
+    let (device, others) = load::device_left_out(path, &snapshot, one)?;
     let d = digest_of(&snapshot, device, rules, path, size);
-    let others = match wanted {
-        Devices::Default => load::other_devices(&snapshot, device),
-        _ => Vec::new(),
-    };
     Ok((vec![d], others))
 }
 
@@ -330,9 +326,8 @@ pub fn run_diff(args: &DiffArgs) -> Result<(), Failure> {
     let mut side =
         |path: &str, entry: Option<i64>, device: Option<i64>| -> Result<Digest, Failure> {
             let snapshot = load::open(path)?;
-            let device = load::device_of(path, &snapshot, device)?;
-            let others = load::other_devices(&snapshot, device);
-            if args.devices.is_none() && !others.is_empty() {
+            let (device, others) = load::device_left_out(path, &snapshot, device)?;
+            if !others.is_empty() {
                 left_out.push((path.to_string(), others));
             }
             let lifetimes = Lifetimes::of(&snapshot, device);

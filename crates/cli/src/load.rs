@@ -180,23 +180,35 @@ pub fn device_of(
     }
 }
 
+/// [`device_of`], and the devices its default choice left out (none when `wanted` names one).
+pub fn device_left_out(
+    path: &str,
+    snapshot: &memograph_snapshot::Snapshot,
+    wanted: Option<i64>,
+) -> Result<(i64, Vec<i64>), Failure> {
+    let device = device_of(path, snapshot, wanted)?;
+    let left_out = match wanted {
+        Some(_) => Vec::new(),
+        None => snapshot
+            .devices()
+            .into_iter()
+            .filter(|&d| d != device)
+            .collect(),
+    };
+    Ok((device, left_out))
+}
+
 /// On stderr (so that JSON stays what it is): the devices of `path` a command did not look at, having
-/// taken its default one, and how to ask for them (`ask`).
+/// taken its default one, and how to ask for them (`ask`); nothing when it left none out.
 pub fn note_left_out(path: &str, others: &[i64], verb: &str, ask: &str) {
+    if others.is_empty() {
+        return;
+    }
     let named: Vec<String> = others.iter().map(|d| format!("cuda:{d}")).collect();
     eprintln!(
         "note: {path} also has {} ({verb}: its device with the longest trace; {ask} for the others)",
         named.join(", ")
     );
-}
-
-/// The devices of `snapshot` other than `device`.
-pub fn other_devices(snapshot: &memograph_snapshot::Snapshot, device: i64) -> Vec<i64> {
-    snapshot
-        .devices()
-        .into_iter()
-        .filter(|&d| d != device)
-        .collect()
 }
 
 /// Why `path` could not be written or made: "cannot write PATH: no such folder".

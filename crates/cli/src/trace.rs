@@ -105,11 +105,8 @@ pub fn run_trace(args: &TraceArgs) -> Result<(), Failure> {
     let o = &args.options;
     let path = &o.files[0];
     let snapshot = load::open(path)?;
-    let device = load::device_of(path, &snapshot, o.device)?;
-    let others = load::other_devices(&snapshot, device);
-    if o.device.is_none() && !others.is_empty() {
-        load::note_left_out(path, &others, "listed", "--device N");
-    }
+    let (device, left_out) = load::device_left_out(path, &snapshot, o.device)?;
+    load::note_left_out(path, &left_out, "listed", "--device N");
     let t = snapshot.trace(device);
     let (shown, said) = entries_shown(
         &snapshot,
@@ -225,11 +222,8 @@ fn notes(r: &memograph_snapshot::analysis::stats::SegmentStats) -> String {
 pub fn run_stats(o: &Options) -> Result<(), Failure> {
     let path = &o.files[0];
     let snapshot = load::open(path)?;
-    let device = load::device_of(path, &snapshot, o.device)?;
-    let others = load::other_devices(&snapshot, device);
-    if o.device.is_none() && !others.is_empty() {
-        load::note_left_out(path, &others, "shown", "--device N");
-    }
+    let (device, left_out) = load::device_left_out(path, &snapshot, o.device)?;
+    load::note_left_out(path, &left_out, "shown", "--device N");
     let (rows, totals) = segment_stats(&snapshot, device);
     if o.json {
         println!(
