@@ -817,30 +817,25 @@ pub fn rank_sets(digests: &[&Digest]) -> Vec<RankSet> {
     let keys: Vec<&Key> = groups.iter().map(|(k, _)| k).collect();
     let folders_differ = keys.windows(2).any(|w| w[0].0 != w[1].0);
     // A folder is named from where the jobs' folders part (`a/run` and `b/run`, not `run` twice).
-    let parts_of =
-        |folder: &str| -> Vec<String> { folder.split(['/', '\\']).map(str::to_string).collect() };
-    let shared = keys
+    let folders: Vec<String> = keys
         .iter()
-        .map(|k| parts_of(&k.0))
-        .reduce(|a, b| {
-            a.into_iter()
-                .zip(b)
-                .take_while(|(x, y)| x == y)
-                .map(|(x, _)| x)
-                .collect()
-        })
-        .map_or(0, |common| common.len());
-    let label = |key: &Key| -> String {
+        .map(|k| format!("{}/", k.0.replace('\\', "/")))
+        .collect();
+    let shared = common_folder(folders.iter().map(String::as_str)).len();
+    let label = |key: &Key, folder: &str| -> String {
         if keys.len() < 2 {
             return String::new();
         }
         let mut parts = Vec::new();
         if folders_differ {
-            let all = parts_of(&key.0);
-            let own = all.get(shared..).unwrap_or_default().join("/");
-            let last = all.last().map_or("", String::as_str);
+            let own = folder[shared..].trim_end_matches('/');
+            let last = folder
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or("");
             parts.push(match (own.is_empty(), last.is_empty()) {
-                (false, _) => own,
+                (false, _) => own.to_string(),
                 (true, false) => last.to_string(),
                 (true, true) => ".".to_string(),
             });
@@ -852,7 +847,11 @@ pub fn rank_sets(digests: &[&Digest]) -> Vec<RankSet> {
         }
         parts.join(" · ")
     };
-    let labels: Vec<String> = keys.iter().map(|k| label(k)).collect();
+    let labels: Vec<String> = keys
+        .iter()
+        .zip(&folders)
+        .map(|(k, f)| label(k, f))
+        .collect();
     groups
         .into_iter()
         .zip(labels)
