@@ -67,10 +67,7 @@ pub fn stem(ui: super::Ui) -> String {
         .get(file)
         .map(|f| f.0.clone())
         .unwrap_or_default();
-    let mut stem = name.rsplit('/').next().unwrap_or(&name);
-    for ext in [".gz", ".pickle", ".pkl", ".json"] {
-        stem = stem.strip_suffix(ext).unwrap_or(stem);
-    }
+    let stem = memograph_snapshot::names::stem(&name);
     // A name any file system takes: the example is called "example: NAME".
     let stem: String = stem
         .rsplit(": ")

@@ -137,15 +137,10 @@ fn page_names(files: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// `NAME.html` in the current directory, NAME the file's name without `.gz` and `.pickle`/`.pkl`.
+/// `NAME.html` in the current directory, NAME the file's [stem](memograph_snapshot::names::stem).
 fn default_out(file: &str) -> PathBuf {
-    let name = Path::new(file)
-        .file_name()
-        .map_or_else(|| "snapshot".into(), |n| n.to_string_lossy().into_owned());
-    let mut stem = name.as_str();
-    for ext in [".gz", ".pickle", ".pkl", ".json"] {
-        stem = stem.strip_suffix(ext).unwrap_or(stem);
-    }
+    let stem = memograph_snapshot::names::stem(file);
+    let stem = if stem.is_empty() { "snapshot" } else { stem };
     PathBuf::from(format!("{stem}.html"))
 }
 

@@ -257,14 +257,7 @@ fn stems(files: &[String]) -> Vec<String> {
 
 /// A report name from a file path: the file name without its snapshot extensions.
 fn name_of(path: &str) -> String {
-    let file = Path::new(path)
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "snapshot".into());
-    let mut stem = file.as_str();
-    for ext in [".gz", ".pickle", ".pkl"] {
-        stem = stem.strip_suffix(ext).unwrap_or(stem);
-    }
+    let stem = memograph_snapshot::names::stem(path.trim_end_matches(['/', '\\']));
     sanitize(if stem.is_empty() { "snapshot" } else { stem })
 }
 

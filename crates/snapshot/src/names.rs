@@ -45,6 +45,32 @@ pub fn snapshot_named(path: &str) -> bool {
         || (name.contains("snapshot") && !ends_with_any(&name, &NOT_SNAPSHOTS))
 }
 
+/// Endings a snapshot's name may carry, stripped (in any order, any case) to name what came of it:
+/// a report, a page, an export, a run's label.
+const SNAPSHOT_ENDINGS: [&str; 7] = [
+    ".gz",
+    ".pickle",
+    ".pkl",
+    ".pk",
+    ".json",
+    ".bin",
+    ".pt.trace",
+];
+
+/// A file's name without its folder and its snapshot endings (`runs/rank0_oom.pickle.gz` →
+/// `rank0_oom`); the whole name where nothing would be left (`.pickle` stays `.pickle`).
+pub fn stem(path: &str) -> &str {
+    let mut s = file_name(path);
+    while let Some(cut) = SNAPSHOT_ENDINGS.iter().find_map(|e| {
+        let keep = s.len().checked_sub(e.len()).filter(|&k| k > 0)?;
+        let tail = s.get(keep..)?;
+        tail.eq_ignore_ascii_case(e).then_some(keep)
+    }) {
+        s = &s[..cut];
+    }
+    s
+}
+
 /// A name step records go by in a folder (JSON lines, JSON, CSV, logs): their content decides.
 pub fn text_named(path: &str) -> bool {
     ends_with_any(&plain(path), &crate::steps::TEXT_ENDINGS)
@@ -107,6 +133,19 @@ mod tests {
         assert!(pickle_named("a.pk") && !pickle_named("a.pickle.json"));
         assert_eq!(file_name("a/b\\c.pickle"), "c.pickle");
         assert_eq!(file_name("c.pickle"), "c.pickle");
+    }
+
+    #[test]
+    fn a_stem_is_the_name_without_snapshot_endings() {
+        assert_eq!(stem("/x/y/rank0_oom_12.pickle.gz"), "rank0_oom_12");
+        assert_eq!(stem("runs\\b.PKL"), "b");
+        assert_eq!(stem("memory_snapshot.json"), "memory_snapshot");
+        assert_eq!(stem("trace.pt.trace.gz"), "trace");
+        assert_eq!(stem("a.pk"), "a");
+        assert_eq!(stem("bs8.ctx2k.pickle"), "bs8.ctx2k");
+        assert_eq!(stem(".pickle"), ".pickle");
+        assert_eq!(stem("runs/"), "");
+        assert_eq!(stem("ränk.pickle"), "ränk");
     }
 
     #[test]

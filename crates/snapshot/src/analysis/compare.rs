@@ -305,18 +305,13 @@ pub fn config_from_name(name: &str) -> BTreeMap<String, String> {
         })
         .collect()
     });
-    let stem = name
-        .rsplit(['/', '\\'])
-        .next()
-        .unwrap_or(name)
-        .to_ascii_lowercase();
-    let stem = strip_extensions(&stem);
+    let stem = crate::names::stem(name).to_ascii_lowercase();
     let mut config = BTreeMap::new();
     for (key, re) in patterns {
         if config.contains_key(*key) {
             continue;
         }
-        if let Some(m) = re.captures(stem).and_then(|c| c.get(1)) {
+        if let Some(m) = re.captures(&stem).and_then(|c| c.get(1)) {
             let value = m.as_str();
             let value = match *key {
                 "model" => value.to_ascii_uppercase(),
@@ -341,21 +336,6 @@ pub fn config_from_name(name: &str) -> BTreeMap<String, String> {
         }
     }
     config
-}
-
-/// `name` without its snapshot extensions (`.pickle.gz`, `.pkl`, `.json`…).
-fn strip_extensions(name: &str) -> &str {
-    let mut s = name;
-    loop {
-        let Some((head, ext)) = s.rsplit_once('.') else {
-            return s;
-        };
-        if matches!(ext, "gz" | "pickle" | "pkl" | "pk" | "json" | "bin") && !head.is_empty() {
-            s = head;
-        } else {
-            return s;
-        }
-    }
 }
 
 /// The folder every name in `names` lies in (`runs/ctx128/` of `runs/ctx128/rank0.pickle` and
