@@ -144,6 +144,8 @@ pub struct Ui {
     pub phase: RwSignal<Phase>,
     /// Why each file that could not be opened failed (`name: reason`), since the user last chose.
     pub errors: RwSignal<Vec<String>>,
+    /// The one error said is of a folder that held nothing to open, not of a file.
+    pub folder_held_nothing: RwSignal<bool>,
     /// How far the current load is.
     pub progress: RwSignal<LoadProgress>,
     /// Bumped whenever a file is opened.
@@ -202,6 +204,7 @@ impl Ui {
         Ui {
             phase: RwSignal::new(Phase::Empty),
             errors: RwSignal::new(Vec::new()),
+            folder_held_nothing: RwSignal::new(false),
             progress: RwSignal::new(LoadProgress::default()),
             files: RwSignal::new(0),
             built: RwSignal::new(0),
@@ -442,6 +445,7 @@ impl Listener for Ui {
     fn failed(&self, name: &str, reason: &str) {
         // Each file that failed of those chosen together is said, not only the last.
         self.errors.update(|e| e.push(format!("{name}: {reason}")));
+        self.folder_held_nothing.set(false);
         self.phase.set(Phase::Error);
     }
 
@@ -540,7 +544,7 @@ fn App() -> impl IntoView {
     // A one-file page (`memograph html`) carries its snapshots.
     let embedded = load::embedded_files();
     if !embedded.is_empty() {
-        open_list(ui, embedded, false);
+        open_list(ui, embedded, None);
     }
     Effect::new(move |_| {
         if let Some(body) = web_sys::window()
@@ -668,18 +672,16 @@ fn store_count(ui: Ui) -> usize {
 /// a comparison needs is kept of each) and the Compare view shows them.
 fn open_files(ui: Ui, files: web_sys::FileList) {
     let files: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.item(i)).collect();
-    open_list(
-        ui,
-        files.into_iter().map(|f| (f.name(), f)).collect(),
-        false,
-    );
+    open_list(ui, files.into_iter().map(|f| (f.name(), f)).collect(), None);
 }
 
-/// `files` as (name, file); `folder`: they come from a folder, where only snapshot-like and
-/// text names count. Step records (recognised by their first bytes) open in the Steps view; of the
-/// snapshots, one alone is opened whole, and several are read for comparison.
-fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
-    let mut files: Vec<(String, web_sys::File)> = if folder {
+/// `files` as (name, file); `folder`: the name of the folder (or folders) they come from, where
+/// only snapshot-like and text names count. Step records (recognised by their first bytes) open in
+/// the Steps view; of the snapshots, one alone is opened whole, and several are read for comparison.
+/// A folder with nothing of either is said, not passed over.
+fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: Option<String>) {
+    let in_folder = files.len();
+    let mut files: Vec<(String, web_sys::File)> = if folder.is_some() {
         files
             .into_iter()
             .filter(|(name, _)| names::snapshot_named(name) || names::text_named(name))
@@ -687,17 +689,20 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
     } else {
         files
     };
-    if folder {
+    if folder.is_some() {
         // A folder lists its files in no useful order: by name, numbers as numbers (rank2 < rank10).
         files.sort_by(|a, b| names::natural_order(&a.0, &b.0));
     }
     // One file named as a snapshot opens at once: its parse starts before the page draws its loading
     // state (on a page that has just opened, that takes tens of milliseconds), not after it.
-    if !folder && files.len() == 1 && names::pickle_named(&files[0].0) {
+    if folder.is_none() && files.len() == 1 && names::pickle_named(&files[0].0) {
         ui.errors.set(Vec::new());
         return open_snapshots(ui, files, false);
     }
     let Some((first, _)) = files.first() else {
+        if let Some(folder) = folder {
+            nothing_in(ui, &folder, in_folder);
+        }
         return;
     };
     // Loading from now on (telling step records from snapshots takes a read of a file's start, unless
@@ -724,8 +729,14 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
                     }
                     Err(reason) => ui.listener().failed(&name, &reason),
                 }
-            } else if !folder || names::snapshot_named(&name) {
+            } else if folder.is_none() || names::snapshot_named(&name) {
                 snapshots.push((name, file));
+            }
+        }
+        if let Some(folder) = &folder {
+            let failed = ui.errors.with_untracked(|e| !e.is_empty());
+            if steps == 0 && snapshots.is_empty() && !failed {
+                nothing_in(ui, folder, in_folder);
             }
         }
         if steps > 0 {
@@ -737,8 +748,32 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
         if snapshots.is_empty() {
             ui.show_what_is_open();
         }
-        open_snapshots(ui, snapshots, folder);
+        open_snapshots(ui, snapshots, folder.is_some());
     });
+}
+
+/// `folder` (a name, or empty where none is known) held `files` files, no snapshot or step records
+/// among them: said in the error panel, with what the page looks for.
+fn nothing_in(ui: Ui, folder: &str, files: usize) {
+    let folder = if folder.is_empty() {
+        "The folder"
+    } else {
+        folder
+    };
+    let looked_for =
+        "snapshots are named *.pickle, *.pkl, *.pickle.gz or have \"snapshot\" in their \
+                      name; step records are JSON lines, JSON, CSV or logs";
+    let reason = match files {
+        0 => "no files in it".to_string(),
+        1 => format!("its one file is neither a snapshot nor step records ({looked_for})"),
+        n => format!(
+            "no snapshots or step records among its {} ({looked_for})",
+            memograph_snapshot::format::count(n as u64, "file", "files")
+        ),
+    };
+    ui.errors.set(Vec::new());
+    ui.failed(folder, &reason);
+    ui.folder_held_nothing.set(true);
 }
 
 /// The bundled example, as a file the user chose: what failed before is no longer said.
@@ -835,6 +870,8 @@ fn open_dropped(ui: Ui, transfer: web_sys::DataTransfer) {
             js_sys::Reflect::get(v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED)
         };
         let folder = get(&result, "folder").as_bool().unwrap_or(false);
+        let folders: js_sys::Array = get(&result, "folders").dyn_into().unwrap_or_default();
+        let folders: Vec<String> = folders.iter().filter_map(|f| f.as_string()).collect();
         let list: js_sys::Array = get(&result, "files").unchecked_into();
         let files = list
             .iter()
@@ -845,7 +882,7 @@ fn open_dropped(ui: Ui, transfer: web_sys::DataTransfer) {
                 Some((path.trim_start_matches('/').to_string(), file))
             })
             .collect();
-        open_list(ui, files, folder);
+        open_list(ui, files, folder.then(|| folders.join(", ")));
     });
 }
 
@@ -916,7 +953,7 @@ fn Header(ui: Ui) -> impl IntoView {
     let on_folder = move |ev: web_sys::Event| {
         let input: web_sys::HtmlInputElement = event_target(&ev);
         if let Some(list) = input.files() {
-            let files = (0..list.length())
+            let files: Vec<(String, web_sys::File)> = (0..list.length())
                 .filter_map(|i| list.item(i))
                 .map(|f| {
                     let path = js_sys::Reflect::get(&f, &"webkitRelativePath".into())
@@ -927,7 +964,13 @@ fn Header(ui: Ui) -> impl IntoView {
                     (path, f)
                 })
                 .collect();
-            open_list(ui, files, true);
+            let folder = files.first().map_or(String::new(), |(path, _)| {
+                path.split(['/', '\\'])
+                    .next()
+                    .unwrap_or_default()
+                    .to_string()
+            });
+            open_list(ui, files, Some(folder));
         }
         input.set_value("");
     };
@@ -1077,6 +1120,7 @@ const ERRORS_SHOWN: usize = 8;
 #[component]
 fn ErrorPanel(ui: Ui) -> impl IntoView {
     let heading = move || match ui.errors.with(Vec::len) {
+        1 if ui.folder_held_nothing.get() => "Nothing to open in the folder.".to_string(),
         1 => "Could not open the file.".to_string(),
         n => format!("Could not open {n} files."),
     };

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, clickWhen, shot, captureFolder, sweepFolder, FIXTURES, ROOT, TIER2 } from './harness.mjs';
+import { serve, browser, clickWhen, shot, captureFolder, sweepFolder, dropTree, FIXTURES, ROOT, TIER2 } from './harness.mjs';
 
 let server, b, ranks;
 before(async () => {
@@ -385,6 +385,55 @@ test("capture's folder: its snapshots are compared and its steps read; a README,
       ['rank0_exit_0.pickle', 'rank1_exit_0.pickle']);
     await page.selectOption('[data-testid=view-select]', 'steps');
     await page.waitForFunction(() => document.querySelector('[data-testid=steps-status]')?.textContent === '1 run', null, { timeout: 30000 });
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('folders dropped together are walked whole and compared, a rank strip each; a loose file beside them joins', async () => {
+  // Tier 1: two runs' folders dropped from the desktop at once, with a snapshot that lies beside them.
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-drop-'));
+  const sweep = sweepFolder(root);
+  const run = (name) => Object.fromEntries(fs.readdirSync(path.join(sweep, name)).map(f => [f, path.join(sweep, name, f)]));
+  const { page, errors, context } = await comparePage();
+  try {
+    await dropTree(page, { run_a: run('run_a'), run_b: { ...run('run_b'), 'notes.md': path.join(ROOT, 'README.md') },
+      'extra.pickle': path.join(ROOT, 'tests', 'fixtures', 'training.pickle') });
+    await page.waitForFunction(() => /^5 runs compared/.test(document.querySelector('[data-testid=compare-status]')?.textContent ?? '')
+      && document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
+    assert.deepEqual(await page.$$eval('tr[data-file] td:nth-child(3)', cells => cells.map(c => c.textContent)),
+      ['extra.pickle', 'run_a/rank0_exit_0.pickle', 'run_a/rank1_exit_0.pickle', 'run_b/rank0_exit_0.pickle', 'run_b/rank1_exit_0.pickle']);
+    assert.deepEqual(await page.$$eval('[data-testid=rank-set]', s => s.map(e => e.dataset.label)), ['run_a', 'run_b']);
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a folder with nothing to open says so, by name, whether picked or dropped; an empty one too', async () => {
+  // Tier 1: a folder of notes and a config (no snapshot, no step records) used to leave the page as it was.
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-nothing-'));
+  const notes = path.join(root, 'notes');
+  fs.mkdirSync(notes);
+  fs.writeFileSync(path.join(notes, 'README.md'), '# runs\n');
+  fs.writeFileSync(path.join(notes, 'config.json'), '{"lr": 0.001}\n');
+  const { page, errors, context } = await comparePage();
+  const said = () => page.waitForSelector('.error-panel').then(p => p.textContent());
+  try {
+    await page.setInputFiles('[data-testid=open-folder]', notes);
+    assert.match(await said(), /notes: no snapshots or step records among its 2 files \(snapshots are named \*\.pickle/);
+    assert.equal(await page.$eval('#app', e => e.dataset.state), 'error');
+    assert.equal(await page.textContent('.error-panel strong'), 'Nothing to open in the folder.');
+    await shot(page, 'folder-with-nothing');
+    await page.click('.error-panel button');
+    await dropTree(page, { empty: {} });
+    await page.waitForFunction(() => /empty: no files in it/.test(document.querySelector('.error-panel')?.textContent ?? ''));
+    await page.click('.error-panel button');
+    await dropTree(page, { notes: { 'README.md': path.join(notes, 'README.md') }, more: {} });
+    await page.waitForFunction(() => /notes, more: its one file is neither a snapshot nor step records \(/.test(document.querySelector('.error-panel')?.textContent ?? ''));
     assert.deepEqual(errors, []);
   } finally {
     await context.close();

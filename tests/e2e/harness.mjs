@@ -160,6 +160,38 @@ export function sweepFolder(dir) {
   return sweep;
 }
 
+/** Drops `tree` on the page as a drop of folders and files from the desktop would: `tree` maps each
+ *  dropped name to a file's path here or to a folder (an object of the same kind, `{}` empty). Chromium
+ *  has no way to drop a real folder on a page, so the entries `webkitGetAsEntry` gives are made here,
+ *  shaped as the browser's (a folder's reader hands out its entries in batches, then an empty one),
+ *  and the page's own walker (index.html's `memographDroppedFiles`) walks them. */
+export async function dropTree(page, tree) {
+  const bytes = {};
+  const shape = (t, at) => Object.fromEntries(Object.entries(t).map(([name, v]) => {
+    if (typeof v !== 'string') return [name, shape(v, `${at}/${name}`)];
+    bytes[`${at}/${name}`] = fs.readFileSync(v).toString('base64');
+    return [name, 0];
+  }));
+  const top = shape(tree, '');
+  await page.evaluate(([top, bytes]) => {
+    const file = (at) => new File([Uint8Array.from(atob(bytes[at]), c => c.charCodeAt(0))], at.split('/').pop());
+    const entry = (name, v, at) => typeof v === 'number'
+      ? { isFile: true, isDirectory: false, name, fullPath: at, file: (ok) => setTimeout(() => ok(file(at))) }
+      : {
+        isFile: false, isDirectory: true, name, fullPath: at, createReader() {
+          const all = Object.entries(v).map(([n, x]) => entry(n, x, `${at}/${n}`));
+          let next = 0;
+          return { readEntries(ok) { setTimeout(() => { ok(all.slice(next, next + 2)); next += 2; }); } };
+        },
+      };
+    const entries = new Map(Object.entries(top).map(([n, v]) => [n, entry(n, v, `/${n}`)]));
+    DataTransferItem.prototype.webkitGetAsEntry = function () { return entries.get(this.getAsFile()?.name) ?? null; };
+    const transfer = new DataTransfer();
+    for (const name of entries.keys()) transfer.items.add(new File([''], name));
+    document.querySelector('#app').dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: transfer }));
+  }, [top, bytes]);
+}
+
 export async function shot(page, name) {
   fs.mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
