@@ -760,9 +760,11 @@ fn nothing_in(ui: Ui, folder: &str, files: usize) {
     } else {
         folder
     };
-    let looked_for =
-        "snapshots are named *.pickle, *.pkl, *.pickle.gz or have \"snapshot\" in their \
-                      name; step records are JSON lines, JSON, CSV or logs";
+    let looked_for = format!(
+        "snapshots: {}; step records: {}",
+        names::SNAPSHOT_NAMES,
+        names::STEP_RECORDS
+    );
     let reason = match files {
         0 => "no files in it".to_string(),
         1 => format!("its one file is neither a snapshot nor step records ({looked_for})"),

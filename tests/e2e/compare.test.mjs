@@ -424,7 +424,7 @@ test('a folder with nothing to open says so, by name, whether picked or dropped;
   const said = () => page.waitForSelector('.error-panel').then(p => p.textContent());
   try {
     await page.setInputFiles('[data-testid=open-folder]', notes);
-    assert.match(await said(), /notes: no snapshots or step records among its 2 files \(snapshots are named \*\.pickle/);
+    assert.match(await said(), /notes: no snapshots or step records among its 2 files \(snapshots: files named \*\.pickle, \*\.pkl or \*\.pk, maybe \.gz, or with "snapshot" in their name; step records: capture's/);
     assert.equal(await page.$eval('#app', e => e.dataset.state), 'error');
     assert.equal(await page.textContent('.error-panel strong'), 'Nothing to open in the folder.');
     await shot(page, 'folder-with-nothing');

@@ -26,10 +26,6 @@ pub fn set_quiet(quiet: bool) {
 /// Why a folder given where one file is read cannot be.
 const FOLDER_REASON: &str =
     "is a folder: name one snapshot in it (summary, compare, report and html take folders)";
-const NO_SNAPSHOTS: &str = "no snapshots in this folder (files named *.pickle, *.pkl or *.pk, \
-    maybe .gz, or with \"snapshot\" in their name)";
-const NO_STEPS: &str = "no step records in this folder (capture's rank*_steps.jsonl and \
-    rank*_run.json, logs, metrics, CSV)";
 
 /// What a command takes from a folder named among its files.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -69,8 +65,10 @@ pub fn expand(paths: Vec<String>, holds: Holds) -> Result<Vec<String>, Failure> 
             .collect();
         if kept.is_empty() {
             let what = match holds {
-                Holds::Snapshots | Holds::Runs => NO_SNAPSHOTS,
-                Holds::Steps => NO_STEPS,
+                Holds::Snapshots | Holds::Runs => {
+                    format!("no snapshots in this folder ({})", names::SNAPSHOT_NAMES)
+                }
+                Holds::Steps => format!("no step records in this folder ({})", names::STEP_RECORDS),
             };
             return Err(Failure(format!("{path}: {what}")));
         }

@@ -71,6 +71,13 @@ pub fn stem(path: &str) -> &str {
     s
 }
 
+/// What [`snapshot_named`] looks for, in words (for a folder with none).
+pub const SNAPSHOT_NAMES: &str =
+    "files named *.pickle, *.pkl or *.pk, maybe .gz, or with \"snapshot\" in their name";
+
+/// What a folder's step records are, in words (for a folder with none).
+pub const STEP_RECORDS: &str = "capture's rank*_steps.jsonl and rank*_run.json, logs, metrics, CSV";
+
 /// A name step records go by in a folder (JSON lines, JSON, CSV, logs): their content decides.
 pub fn text_named(path: &str) -> bool {
     ends_with_any(&plain(path), &crate::steps::TEXT_ENDINGS)
