@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use memograph_snapshot::analysis::categories::Rules;
-use memograph_snapshot::analysis::compare::{digests, Digest};
+use memograph_snapshot::analysis::compare::{common_folder, digests, Digest};
 use memograph_snapshot::analysis::fit::{fit, Fit, Limit, Verdict};
 use memograph_snapshot::analysis::live_set::Node;
 use memograph_snapshot::analysis::report::{device_report, Component, DeviceReport, ReportOptions};
@@ -237,19 +237,39 @@ fn analyse(
 }
 
 /// Each file's part of its report's name: [`name_of`] it, or, where two files would share one (two
-/// runs' `rank0.pickle`), its folder's name and it (`run_a_rank0`).
+/// runs' `rank0.pickle`), the folders from where their paths part and it (`run_a_rank0`; of
+/// `a/run/rank0.pickle` and `b/run/rank0.pickle`, `a_run_rank0` and `b_run_rank0`).
 fn stems(files: &[String]) -> Vec<String> {
     let own: Vec<String> = files.iter().map(|f| name_of(f)).collect();
+    let paths: Vec<String> = files
+        .iter()
+        .map(|f| {
+            std::path::absolute(f)
+                .map_or_else(|_| f.clone(), |p| p.to_string_lossy().into_owned())
+                .replace('\\', "/")
+        })
+        .collect();
     own.iter()
-        .zip(files)
-        .map(|(stem, file)| {
-            let shared = own.iter().filter(|o| *o == stem).count() > 1;
-            let folder = std::path::absolute(file)
-                .ok()
-                .and_then(|p| Some(p.parent()?.file_name()?.to_string_lossy().into_owned()));
-            match folder {
-                Some(folder) if shared => format!("{}_{stem}", sanitize(&folder)),
-                _ => stem.clone(),
+        .zip(&paths)
+        .map(|(stem, path)| {
+            let twins: Vec<&str> = own
+                .iter()
+                .zip(&paths)
+                .filter(|(o, _)| *o == stem)
+                .map(|(_, p)| p.as_str())
+                .collect();
+            if twins.len() < 2 {
+                return stem.clone();
+            }
+            let shared = common_folder(twins).len();
+            let folders = path
+                .get(shared..)
+                .and_then(|rest| rest.rsplit_once('/'))
+                .map_or("", |(folders, _)| folders);
+            if folders.is_empty() {
+                stem.clone()
+            } else {
+                format!("{}_{stem}", sanitize(&folders.replace('/', "_")))
             }
         })
         .collect()
@@ -773,6 +793,11 @@ mod tests {
         .map(String::from)
         .to_vec();
         assert_eq!(stems(&files), ["run_a_rank0", "run_b_rank0", "rank1"]);
+        // Folders of the same name in two places: named from where the paths part.
+        let files: Vec<String> = ["/r/a/run/rank0.pickle", "/r/b/run/rank0.pickle"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(stems(&files), ["a_run_rank0", "b_run_rank0"]);
     }
 
     #[test]
