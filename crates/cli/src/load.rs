@@ -52,7 +52,8 @@ pub fn expand(paths: Vec<String>, holds: Holds) -> Result<Vec<String>, Failure> 
         walk(Path::new(&path), &mut found)?;
         let mut kept: Vec<String> = found
             .into_iter()
-            .map(|f| f.display().to_string())
+            // `memograph compare .` names `a/rank0.pickle`, not `./a/rank0.pickle`.
+            .map(|f| f.strip_prefix(".").unwrap_or(&f).display().to_string())
             .filter(|f| {
                 let steps =
                     || names::text_named(f) && head(f).is_some_and(|h| looks_like_steps(&h));

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{fixture_names, fixtures, json_lines, memograph, reference};
+use common::{fixture_names, fixtures, json_lines, memograph, memograph_in, reference};
 use memograph_snapshot::format;
 
 #[test]
@@ -604,6 +604,11 @@ fn a_folder_stands_for_its_snapshots_or_its_step_records() {
     assert_eq!(rows.len(), 3);
     assert_eq!(v["baseline"], named("rank10_exit_0.pickle").as_str());
     assert_eq!(rows[2]["delta_bytes"], 0);
+    // In the folder, `.` names its files from there (not `./older/…`).
+    let (code, stdout, stderr) = memograph_in(&["compare", "--json", "."], &dir);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["rows"][0]["file"], "older/rank0_exit_0.pickle");
     let (code, stdout, stderr) = memograph(&["steps", "--json", &folder]);
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
