@@ -53,8 +53,9 @@ pub struct Run {
 thread_local! {
     static FILES: RefCell<Vec<OpenFile>> = const { RefCell::new(Vec::new()) };
     static COMPARED: RefCell<Vec<Compared>> = const { RefCell::new(Vec::new()) };
-    /// Step-record files (runs and capture manifests), as read.
-    static STEP_FILES: RefCell<Vec<StepFile>> = const { RefCell::new(Vec::new()) };
+    /// Step-record files (runs and capture manifests), as read, each with its name, size and time of
+    /// change when it was picked from disk.
+    static STEP_FILES: RefCell<Vec<(StepFile, Option<Picked>)>> = const { RefCell::new(Vec::new()) };
     static NEXT_ID: Cell<u64> = const { Cell::new(0) };
 }
 
@@ -71,14 +72,23 @@ pub fn index_of(id: u64) -> Option<usize> {
     FILES.with(|f| f.borrow().iter().position(|o| o.id == id))
 }
 
-/// Adds a step-record file.
-pub fn add_steps(file: StepFile) {
-    STEP_FILES.with(|s| s.borrow_mut().push(file));
+/// A file picked from disk as the page knows it again: its name, size and time of change.
+pub type Picked = (String, u64, f64);
+
+/// Adds a step-record file; `picked`: what it is known by, for one picked from disk.
+pub fn add_steps(file: StepFile, picked: Option<Picked>) {
+    STEP_FILES.with(|s| s.borrow_mut().push((file, picked)));
+}
+
+/// Whether a step-record file of this name, size and time of change is read already (picked
+/// again, alone or in its folder): it is not read, nor counted, twice. One changed since is new.
+pub fn steps_known(picked: &Picked) -> bool {
+    STEP_FILES.with(|s| s.borrow().iter().any(|(_, p)| p.as_ref() == Some(picked)))
 }
 
 /// Every step run, manifests merged in (see `memograph_snapshot::steps::merge`).
 pub fn step_runs() -> Vec<StepRun> {
-    STEP_FILES.with(|s| merge(s.borrow().clone()))
+    STEP_FILES.with(|s| merge(s.borrow().iter().map(|(f, _)| f.clone()).collect()))
 }
 
 pub fn step_file_count() -> usize {

@@ -721,10 +721,13 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: Option<String>
             // opened, that read holds the load up by tens of milliseconds).
             let step_records = !names::pickle_named(&name)
                 && memograph_snapshot::steps::looks_like_steps(&load::head_of(&file).await);
-            if step_records {
+            let picked = load::modified(&file).map(|m| (name.clone(), load::named_size(&file), m));
+            if step_records && picked.as_ref().is_some_and(store::steps_known) {
+                steps += 1;
+            } else if step_records {
                 match load::read_steps(&name, &file).await {
                     Ok(f) => {
-                        store::add_steps(f);
+                        store::add_steps(f, picked);
                         steps += 1;
                     }
                     Err(reason) => ui.listener().failed(&name, &reason),

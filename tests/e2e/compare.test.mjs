@@ -392,7 +392,7 @@ test("capture's folder: its snapshots are compared and its steps read; a README,
   }
 });
 
-test('folders dropped together are walked whole and compared, a rank strip each; a loose file beside them joins', async () => {
+test('folders dropped together are walked whole and compared, a rank strip each; a loose file beside them joins; dropped again, nothing doubles', async () => {
   // Tier 1: two runs' folders dropped from the desktop at once, with a snapshot that lies beside them.
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-drop-'));
   const sweep = sweepFolder(root);
@@ -406,6 +406,17 @@ test('folders dropped together are walked whole and compared, a rank strip each;
     assert.deepEqual(await page.$$eval('tr[data-file] td:nth-child(3)', cells => cells.map(c => c.textContent)),
       ['extra.pickle', 'run_a/rank0_exit_0.pickle', 'run_a/rank1_exit_0.pickle', 'run_b/rank0_exit_0.pickle', 'run_b/rank1_exit_0.pickle']);
     assert.deepEqual(await page.$$eval('[data-testid=rank-set]', s => s.map(e => e.dataset.label)), ['run_a', 'run_b']);
+    // A folder dropped again (its step records in it now) adds only what is new: its snapshots are
+    // known, its step records read once however often it comes.
+    const steps = path.join(ROOT, 'crates', 'snapshot', 'fuzz', 'corpus', 'steps', 'capture_steps.jsonl');
+    for (let again = 0; again < 2; again++) {
+      await dropTree(page, { run_a: { ...run('run_a'), 'rank0_steps.jsonl': steps } });
+      await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
+    }
+    await page.waitForTimeout(500);
+    assert.match(await page.textContent('[data-testid=compare-status]'), /^5 runs compared/);
+    await page.selectOption('[data-testid=view-select]', 'steps');
+    await page.waitForFunction(() => document.querySelector('[data-testid=steps-status]')?.textContent === '1 run', null, { timeout: 30000 });
     assert.deepEqual(errors, []);
   } finally {
     await context.close();

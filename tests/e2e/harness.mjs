@@ -169,12 +169,13 @@ export async function dropTree(page, tree) {
   const bytes = {};
   const shape = (t, at) => Object.fromEntries(Object.entries(t).map(([name, v]) => {
     if (typeof v !== 'string') return [name, shape(v, `${at}/${name}`)];
-    bytes[`${at}/${name}`] = fs.readFileSync(v).toString('base64');
+    bytes[`${at}/${name}`] = [fs.readFileSync(v).toString('base64'), fs.statSync(v).mtimeMs];
     return [name, 0];
   }));
   const top = shape(tree, '');
   await page.evaluate(([top, bytes]) => {
-    const file = (at) => new File([Uint8Array.from(atob(bytes[at]), c => c.charCodeAt(0))], at.split('/').pop());
+    const file = (at) => new File([Uint8Array.from(atob(bytes[at][0]), c => c.charCodeAt(0))], at.split('/').pop(),
+      { lastModified: bytes[at][1] });
     const entry = (name, v, at) => typeof v === 'number'
       ? { isFile: true, isDirectory: false, name, fullPath: at, file: (ok) => setTimeout(() => ok(file(at))) }
       : {
