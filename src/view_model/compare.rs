@@ -185,8 +185,64 @@ fn delta_row(label: &str, a_bytes: u64, b_bytes: u64) -> Delta {
     }
 }
 
+/// When the comparison was last redrawn while a batch of files was read: the time (ms) and how many
+/// of the batch had ended then.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Redrawn {
+    pub at_ms: f64,
+    pub done: usize,
+}
+
+impl Redrawn {
+    /// Nothing redrawn yet.
+    pub const NONE: Redrawn = Redrawn {
+        at_ms: f64::NEG_INFINITY,
+        done: 0,
+    };
+
+    /// Whether the comparison is redrawn at `now_ms`, when `done` files of a batch have ended
+    /// (`over`: all of them), and what is remembered if it is. A redraw costs in proportion to the runs
+    /// (the table, the curves, the rank strips), so one per file would make a folder of hundreds
+    /// quadratic. It is redrawn when the batch is over, when the runs ended have grown by a quarter
+    /// since the last redraw (the first files show at once), or when a second has passed (big files,
+    /// each seconds apart, show as they come).
+    pub fn due(self, now_ms: f64, done: usize, over: bool) -> Option<Redrawn> {
+        // A new batch began since (its count starts again).
+        let then = if done < self.done { 0 } else { self.done };
+        let due = over || done >= then + then.div_ceil(4).max(1) || now_ms - self.at_ms >= 1000.0;
+        due.then_some(Redrawn {
+            at_ms: now_ms,
+            done: if over { 0 } else { done },
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_batch_of_hundreds_is_redrawn_a_few_dozen_times_and_its_first_files_at_once() {
+        // 300 small files, 30 ms apart.
+        let mut redrawn = super::Redrawn::NONE;
+        let mut at = Vec::new();
+        for done in 1..=300 {
+            if let Some(r) = redrawn.due(done as f64 * 30.0, done, done == 300) {
+                redrawn = r;
+                at.push(done);
+            }
+        }
+        assert_eq!(&at[..5], [1, 2, 3, 4, 5]);
+        assert_eq!(at.last(), Some(&300));
+        assert!(at.len() <= 40, "{at:?}");
+        // Big files, seconds apart: each shows as it comes.
+        let mut redrawn = super::Redrawn::NONE;
+        for done in 1..=8 {
+            redrawn = redrawn.due(done as f64 * 1500.0, done, done == 8).unwrap();
+        }
+        assert_eq!(redrawn.done, 0);
+        // After a batch, the next one's first file shows at once.
+        assert!(redrawn.due(12_001.0, 1, false).is_some());
+    }
+
     use super::*;
     use memograph_snapshot::analysis::categories::Rules;
     use memograph_snapshot::analysis::compare::{diff, digests, peak_rows, peak_table};

@@ -21,6 +21,7 @@ use wasm_bindgen::JsCast;
 
 use crate::load::build::{self, Part};
 use crate::load::{self, store, Listener, LoadProgress};
+use crate::view_model::compare::Redrawn;
 use crate::viewport::Viewport;
 
 /// What `#app[data-state]` says.
@@ -450,15 +451,33 @@ impl Listener for Ui {
     }
 
     fn digested(&self, done: usize, total: usize) {
-        self.compared.update(|n| *n += 1);
-        share::restore_runs(*self);
         let over = done >= total;
+        if redraw_comparison(done, over) {
+            self.compared.update(|n| *n += 1);
+            share::restore_runs(*self);
+        }
         self.comparing
             .set(if over { (0, 0) } else { (done, total) });
         if over && self.errors.with_untracked(Vec::is_empty) {
             self.phase.set(Phase::Ready);
         }
     }
+}
+
+thread_local! {
+    /// When the comparison was last redrawn while a batch was read (see [`Redrawn::due`]).
+    static REDRAWN: std::cell::Cell<Redrawn> = const { std::cell::Cell::new(Redrawn::NONE) };
+}
+
+/// Whether the comparison is redrawn now that `done` files of a batch have ended (`over`: all).
+fn redraw_comparison(done: usize, over: bool) -> bool {
+    REDRAWN.with(|r| {
+        let next = r.get().due(js_sys::Date::now(), done, over);
+        if let Some(next) = next {
+            r.set(next);
+        }
+        next.is_some()
+    })
 }
 
 /// A count that changes whenever the window is resized, for the effects that measure their elements
