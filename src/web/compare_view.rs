@@ -827,46 +827,70 @@ fn RankStrip(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
         rank_sets(&refs)
             .into_iter()
             .map(|RankSet { label, strip }| {
-                let max = strip.max_bytes.max(1) as f64;
-                let bars = strip
-                    .peaks
-                    .iter()
-                    .zip(&strip.runs)
-                    .map(|(&(rank, peak), &run)| {
-                        let key = rows.get(run).map(key_of);
-                        let out = strip.outlier == Some(rank);
-                        view! {
-                            <button class="rank" class:outlier=out data-rank=rank.to_string()
-                                data-peak=peak.to_string()
-                                aria-label=format!("rank {rank}: peak {}{}", bytes(peak), if out { ", out of line" } else { "" })
-                                title=format!("rank {rank}: peak {} bytes{} · click to open", grouped(peak), if out { " · out of line" } else { "" })
-                                on:click=move |_| if let Some(k) = &key { open_run(ui, k) }>
-                                <span class="rank-bar" style=format!("height:{:.1}%", peak as f64 / max * 100.0)></span>
-                                <span class="rank-label">{rank.to_string()}</span>
-                            </button>
+                let keys: Vec<RowKey> = rows.iter().map(key_of).collect();
+                rank_panel(
+                    label,
+                    strip,
+                    "click a rank to open it",
+                    "click to open",
+                    move |run| {
+                        if let Some(k) = keys.get(run) {
+                            open_run(ui, k);
                         }
-                    })
-                    .collect_view();
-                let mean_at = strip.mean_bytes / max * 100.0;
-                let mean_title = format!("mean {}", bytes(strip.mean_bytes as u64));
-                let heading = if label.is_empty() {
-                    "Ranks".to_string()
-                } else {
-                    format!("Ranks of {label}")
-                };
-                view! {
-                    <section class="panel wide" data-testid="rank-set" data-label=label>
-                        <h3>{heading} <span class="muted">" · click a rank to open it"</span></h3>
-                        <div class="rank-summary" data-testid="rank-summary" data-outlier=strip.outlier.map(|r| r.to_string()).unwrap_or_default()
-                            data-imbalance=format!("{:.4}", strip.imbalance)>{strip.describe()}</div>
-                        <div class="rank-strip" data-testid="rank-strip">
-                            <span class="rank-mean" style=format!("bottom:{mean_at:.1}%") title=mean_title></span>
-                            {bars}
-                        </div>
-                    </section>
-                }
+                    },
+                )
             })
             .collect_view()
+    }
+}
+
+/// One job's ranks as a panel: `label` names the job among others (empty: the only one), the
+/// summary line, and a bar per rank, the one out of line marked; a click on a bar calls `pick` with
+/// the index of that rank's run (its highest peak). Compare and Steps show their jobs' ranks so.
+pub(crate) fn rank_panel(
+    label: String,
+    strip: memograph_snapshot::analysis::compare::RankStrip,
+    hint: &'static str,
+    click: &'static str,
+    pick: impl Fn(usize) + Clone + 'static,
+) -> impl IntoView {
+    let max = strip.max_bytes.max(1) as f64;
+    let bars = strip
+        .peaks
+        .iter()
+        .zip(&strip.runs)
+        .map(|(&(rank, peak), &run)| {
+            let out = strip.outlier == Some(rank);
+            let pick = pick.clone();
+            view! {
+                <button class="rank" class:outlier=out data-rank=rank.to_string()
+                    data-peak=peak.to_string()
+                    aria-label=format!("rank {rank}: peak {}{}", bytes(peak), if out { ", out of line" } else { "" })
+                    title=format!("rank {rank}: peak {} bytes{} · {click}", grouped(peak), if out { " · out of line" } else { "" })
+                    on:click=move |_| pick(run)>
+                    <span class="rank-bar" style=format!("height:{:.1}%", peak as f64 / max * 100.0)></span>
+                    <span class="rank-label">{rank.to_string()}</span>
+                </button>
+            }
+        })
+        .collect_view();
+    let mean_at = strip.mean_bytes / max * 100.0;
+    let mean_title = format!("mean {}", bytes(strip.mean_bytes as u64));
+    let heading = if label.is_empty() {
+        "Ranks".to_string()
+    } else {
+        format!("Ranks of {label}")
+    };
+    view! {
+        <section class="panel wide" data-testid="rank-set" data-label=label>
+            <h3>{heading} <span class="muted">{format!(" · {hint}")}</span></h3>
+            <div class="rank-summary" data-testid="rank-summary" data-outlier=strip.outlier.map(|r| r.to_string()).unwrap_or_default()
+                data-imbalance=format!("{:.4}", strip.imbalance)>{strip.describe()}</div>
+            <div class="rank-strip" data-testid="rank-strip">
+                <span class="rank-mean" style=format!("bottom:{mean_at:.1}%") title=mean_title></span>
+                {bars}
+            </div>
+        </section>
     }
 }
 

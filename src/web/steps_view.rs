@@ -9,7 +9,7 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use memograph_charts::{step_chart, Bars, PlotArea, StepChartOptions};
 use memograph_snapshot::format::{bytes, count, grouped, signed_bytes};
-use memograph_snapshot::steps::{steps_table, StepRun};
+use memograph_snapshot::steps::{rank_sets, steps_table, StepRanks, StepRun};
 
 use super::{Phase, Ui};
 use crate::load::store;
@@ -99,6 +99,7 @@ pub fn StepsView(ui: Ui) -> impl IntoView {
                     <h3>"Runs"</h3>
                     <StepsTable ui=ui runs=runs />
                 </section>
+                <StepRankSets ui=ui runs=runs />
                 <section class="panel wide">
                     <h3>"Memory per step" <span class="muted">" · static memory green, theoretical red, the GPU's memory black dashed, simulated runs dashed; ▲ allocation retries, ✕ out of memory; ○ a snapshot of the run (click to open it)"</span></h3>
                     <StepsChart ui=ui runs=runs />
@@ -164,6 +165,37 @@ fn StepsTable(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
                 </table>
             </div>
         }
+    }
+}
+
+/// Per job of two ranks or more: each rank's highest peak (allocated, or reserved when the chart shows
+/// reserved), the rank out of line marked; a click makes that rank's run the baseline.
+#[component]
+fn StepRankSets(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
+    let s = ui.steps_ui;
+    move || {
+        let runs = runs.get();
+        let reserved = s.reserved.get();
+        let sets = rank_sets(&runs, reserved);
+        let several = sets.len() > 1 || runs.iter().any(|r| sets.iter().all(|x| x.name != r.name));
+        sets.into_iter()
+            .map(|StepRanks { name, strip }| {
+                let keys: Vec<(String, Option<u32>)> =
+                    runs.iter().map(|r| (r.file.clone(), r.rank)).collect();
+                let label = if several { name } else { String::new() };
+                super::compare_view::rank_panel(
+                    label,
+                    strip,
+                    if reserved {
+                        "by peak reserved · click a rank to make it the baseline"
+                    } else {
+                        "click a rank to make it the baseline"
+                    },
+                    "click to make it the baseline",
+                    move |run| s.baseline.set(keys.get(run).cloned()),
+                )
+            })
+            .collect_view()
     }
 }
 

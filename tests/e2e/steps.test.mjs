@@ -130,3 +130,37 @@ test('a snapshot of the same run is marked on the step chart', TIER2, async () =
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test("a job's ranks: the one out of line named and marked, by peak allocated or reserved; a click makes it the baseline", async () => {
+  // Tier 1: six ranks' capture step records in one folder; rank 4 peaks 1 GiB higher, rank 2 reserves 2 GiB more.
+  const job = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-step-ranks-'));
+  for (let rank = 0; rank < 6; rank++) {
+    const lines = [];
+    for (let step = 1; step <= 5; step++) {
+      const peak = 4 * GIB + step * MIB + (rank === 4 ? GIB : 0);
+      lines.push(JSON.stringify({ step, rank, allocated_bytes: GIB, allocated_peak_bytes: peak,
+        reserved_bytes: 6 * GIB, reserved_peak_bytes: 6 * GIB + (rank === 2 ? 2 * GIB : 0) }));
+    }
+    fs.writeFileSync(path.join(job, `rank${rank}_steps.jsonl`), lines.join('\n') + '\n');
+  }
+  const { page, errors } = await open(b, server.url, { width: 1500, height: 1000 });
+  try {
+    await page.setInputFiles('[data-testid=open-folder]', job);
+    await page.waitForFunction(() => document.querySelector('[data-testid=steps-status]')?.textContent === '6 runs', null, { timeout: 30000 });
+    const summary = () => page.textContent('[data-testid=rank-set] [data-testid=rank-summary]');
+    assert.match(await summary(), /^6 ranks · mean 4\.2 GiB · max 5\.0 GiB · imbalance ×1\.\d\d · rank 4 is out of line$/);
+    assert.deepEqual(await page.$$eval('[data-testid=rank-set] .rank.outlier', e => e.map(x => x.dataset.rank)), ['4']);
+    await page.locator('[data-testid=rank-set]').scrollIntoViewIfNeeded();
+    await shot(page, 'steps-ranks');
+    await page.click('[data-testid=rank-set] .rank[data-rank="4"]');
+    assert.equal(await page.getAttribute('[data-testid=steps-table] tr.baseline', 'data-rank'), '4');
+    assert.match(await page.textContent('tr[data-rank="0"]'), /-1\.0 GiB/);
+    await page.check('[data-testid=show-reserved]');
+    await page.waitForFunction(() => /rank 2 is out of line$/.test(document.querySelector('[data-testid=rank-summary]')?.textContent ?? ''));
+    assert.match(await page.textContent('[data-testid=rank-set] h3'), /by peak reserved/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    fs.rmSync(job, { recursive: true, force: true });
+  }
+});

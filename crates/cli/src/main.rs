@@ -178,12 +178,13 @@ enum Command {
         json: bool,
     },
     /// Per-step memory records: memograph-capture's rank*_steps.jsonl and run.json, torchtitan
-    /// metrics, logs and exports, Megatron-LM logs and memory traces, CSV.
+    /// metrics, logs and exports, Megatron-LM logs and memory traces, CSV. A job's ranks are summed
+    /// up (mean, max, imbalance, the rank out of line).
     Steps {
         /// Step-record files (a folder: those in it, as capture's memograph_snapshots/).
         #[arg(required = true, value_name = "FILE")]
         files: Vec<String>,
-        /// The runs as one JSON object.
+        /// The runs and the jobs' ranks as one JSON object.
         #[arg(long, conflicts_with = "markdown")]
         json: bool,
         /// The table as Markdown.
@@ -192,7 +193,7 @@ enum Command {
         /// Draw each run's theoretical memory (with -o).
         #[arg(long)]
         show_theoretical: bool,
-        /// Chart peak reserved instead of peak allocated (with -o).
+        /// Peak reserved instead of peak allocated: on the chart (with -o) and for the ranks.
         #[arg(long)]
         reserved: bool,
         /// Draw the records per step into this PNG.

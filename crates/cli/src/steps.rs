@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use memograph_snapshot::steps::{merge, read_steps, run_json, steps_table, StepFile, StepRun};
+use memograph_snapshot::steps::{
+    merge, rank_sets, read_steps, run_json, steps_table, StepFile, StepRun,
+};
 
 use crate::{load, Failure};
 
@@ -32,9 +34,10 @@ pub fn run(args: &StepsArgs) -> Result<(), Failure> {
         }
     }
     let runs = merge(files);
+    let ranks = rank_sets(&runs, args.reserved);
     if args.json {
         let runs: Vec<serde_json::Value> = runs.iter().map(run_json).collect();
-        println!("{}", serde_json::json!({ "runs": runs }));
+        println!("{}", serde_json::json!({ "runs": runs, "ranks": ranks }));
     } else if !runs.is_empty() {
         let table = steps_table(&runs, 0, false);
         print!(
@@ -45,6 +48,20 @@ pub fn run(args: &StepsArgs) -> Result<(), Failure> {
                 table.text()
             }
         );
+        for set in &ranks {
+            // Named where other jobs' runs stand beside it.
+            let of = if runs.iter().all(|r| r.name == set.name) {
+                String::new()
+            } else {
+                format!(" of {}", set.name)
+            };
+            let by = if args.reserved {
+                " (peak reserved)"
+            } else {
+                ""
+            };
+            println!("\nRanks{of}{by}: {}", set.strip.describe());
+        }
         notes(&runs);
     }
     if let Some(out) = &args.chart {

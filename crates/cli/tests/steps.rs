@@ -68,6 +68,15 @@ fn steps_json_has_one_run_per_rank_with_nulls_where_inputs_lack_figures() {
     assert_eq!(runs[2]["peak_allocated_bytes"], (12.5 * MIB as f64) as u64);
     assert_eq!(runs[2]["theoretical_bytes"], 30 * MIB);
     assert_eq!(runs[2]["alloc_retries"], serde_json::Value::Null);
+    // The job's two ranks (the trace has a rank too, but is another run): rank 1 peaks 100 MiB higher.
+    let ranks = v["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 1);
+    assert_eq!(ranks[0]["name"], "run/steps");
+    assert_eq!(ranks[0]["max_bytes"], 1104 * MIB);
+    assert_eq!(
+        ranks[0]["peaks"],
+        serde_json::json!([[0, 1004 * MIB], [1, 1104 * MIB]])
+    );
     // The text table and a chart.
     let (code, stdout, _) = memograph(
         &[
@@ -84,6 +93,10 @@ fn steps_json_has_one_run_per_rank_with_nulls_where_inputs_lack_figures() {
         stdout.contains("peak allocated")
             && stdout.contains("1004.0 MiB")
             && stdout.contains("1.1 GiB"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\nRanks: 2 ranks · mean 1.0 GiB · max 1.1 GiB · imbalance ×1.05\n"),
         "{stdout}"
     );
     assert!(std::fs::metadata(dir.join("steps.png")).unwrap().len() > 10_000);

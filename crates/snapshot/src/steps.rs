@@ -893,6 +893,52 @@ pub fn steps_table(
     }
 }
 
+/// The ranks of one job's step runs: its name and its rank strip (`runs` index the runs given).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StepRanks {
+    pub name: String,
+    #[serde(flatten)]
+    pub strip: crate::analysis::compare::RankStrip,
+}
+
+/// The rank strips of the jobs among `runs`: runs of one name (the file's folder and name without
+/// the rank) that carry a rank, by their highest peak allocated (`reserved`: peak reserved), for each
+/// job of two ranks or more. Simulated runs are left out.
+pub fn rank_sets(runs: &[StepRun], reserved: bool) -> Vec<StepRanks> {
+    let mut jobs: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        if r.rank.is_none() || r.simulated {
+            continue;
+        }
+        match jobs.iter_mut().find(|(name, _)| *name == r.name) {
+            Some((_, members)) => members.push(i),
+            None => jobs.push((&r.name, vec![i])),
+        }
+    }
+    jobs.into_iter()
+        .filter_map(|(name, members)| {
+            let peak = |r: &StepRun| {
+                if reserved {
+                    r.peak_reserved_bytes()
+                } else {
+                    r.peak_allocated_bytes()
+                }
+            };
+            let ranked: Vec<(usize, (u32, u64))> = members
+                .iter()
+                .filter_map(|&i| Some((i, (runs[i].rank?, peak(&runs[i])?))))
+                .collect();
+            let pairs: Vec<(u32, u64)> = ranked.iter().map(|&(_, p)| p).collect();
+            let mut strip = crate::analysis::compare::RankStrip::of(&pairs)?;
+            strip.runs = strip.runs.iter().map(|&j| ranked[j].0).collect();
+            Some(StepRanks {
+                name: name.to_string(),
+                strip,
+            })
+        })
+        .collect()
+}
+
 /// A run as the command line's JSON and the page's contract spell it.
 pub fn run_json(r: &StepRun) -> serde_json::Value {
     serde_json::json!({

@@ -2,7 +2,7 @@
 //! with series whose maxima are known, and a malformed file of each format.
 
 use memograph_snapshot::steps::{
-    looks_like_steps, merge, read_steps, run_json, steps_table, StepFile, StepRun,
+    looks_like_steps, merge, rank_sets, read_steps, run_json, steps_table, StepFile, StepRun,
 };
 
 const MIB: u64 = 1 << 20;
@@ -306,4 +306,44 @@ fn snapshots_and_other_files_are_not_step_records() {
     assert!(read_steps("notes.txt", b"hello\n")
         .unwrap_err()
         .starts_with("no step records found"));
+}
+
+#[test]
+fn a_jobs_ranks_name_the_one_out_of_line() {
+    // Two jobs' capture step records, eight ranks each; job a's rank 5 peaks 512 MiB higher. Job b's
+    // ranks are alike; a simulated run and a run without a rank stand in no strip.
+    let mut all = Vec::new();
+    for job in ["a", "b"] {
+        for rank in 0..8u64 {
+            let extra = if job == "a" && rank == 5 {
+                512 * MIB
+            } else {
+                rank * MIB
+            };
+            let jsonl: String = (1..=4)
+                .map(|step| {
+                    format!(
+                        "{{\"step\": {step}, \"rank\": {rank}, \"allocated_bytes\": {GIB}, \"allocated_peak_bytes\": {}, \"reserved_bytes\": {}, \"reserved_peak_bytes\": {}}}\n",
+                        4 * GIB + extra + step,
+                        6 * GIB,
+                        6 * GIB + if rank == 2 { GIB } else { 0 },
+                    )
+                })
+                .collect();
+            all.extend(runs(&format!("{job}/rank{rank}_steps.jsonl"), &jsonl));
+        }
+    }
+    all.extend(runs("c/steps.csv", "step,peak allocated (GiB)\n1,4\n2,5\n"));
+    let sets = rank_sets(&all, false);
+    let names: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["a/steps", "b/steps"]);
+    assert_eq!(sets[0].strip.outlier, Some(5));
+    assert_eq!(sets[0].strip.max_bytes, 4 * GIB + 512 * MIB + 4);
+    assert_eq!(all[sets[0].strip.runs[5]].rank, Some(5));
+    assert_eq!(sets[1].strip.outlier, None);
+    assert!(sets[0].strip.describe().ends_with("rank 5 is out of line"));
+    // By peak reserved, rank 2 of each job is the one.
+    let reserved = rank_sets(&all, true);
+    assert_eq!(reserved[0].strip.outlier, Some(2));
+    assert_eq!(reserved[1].strip.outlier, Some(2));
 }

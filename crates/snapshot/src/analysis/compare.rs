@@ -849,55 +849,80 @@ pub fn rank_sets(digests: &[&Digest]) -> Vec<RankSet> {
 /// exit, at each new peak, every N steps) stands by its highest peak: the most memory that rank was
 /// seen to need (the first run of it on a tie).
 pub fn ranks(digests: &[&Digest]) -> Option<RankStrip> {
-    let mut by_rank: BTreeMap<u32, (u64, usize)> = BTreeMap::new();
-    for (i, d) in digests.iter().enumerate() {
-        if let Some(rank) = d.config.get("rank").and_then(|r| r.parse::<u32>().ok()) {
-            let best = by_rank.entry(rank).or_insert((d.timeline_peak_bytes, i));
-            if d.timeline_peak_bytes > best.0 {
-                *best = (d.timeline_peak_bytes, i);
+    let ranked: Vec<(u32, u64)> = digests
+        .iter()
+        .filter_map(|d| {
+            let rank = d.config.get("rank")?.parse::<u32>().ok()?;
+            Some((rank, d.timeline_peak_bytes))
+        })
+        .collect();
+    let at: Vec<usize> = digests
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| {
+            d.config
+                .get("rank")
+                .is_some_and(|r| r.parse::<u32>().is_ok())
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let mut strip = RankStrip::of(&ranked)?;
+    strip.runs = strip.runs.iter().map(|&j| at[j]).collect();
+    Some(strip)
+}
+
+impl RankStrip {
+    /// The strip of runs given as (rank, peak bytes), when they hold two ranks or more. A rank with
+    /// several runs stands by its highest peak (the first on a tie); `runs` indexes into `ranked`.
+    pub fn of(ranked: &[(u32, u64)]) -> Option<RankStrip> {
+        let mut by_rank: BTreeMap<u32, (u64, usize)> = BTreeMap::new();
+        for (i, &(rank, peak)) in ranked.iter().enumerate() {
+            let best = by_rank.entry(rank).or_insert((peak, i));
+            if peak > best.0 {
+                *best = (peak, i);
             }
         }
-    }
-    if by_rank.len() < 2 {
-        return None;
-    }
-    let peaks: Vec<(u32, u64)> = by_rank.iter().map(|(&r, &(b, _))| (r, b)).collect();
-    let runs: Vec<usize> = by_rank.values().map(|&(_, i)| i).collect();
-    let n = peaks.len() as f64;
-    let mean_bytes = peaks.iter().map(|&(_, b)| b as f64).sum::<f64>() / n;
-    let max_bytes = peaks.iter().map(|&(_, b)| b).max().unwrap_or(0);
-    let mut sorted: Vec<u64> = peaks.iter().map(|&(_, b)| b).collect();
-    sorted.sort_unstable();
-    let mid = sorted.len() / 2;
-    let median = if sorted.len().is_multiple_of(2) {
-        (sorted[mid - 1] as f64 + sorted[mid] as f64) / 2.0
-    } else {
-        sorted[mid] as f64
-    };
-    let distances: Vec<(u32, f64)> = peaks
-        .iter()
-        .map(|&(r, b)| (r, (b as f64 - median).abs()))
-        .collect();
-    let (far_rank, far) =
-        distances
-            .iter()
-            .copied()
-            .fold((0, -1.0), |best, x| if x.1 > best.1 { x } else { best });
-    // A rank is out of line only when it alone is farthest: of two ranks, or two far on either side,
-    // none is named (the imbalance still says how far apart they are).
-    let alone = distances.iter().filter(|&&(_, d)| d == far).count() == 1;
-    Some(RankStrip {
-        mean_bytes,
-        max_bytes,
-        imbalance: if mean_bytes > 0.0 {
-            max_bytes as f64 / mean_bytes
+        if by_rank.len() < 2 {
+            return None;
+        }
+        let peaks: Vec<(u32, u64)> = by_rank.iter().map(|(&r, &(b, _))| (r, b)).collect();
+        let runs: Vec<usize> = by_rank.values().map(|&(_, i)| i).collect();
+        let n = peaks.len() as f64;
+        let mean_bytes = peaks.iter().map(|&(_, b)| b as f64).sum::<f64>() / n;
+        let max_bytes = peaks.iter().map(|&(_, b)| b).max().unwrap_or(0);
+        let mut sorted: Vec<u64> = peaks.iter().map(|&(_, b)| b).collect();
+        sorted.sort_unstable();
+        let mid = sorted.len() / 2;
+        let median = if sorted.len().is_multiple_of(2) {
+            (sorted[mid - 1] as f64 + sorted[mid] as f64) / 2.0
         } else {
-            1.0
-        },
-        outlier: (alone && median > 0.0 && far > median * OUTLIER_SHARE).then_some(far_rank),
-        peaks,
-        runs,
-    })
+            sorted[mid] as f64
+        };
+        let distances: Vec<(u32, f64)> = peaks
+            .iter()
+            .map(|&(r, b)| (r, (b as f64 - median).abs()))
+            .collect();
+        let (far_rank, far) =
+            distances
+                .iter()
+                .copied()
+                .fold((0, -1.0), |best, x| if x.1 > best.1 { x } else { best });
+        // A rank is out of line only when it alone is farthest: of two ranks, or two far on either
+        // side, none is named (the imbalance still says how far apart they are).
+        let alone = distances.iter().filter(|&&(_, d)| d == far).count() == 1;
+        Some(RankStrip {
+            mean_bytes,
+            max_bytes,
+            imbalance: if mean_bytes > 0.0 {
+                max_bytes as f64 / mean_bytes
+            } else {
+                1.0
+            },
+            outlier: (alone && median > 0.0 && far > median * OUTLIER_SHARE).then_some(far_rank),
+            peaks,
+            runs,
+        })
+    }
 }
 
 /// A digest of `file` with only its peak and most reserved, config from its name (for tests).
