@@ -38,6 +38,20 @@ async function comparePage() {
   return { page, errors, context };
 }
 
+/** Runs `body(root, page, errors)` with a scratch folder `root` and a fresh compare page, removes both
+ *  after whatever happens, and asks that the page said no error. */
+async function withScratch(tag, body) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), `memograph-e2e-${tag}-`));
+  const { page, errors, context } = await comparePage();
+  try {
+    await body(root, page, errors);
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
 /** Picks `files` at once and waits until `count` runs are compared. */
 async function pick(page, files, count, selector = 'input[type=file]') {
   await page.setInputFiles(selector, files);
@@ -369,113 +383,81 @@ test('files that fail among those compared: each is named with its reason, dismi
   }
 });
 
-test("capture's folder: its snapshots are compared and its steps read; a README, a chart and a config in it are left alone", async () => {
+test("capture's folder: its snapshots are compared and its steps read; a README, a chart and a config in it are left alone", () => withScratch('capture', async (root, page, errors) => {
   // Tier 1: memograph-capture writes into memograph_snapshots/; people keep notes and charts beside.
   // A file's own name says whether it is a snapshot, not the folder's ("snapshot" is in that).
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-capture-'));
   const dir = captureFolder(root);
   fs.writeFileSync(path.join(dir, 'chart.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
   fs.writeFileSync(path.join(dir, 'config.json'), '{"lr": 0.001}\n');
-  const { page, errors, context } = await comparePage();
-  try {
-    await pick(page, dir, 2, '[data-testid=open-folder]');
-    await page.waitForTimeout(500);
-    assert.equal(await page.locator('.error-panel').count(), 0, await page.locator('.error-panel').textContent().catch(() => ''));
-    assert.deepEqual(await page.$$eval('tr[data-file] td:nth-child(3)', cells => cells.map(c => c.textContent)),
-      ['rank0_exit_0.pickle', 'rank1_exit_0.pickle']);
-    await page.selectOption('[data-testid=view-select]', 'steps');
-    await page.waitForFunction(() => document.querySelector('[data-testid=steps-status]')?.textContent === '1 run', null, { timeout: 30000 });
-    assert.deepEqual(errors, []);
-  } finally {
-    await context.close();
-    fs.rmSync(root, { recursive: true, force: true });
-  }
-});
+  await pick(page, dir, 2, '[data-testid=open-folder]');
+  await page.waitForTimeout(500);
+  assert.equal(await page.locator('.error-panel').count(), 0, await page.locator('.error-panel').textContent().catch(() => ''));
+  assert.deepEqual(await page.$$eval('tr[data-file] td:nth-child(3)', cells => cells.map(c => c.textContent)),
+    ['rank0_exit_0.pickle', 'rank1_exit_0.pickle']);
+  await page.selectOption('[data-testid=view-select]', 'steps');
+  await page.waitForFunction(() => document.querySelector('[data-testid=steps-status]')?.textContent === '1 run', null, { timeout: 30000 });
+}));
 
-test('folders dropped together are walked whole and compared, a rank strip each; a loose file beside them joins; dropped again, nothing doubles', async () => {
+test('folders dropped together are walked whole and compared, a rank strip each; a loose file beside them joins; dropped again, nothing doubles', () => withScratch('drop', async (root, page, errors) => {
   // Tier 1: two runs' folders dropped from the desktop at once, with a snapshot that lies beside them.
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-drop-'));
   const sweep = sweepFolder(root);
   const run = (name) => Object.fromEntries(fs.readdirSync(path.join(sweep, name)).map(f => [f, path.join(sweep, name, f)]));
-  const { page, errors, context } = await comparePage();
-  try {
-    await dropTree(page, { run_a: run('run_a'), run_b: { ...run('run_b'), 'notes.md': path.join(ROOT, 'README.md') },
-      'extra.pickle': path.join(ROOT, 'tests', 'fixtures', 'training.pickle') });
-    await page.waitForFunction(() => /^5 runs compared/.test(document.querySelector('[data-testid=compare-status]')?.textContent ?? '')
-      && document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
-    assert.deepEqual(await page.$$eval('tr[data-file] td:nth-child(3)', cells => cells.map(c => c.textContent)),
-      ['extra.pickle', 'run_a/rank0_exit_0.pickle', 'run_a/rank1_exit_0.pickle', 'run_b/rank0_exit_0.pickle', 'run_b/rank1_exit_0.pickle']);
-    assert.deepEqual(await page.$$eval('[data-testid=rank-set]', s => s.map(e => e.dataset.label)), ['run_a', 'run_b']);
-    // A folder dropped again (its step records in it now) adds only what is new: its snapshots are
-    // known, its step records read once however often it comes.
-    const steps = path.join(ROOT, 'crates', 'snapshot', 'fuzz', 'corpus', 'steps', 'capture_steps.jsonl');
-    for (let again = 0; again < 2; again++) {
-      await dropTree(page, { run_a: { ...run('run_a'), 'rank0_steps.jsonl': steps } });
-      await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
-    }
-    await page.waitForTimeout(500);
-    assert.match(await page.textContent('[data-testid=compare-status]'), /^5 runs compared/);
-    await page.selectOption('[data-testid=view-select]', 'steps');
-    await page.waitForFunction(() => document.querySelector('[data-testid=steps-status]')?.textContent === '1 run', null, { timeout: 30000 });
-    assert.deepEqual(errors, []);
-  } finally {
-    await context.close();
-    fs.rmSync(root, { recursive: true, force: true });
+  await dropTree(page, { run_a: run('run_a'), run_b: { ...run('run_b'), 'notes.md': path.join(ROOT, 'README.md') },
+    'extra.pickle': path.join(ROOT, 'tests', 'fixtures', 'training.pickle') });
+  await page.waitForFunction(() => /^5 runs compared/.test(document.querySelector('[data-testid=compare-status]')?.textContent ?? '')
+    && document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
+  assert.deepEqual(await page.$$eval('tr[data-file] td:nth-child(3)', cells => cells.map(c => c.textContent)),
+    ['extra.pickle', 'run_a/rank0_exit_0.pickle', 'run_a/rank1_exit_0.pickle', 'run_b/rank0_exit_0.pickle', 'run_b/rank1_exit_0.pickle']);
+  assert.deepEqual(await page.$$eval('[data-testid=rank-set]', s => s.map(e => e.dataset.label)), ['run_a', 'run_b']);
+  // A folder dropped again (its step records in it now) adds only what is new: its snapshots are
+  // known, its step records read once however often it comes.
+  const steps = path.join(ROOT, 'crates', 'snapshot', 'fuzz', 'corpus', 'steps', 'capture_steps.jsonl');
+  for (let again = 0; again < 2; again++) {
+    await dropTree(page, { run_a: { ...run('run_a'), 'rank0_steps.jsonl': steps } });
+    await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
   }
-});
+  await page.waitForTimeout(500);
+  assert.match(await page.textContent('[data-testid=compare-status]'), /^5 runs compared/);
+  await page.selectOption('[data-testid=view-select]', 'steps');
+  await page.waitForFunction(() => document.querySelector('[data-testid=steps-status]')?.textContent === '1 run', null, { timeout: 30000 });
+}));
 
-test('a folder with nothing to open says so, by name, whether picked or dropped; an empty one too', async () => {
+test('a folder with nothing to open says so, by name, whether picked or dropped; an empty one too', () => withScratch('nothing', async (root, page, errors) => {
   // Tier 1: a folder of notes and a config (no snapshot, no step records) used to leave the page as it was.
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-nothing-'));
   const notes = path.join(root, 'notes');
   fs.mkdirSync(notes);
   fs.writeFileSync(path.join(notes, 'README.md'), '# runs\n');
   fs.writeFileSync(path.join(notes, 'config.json'), '{"lr": 0.001}\n');
-  const { page, errors, context } = await comparePage();
   const said = () => page.waitForSelector('.error-panel').then(p => p.textContent());
-  try {
-    await page.setInputFiles('[data-testid=open-folder]', notes);
-    assert.match(await said(), /notes: no snapshots or step records among its 2 files \(snapshots: files named \*\.pickle, \*\.pkl or \*\.pk, maybe \.gz, or with "snapshot" in their name; step records: capture's/);
-    assert.equal(await page.$eval('#app', e => e.dataset.state), 'error');
-    assert.equal(await page.textContent('.error-panel strong'), 'Nothing to open in the folder.');
-    await shot(page, 'folder-with-nothing');
-    await page.click('.error-panel button');
-    await dropTree(page, { empty: {} });
-    await page.waitForFunction(() => /empty: no files in it/.test(document.querySelector('.error-panel')?.textContent ?? ''));
-    await page.click('.error-panel button');
-    await dropTree(page, { notes: { 'README.md': path.join(notes, 'README.md') }, more: {} });
-    await page.waitForFunction(() => /notes, more: its one file is neither a snapshot nor step records \(/.test(document.querySelector('.error-panel')?.textContent ?? ''));
-    assert.deepEqual(errors, []);
-  } finally {
-    await context.close();
-    fs.rmSync(root, { recursive: true, force: true });
-  }
-});
+  await page.setInputFiles('[data-testid=open-folder]', notes);
+  assert.match(await said(), /notes: no snapshots or step records among its 2 files \(snapshots: files named \*\.pickle, \*\.pkl or \*\.pk, maybe \.gz, or with "snapshot" in their name; step records: capture's/);
+  assert.equal(await page.$eval('#app', e => e.dataset.state), 'error');
+  assert.equal(await page.textContent('.error-panel strong'), 'Nothing to open in the folder.');
+  await shot(page, 'folder-with-nothing');
+  await page.click('.error-panel button');
+  await dropTree(page, { empty: {} });
+  await page.waitForFunction(() => /empty: no files in it/.test(document.querySelector('.error-panel')?.textContent ?? ''));
+  await page.click('.error-panel button');
+  await dropTree(page, { notes: { 'README.md': path.join(notes, 'README.md') }, more: {} });
+  await page.waitForFunction(() => /notes, more: its one file is neither a snapshot nor step records \(/.test(document.querySelector('.error-panel')?.textContent ?? ''));
+}));
 
-test('two jobs in one folder: a rank strip each, named by its folder; a bar opens the run of its rank', async () => {
+test('two jobs in one folder: a rank strip each, named by its folder; a bar opens the run of its rank', () => withScratch('jobs', async (root, page, errors) => {
   // Tier 1: two runs' folders of two ranks each, opened as one folder (a sweep kept side by side).
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-jobs-'));
   const sweep = sweepFolder(root);
-  const { page, errors, context } = await comparePage();
-  try {
-    await pick(page, sweep, 4, '[data-testid=open-folder]');
-    const sets = await page.$$eval('[data-testid=rank-set]', s => s.map(e => [e.dataset.label, e.querySelector('h3').textContent,
-      e.querySelector('[data-testid=rank-summary]').textContent]));
-    assert.deepEqual(sets.map(s => s[0]), ['run_a', 'run_b']);
-    assert.match(sets[1][1], /^Ranks of run_b/);
-    // run_a's ranks are alike; run_b's differ (compiled.pickle peaks higher): neither is "out of line" of two.
-    assert.match(sets[0][2], /^2 ranks · .* imbalance ×1\.00$/);
-    assert.match(sets[1][2], /^2 ranks · .* imbalance ×1\.21$/);
-    // The diff of run_a's two alike ranks (A and B by default) says that nothing grew.
-    await page.waitForFunction(() => /nothing grew at any call path/.test(document.querySelector('[data-testid=compare-grown]')?.textContent ?? ''));
-    await page.locator('[data-testid=rank-set][data-label=run_b] .rank[data-rank="0"]').scrollIntoViewIfNeeded();
-    await shot(page, 'compare-two-jobs');
-    await page.click('[data-testid=rank-set][data-label=run_b] .rank[data-rank="0"]');
-    await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready'
-      && /run_b\/rank0_exit_0\.pickle/.test(document.querySelector('[data-testid=file-select]')?.selectedOptions[0]?.textContent ?? ''), null, { timeout: 60000 });
-    assert.deepEqual(errors, []);
-  } finally {
-    await context.close();
-    fs.rmSync(root, { recursive: true, force: true });
-  }
-});
+  await pick(page, sweep, 4, '[data-testid=open-folder]');
+  const sets = await page.$$eval('[data-testid=rank-set]', s => s.map(e => [e.dataset.label, e.querySelector('h3').textContent,
+    e.querySelector('[data-testid=rank-summary]').textContent]));
+  assert.deepEqual(sets.map(s => s[0]), ['run_a', 'run_b']);
+  assert.match(sets[1][1], /^Ranks of run_b/);
+  // run_a's ranks are alike; run_b's differ (compiled.pickle peaks higher): neither is "out of line" of two.
+  assert.match(sets[0][2], /^2 ranks · .* imbalance ×1\.00$/);
+  assert.match(sets[1][2], /^2 ranks · .* imbalance ×1\.21$/);
+  // The diff of run_a's two alike ranks (A and B by default) says that nothing grew.
+  await page.waitForFunction(() => /nothing grew at any call path/.test(document.querySelector('[data-testid=compare-grown]')?.textContent ?? ''));
+  await page.locator('[data-testid=rank-set][data-label=run_b] .rank[data-rank="0"]').scrollIntoViewIfNeeded();
+  await shot(page, 'compare-two-jobs');
+  await page.click('[data-testid=rank-set][data-label=run_b] .rank[data-rank="0"]');
+  await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready'
+    && /run_b\/rank0_exit_0\.pickle/.test(document.querySelector('[data-testid=file-select]')?.selectedOptions[0]?.textContent ?? ''), null, { timeout: 60000 });
+}));
