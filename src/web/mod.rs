@@ -452,12 +452,16 @@ impl Listener for Ui {
 
     fn digested(&self, done: usize, total: usize) {
         let over = done >= total;
-        if redraw_comparison(done, over) {
+        let redraw = redraw_comparison(done, over);
+        if redraw {
             self.compared.update(|n| *n += 1);
             share::restore_runs(*self);
         }
-        self.comparing
-            .set(if over { (0, 0) } else { (done, total) });
+        // The count read so far repaints the page: said at most every 100 ms, and with each redraw.
+        if redraw || status_due() {
+            self.comparing
+                .set(if over { (0, 0) } else { (done, total) });
+        }
         if over && self.errors.with_untracked(Vec::is_empty) {
             self.phase.set(Phase::Ready);
         }
@@ -467,6 +471,21 @@ impl Listener for Ui {
 thread_local! {
     /// When the comparison was last redrawn while a batch was read (see [`Redrawn::due`]).
     static REDRAWN: std::cell::Cell<Redrawn> = const { std::cell::Cell::new(Redrawn::NONE) };
+}
+
+/// Whether 100 ms have passed since the reading count was last said (and it is said now).
+fn status_due() -> bool {
+    thread_local! {
+        static SAID_AT: std::cell::Cell<f64> = const { std::cell::Cell::new(f64::NEG_INFINITY) };
+    }
+    let now = js_sys::Date::now();
+    SAID_AT.with(|at| {
+        let due = now - at.get() >= 100.0;
+        if due {
+            at.set(now);
+        }
+        due
+    })
 }
 
 /// Whether the comparison is redrawn now that `done` files of a batch have ended (`over`: all).
