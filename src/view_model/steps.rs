@@ -53,6 +53,11 @@ pub fn breakdown(r: &StepRun) -> Option<Breakdown> {
 /// Where snapshots sit on the step chart: (run index, step, digest index) for each digest whose name
 /// gives a rank and a step inside a run of that rank.
 pub fn snapshot_marks(runs: &[&StepRun], digests: &[Digest]) -> Vec<(usize, u64, usize)> {
+    let folder = |f: &str| {
+        f.rsplit_once(['/', '\\'])
+            .map_or("", |(dir, _)| dir)
+            .to_string()
+    };
     let mut marks = Vec::new();
     for (k, d) in digests.iter().enumerate() {
         if !d.default_device {
@@ -65,12 +70,33 @@ pub fn snapshot_marks(runs: &[&StepRun], digests: &[Digest]) -> Vec<(usize, u64,
         for (i, r) in runs.iter().enumerate() {
             let inside = r.steps.first().is_some_and(|f| f.step <= step)
                 && r.steps.last().is_some_and(|l| step <= l.step);
-            if r.rank == rank && inside {
+            // Of another job's folder it is no snapshot of this run (files picked without their
+            // folder are matched by rank and step alone).
+            let (a, b) = (folder(&r.file), folder(&d.file));
+            let same_job = a == b || a.is_empty() || b.is_empty();
+            if r.rank == rank && inside && same_job {
                 marks.push((i, step, k));
             }
         }
     }
     marks
+}
+
+/// What a snapshot marked on the step chart is called: the reason in memograph-capture's name
+/// (`rank0_peak_3.pickle` → `peak`, `rank1_oom_12.pickle` → `oom`), else "snapshot".
+pub fn mark_label(file: &str) -> String {
+    let stem = memograph_snapshot::names::stem(file);
+    let parts: Vec<&str> = stem.split('_').collect();
+    match parts[..] {
+        [rank, reason, step]
+            if rank.starts_with("rank")
+                && !reason.is_empty()
+                && step.bytes().all(|c| c.is_ascii_digit()) =>
+        {
+            reason.to_string()
+        }
+        _ => "snapshot".to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -123,7 +149,25 @@ mod tests {
         .unwrap();
         d.config = memograph_snapshot::analysis::compare::config_from_name("rank0_peak_2.pickle");
         assert_eq!(snapshot_marks(&[&a, &b], &[d.clone()]), vec![(0, 2, 0)]);
+        // Of another job's folder it marks nothing; picked without its folder, it marks by rank.
+        let mut a2 = a.clone();
+        a2.file = "run_a/rank0_steps.jsonl".into();
+        d.file = "run_b/rank0_peak_2.pickle".into();
+        assert!(snapshot_marks(&[&a2], &[d.clone()]).is_empty());
+        d.file = "run_a/rank0_peak_2.pickle".into();
+        assert_eq!(snapshot_marks(&[&a2], &[d.clone()]), vec![(0, 2, 0)]);
+        d.file = "rank0_peak_2.pickle".into();
+        assert_eq!(snapshot_marks(&[&a2], &[d.clone()]), vec![(0, 2, 0)]);
         d.config = memograph_snapshot::analysis::compare::config_from_name("rank1_peak_9.pickle");
         assert!(snapshot_marks(&[&a, &b], &[d]).is_empty());
+    }
+
+    #[test]
+    fn a_mark_is_named_by_the_reason_in_captures_name() {
+        assert_eq!(mark_label("run/rank0_peak_3.pickle"), "peak");
+        assert_eq!(mark_label("rank12_oom_120.pickle.gz"), "oom");
+        assert_eq!(mark_label("rank1_exit_0.pkl"), "exit");
+        assert_eq!(mark_label("memory_snapshot_rank0_step3.pickle"), "snapshot");
+        assert_eq!(mark_label("rank0_peak_x.pickle"), "snapshot");
     }
 }

@@ -13,7 +13,7 @@ use memograph_snapshot::steps::{rank_sets, steps_table, StepRanks, StepRun};
 
 use super::{Phase, Ui};
 use crate::load::store;
-use crate::view_model::steps::{breakdown, snapshot_marks, values_at};
+use crate::view_model::steps::{breakdown, mark_label, snapshot_marks, values_at};
 
 /// The Steps view's choices, kept while other views are shown.
 #[derive(Clone, Copy)]
@@ -231,7 +231,7 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
         let refs: Vec<&StepRun> = runs.iter().collect();
         let labels: Vec<(usize, u64, String)> = marks
             .iter()
-            .map(|(r, st, _, _)| (*r, *st, "snapshot".to_string()))
+            .map(|(r, st, file, _)| (*r, *st, mark_label(file)))
             .collect();
         let mut area = None;
         let drawn = crate::render::charts::draw(&el, dark, |a, t| {
@@ -346,7 +346,7 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
             labels: marks
                 .get_untracked()
                 .iter()
-                .map(|(r, st, _, _)| (*r, *st, "snapshot".to_string()))
+                .map(|(r, st, file, _)| (*r, *st, mark_label(file)))
                 .collect(),
         };
         super::export::save_picture(

@@ -2042,10 +2042,16 @@ where
                 theme.px(7),
                 theme.ink.stroke_width(width),
             )))?;
+            // In the last fifth of the steps the label goes left of its circle, inside the plot.
+            let (text, side) = if x > x0 + (x1 - x0) * 0.8 {
+                (format!("{label} "), HPos::Right)
+            } else {
+                (format!(" {label}"), HPos::Left)
+            };
             chart.draw_series(std::iter::once(Text::new(
-                format!(" {label}"),
+                text,
                 (x, b as f64 / div),
-                theme.text(12).pos(Pos::new(HPos::Left, VPos::Bottom)),
+                theme.text(12).pos(Pos::new(side, VPos::Bottom)),
             )))?;
         }
     }
