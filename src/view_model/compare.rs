@@ -185,6 +185,59 @@ fn delta_row(label: &str, a_bytes: u64, b_bytes: u64) -> Delta {
     }
 }
 
+/// The run B of the diff is when none is picked, against A (`rows[a]`): where A is one rank of a job,
+/// the rank out of line (if it is not A's), else the rank whose peak is farthest from A's (two alike
+/// ranks' diff says nothing, and a capture folder's other snapshots of A's own rank are seldom the
+/// question); else the first other row.
+pub fn default_b(rows: &[Digest], a: usize) -> Option<usize> {
+    use memograph_snapshot::analysis::compare::rank_sets;
+    let first_other = (0..rows.len()).find(|&k| k != a);
+    let of = rows.get(a)?;
+    let Some(rank) = of.config.get("rank").and_then(|r| r.parse::<u32>().ok()) else {
+        return first_other;
+    };
+    let folder = |d: &Digest| {
+        d.file
+            .rsplit_once(['/', '\\'])
+            .map(|(dir, _)| dir.to_string())
+    };
+    let refs: Vec<&Digest> = rows.iter().collect();
+    let sets = rank_sets(&refs);
+    // A's job: the set holding A's rank from A's folder.
+    let job = sets.iter().find(|s| {
+        s.strip
+            .peaks
+            .iter()
+            .zip(&s.strip.runs)
+            .any(|(&(r, _), &run)| {
+                r == rank && folder(&rows[run]) == folder(of) && rows[run].config == of.config
+            })
+    });
+    let Some(job) = job else {
+        return first_other;
+    };
+    let strip = &job.strip;
+    let run_of = |r: u32| {
+        strip
+            .peaks
+            .iter()
+            .position(|&(x, _)| x == r)
+            .map(|i| strip.runs[i])
+    };
+    if let Some(out) = strip.outlier.filter(|&o| o != rank) {
+        return run_of(out);
+    }
+    let farthest = strip
+        .peaks
+        .iter()
+        .filter(|&&(r, _)| r != rank)
+        // The lowest rank of those as far (`max_by_key` keeps the last).
+        .rev()
+        .max_by_key(|&&(_, b)| b.abs_diff(of.timeline_peak_bytes))
+        .map(|&(r, _)| r);
+    farthest.and_then(run_of).or(first_other)
+}
+
 /// When the comparison was last redrawn while a batch of files was read: the time (ms) and how many
 /// of the batch had ended then.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -251,6 +304,42 @@ mod tests {
         let s = memograph_snapshot::read_bytes(&memograph_snapshot::synth::pickle(steps).bytes)
             .unwrap();
         digests(&s, &Rules::built_in(), name, 0).remove(0)
+    }
+
+    #[test]
+    fn the_default_b_of_a_rank_is_the_rank_out_of_line_or_the_farthest() {
+        let with_peak = |name: &str, peak: u64| {
+            let mut d = synth_digest(name, 4);
+            d.timeline_peak_bytes = peak;
+            d
+        };
+        const G: u64 = 1 << 30;
+        // Capture's folder: rank 0 at exit and at a peak, ranks 1 to 3, rank 2 out of line.
+        let rows = vec![
+            with_peak("run/rank0_exit_10.pickle", 10 * G),
+            with_peak("run/rank0_peak_3.pickle", 10 * G),
+            with_peak("run/rank1_exit_10.pickle", 10 * G),
+            with_peak("run/rank2_exit_10.pickle", 14 * G),
+            with_peak("run/rank3_exit_10.pickle", 10 * G + 1),
+        ];
+        assert_eq!(default_b(&rows, 0), Some(3));
+        // A is the one out of line: B is the rank farthest from it.
+        assert_eq!(default_b(&rows, 3), Some(0));
+        // Alike ranks, none out of line: the farthest from A.
+        let alike = vec![
+            with_peak("run/rank0_exit_10.pickle", 10 * G),
+            with_peak("run/rank0_peak_3.pickle", 10 * G),
+            with_peak("run/rank1_exit_10.pickle", 10 * G + 5),
+            with_peak("run/rank2_exit_10.pickle", 10 * G + 9),
+        ];
+        assert_eq!(default_b(&alike, 0), Some(3));
+        // Runs without ranks: the first other row.
+        let plain = vec![
+            with_peak("a_bs8.pickle", G),
+            with_peak("b_bs16.pickle", 2 * G),
+        ];
+        assert_eq!(default_b(&plain, 1), Some(0));
+        assert_eq!(default_b(&plain[..1], 0), None);
     }
 
     #[test]

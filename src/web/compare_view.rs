@@ -20,8 +20,8 @@ use super::{Phase, Ui};
 use crate::load::{self, store};
 use crate::view_model::analysis::short_frame;
 use crate::view_model::compare::{
-    category_deltas, common_marks, component_deltas, diff_rows, entry_at, sorted_order, values_at,
-    Delta,
+    category_deltas, common_marks, component_deltas, default_b, diff_rows, entry_at, sorted_order,
+    values_at, Delta,
 };
 
 /// A row of the comparison: a file (name and size) and a device.
@@ -533,13 +533,16 @@ fn diff_at(ui: Ui, rows: &[Digest], x: f64) {
 }
 
 /// A and B of the diff among the chosen rows: A the picked one or the baseline, B the picked one or
-/// the first other row.
+/// else [`default_b`]'s (for a rank, the rank out of line or the farthest; else the first other row).
 fn diff_pair(ui: Ui, rows: &[Digest]) -> (Option<RowKey>, Option<RowKey>) {
     let find = |k: Option<RowKey>| k.filter(|k| rows.iter().any(|d| &key_of(d) == k));
     let a = find(ui.compare.diff_a.get()).or_else(|| rows.get(baseline_of(ui, rows)).map(key_of));
     let b = find(ui.compare.diff_b.get())
         .filter(|b| Some(b) != a.as_ref())
-        .or_else(|| rows.iter().map(key_of).find(|k| Some(k) != a.as_ref()));
+        .or_else(|| {
+            let at = rows.iter().position(|d| Some(key_of(d)) == a)?;
+            default_b(rows, at).map(|k| key_of(&rows[k]))
+        });
     (a, b)
 }
 

@@ -218,6 +218,8 @@ test('a rank set: the strip names the rank out of line and the imbalance', TIER2
   assert.ok(Math.abs(Number(await summary.getAttribute('data-imbalance')) - imbalance) < 1e-3);
   assert.equal(Math.max(...peaks), peaks[6]);
   assert.match(await summary.textContent(), /rank 6 is out of line/);
+  // The diff is of the baseline (rank 0) against the rank out of line, until another is picked.
+  assert.match(await page.$eval('[data-testid=diff-b]', s => s.selectedOptions[0].textContent), /rank6/);
   // The folder all eight share is named once, in the toolbar; the rows show the files in it.
   const folder = `${path.basename(ranks)}/`;
   assert.match(await page.textContent('[data-testid=compare-status]'), new RegExp(`^8 runs compared · in ${folder}$`));
