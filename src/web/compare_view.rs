@@ -862,11 +862,15 @@ pub(crate) fn rank_panel(
         .peaks
         .iter()
         .zip(&strip.runs)
-        .map(|(&(rank, peak), &run)| {
+        .enumerate()
+        .map(|(k, (&(rank, peak), &run))| {
             let out = strip.outlier == Some(rank);
+            // The strip's one Tab stop: the rank out of line, else the first.
+            let first = strip.outlier.map_or(k == 0, |o| o == rank);
             let pick = pick.clone();
             view! {
                 <button class="rank" class:outlier=out data-rank=rank.to_string()
+                    tabindex=if first { "0" } else { "-1" }
                     data-peak=peak.to_string()
                     aria-label=format!("rank {rank}: peak {}{}", bytes(peak), if out { ", out of line" } else { "" })
                     title=format!("rank {rank}: peak {} bytes{} · {click}", grouped(peak), if out { " · out of line" } else { "" })
@@ -879,6 +883,47 @@ pub(crate) fn rank_panel(
         .collect_view();
     let mean_at = strip.mean_bytes / max * 100.0;
     let mean_title = format!("mean {}", bytes(strip.mean_bytes as u64));
+    // One Tab stop for the strip (of 64 ranks, not 64): the arrows, Home and End move between bars.
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        use wasm_bindgen::JsCast;
+        if super::browsers_key(&ev) {
+            return;
+        }
+        let Some(strip) = ev
+            .current_target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        else {
+            return;
+        };
+        let children = strip.children();
+        let bars: Vec<web_sys::HtmlElement> = (0..children.length())
+            .filter_map(|i| children.item(i))
+            .filter(|e| e.class_list().contains("rank"))
+            .filter_map(|e| e.dyn_into().ok())
+            .collect();
+        let focused = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.active_element());
+        let Some(at) = bars
+            .iter()
+            .position(|b| Some(b.unchecked_ref::<web_sys::Element>()) == focused.as_ref())
+        else {
+            return;
+        };
+        let last = bars.len() - 1;
+        let to = match ev.key().as_str() {
+            "ArrowRight" | "ArrowUp" => (at + 1).min(last),
+            "ArrowLeft" | "ArrowDown" => at.saturating_sub(1),
+            "Home" => 0,
+            "End" => last,
+            _ => return,
+        };
+        ev.prevent_default();
+        for (k, b) in bars.iter().enumerate() {
+            b.set_tab_index(if k == to { 0 } else { -1 });
+        }
+        let _ = bars[to].focus();
+    };
     let heading = if label.is_empty() {
         "Ranks".to_string()
     } else {
@@ -889,7 +934,7 @@ pub(crate) fn rank_panel(
             <h3>{heading} <span class="muted">{format!(" · {hint}")}</span></h3>
             <div class="rank-summary" data-testid="rank-summary" data-outlier=strip.outlier.map(|r| r.to_string()).unwrap_or_default()
                 data-imbalance=format!("{:.4}", strip.imbalance)>{strip.describe()}</div>
-            <div class="rank-strip" data-testid="rank-strip">
+            <div class="rank-strip" data-testid="rank-strip" on:keydown=on_key>
                 <span class="rank-mean" style=format!("bottom:{mean_at:.1}%") title=mean_title></span>
                 {bars}
             </div>

@@ -81,6 +81,10 @@ const SHORTCUTS: &[(&str, &[(&str, &str)])] = &[
             ("← →  Shift  Home End", "the readout on the curves"),
             ("Enter", "diff A and B there"),
             ("+  -  0", "zoom the curves in, out, all"),
+            (
+                "← →  Home End",
+                "from rank to rank on a rank strip (Enter opens it)",
+            ),
         ],
     ),
     (
@@ -89,6 +93,10 @@ const SHORTCUTS: &[(&str, &[(&str, &str)])] = &[
             ("← →  Shift  Home End", "the readout on the step chart"),
             ("PgDn  PgUp", "the next, the previous snapshot marked"),
             ("Enter", "open the snapshot marked there"),
+            (
+                "← →  Home End",
+                "from rank to rank on a rank strip (Enter: the baseline)",
+            ),
         ],
     ),
 ];

@@ -154,6 +154,26 @@ test("a job's ranks: the one out of line named and marked, by peak allocated or 
     await shot(page, 'steps-ranks');
     await page.click('[data-testid=rank-set] .rank[data-rank="4"]');
     assert.equal(await page.getAttribute('[data-testid=steps-table] tr.baseline', 'data-rank'), '4');
+    // The strip is one Tab stop, the rank out of line; the arrows, Home and End move along it, and
+    // Enter does what a click does.
+    assert.deepEqual(await page.$$eval('[data-testid=rank-set] .rank[tabindex="0"]', b => b.map(x => x.dataset.rank)), ['4']);
+    await page.focus('[data-testid=rank-set] .rank[data-rank="4"]');
+    const focused = () => page.evaluate(() => document.activeElement?.dataset.rank);
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await focused(), '5');
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await focused(), '5');
+    await page.keyboard.press('Home');
+    assert.equal(await focused(), '0');
+    await page.keyboard.press('ArrowLeft');
+    assert.equal(await focused(), '0');
+    await page.keyboard.press('End');
+    await page.keyboard.press('ArrowLeft');
+    assert.equal(await focused(), '4');
+    await page.keyboard.press('Home');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.getAttribute('[data-testid=steps-table] tr.baseline', 'data-rank'), '0');
+    await page.click('[data-testid=rank-set] .rank[data-rank="4"]');
     assert.match(await page.textContent('tr[data-rank="0"]'), /-1\.0 GiB/);
     await page.check('[data-testid=show-reserved]');
     await page.waitForFunction(() => /rank 2 is out of line$/.test(document.querySelector('[data-testid=rank-summary]')?.textContent ?? ''));
