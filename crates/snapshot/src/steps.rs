@@ -924,13 +924,11 @@ pub fn rank_sets(runs: &[StepRun], reserved: bool) -> Vec<StepRanks> {
                     r.peak_allocated_bytes()
                 }
             };
-            let ranked: Vec<(usize, (u32, u64))> = members
+            let ranked: Vec<(usize, u32, u64)> = members
                 .iter()
-                .filter_map(|&i| Some((i, (runs[i].rank?, peak(&runs[i])?))))
+                .filter_map(|&i| Some((i, runs[i].rank?, peak(&runs[i])?)))
                 .collect();
-            let pairs: Vec<(u32, u64)> = ranked.iter().map(|&(_, p)| p).collect();
-            let mut strip = crate::analysis::compare::RankStrip::of(&pairs)?;
-            strip.runs = strip.runs.iter().map(|&j| ranked[j].0).collect();
+            let strip = crate::analysis::compare::RankStrip::of(&ranked)?;
             Some(StepRanks {
                 name: name.to_string(),
                 strip,

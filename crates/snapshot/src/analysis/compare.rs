@@ -836,9 +836,7 @@ pub fn rank_sets(digests: &[&Digest]) -> Vec<RankSet> {
         .into_iter()
         .zip(labels)
         .filter_map(|((_, members), label)| {
-            let picked: Vec<&Digest> = members.iter().map(|&i| digests[i]).collect();
-            let mut strip = ranks(&picked)?;
-            strip.runs = strip.runs.iter().map(|&j| members[j]).collect();
+            let strip = RankStrip::of(&ranked(digests, members))?;
             Some(RankSet { label, strip })
         })
         .collect()
@@ -849,34 +847,27 @@ pub fn rank_sets(digests: &[&Digest]) -> Vec<RankSet> {
 /// exit, at each new peak, every N steps) stands by its highest peak: the most memory that rank was
 /// seen to need (the first run of it on a tie).
 pub fn ranks(digests: &[&Digest]) -> Option<RankStrip> {
-    let ranked: Vec<(u32, u64)> = digests
-        .iter()
-        .filter_map(|d| {
+    RankStrip::of(&ranked(digests, 0..digests.len()))
+}
+
+/// (run index, rank, peak bytes) of the runs `at` among `digests` that carry a rank in their config.
+fn ranked(digests: &[&Digest], at: impl IntoIterator<Item = usize>) -> Vec<(usize, u32, u64)> {
+    at.into_iter()
+        .filter_map(|i| {
+            let d = digests[i];
             let rank = d.config.get("rank")?.parse::<u32>().ok()?;
-            Some((rank, d.timeline_peak_bytes))
+            Some((i, rank, d.timeline_peak_bytes))
         })
-        .collect();
-    let at: Vec<usize> = digests
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| {
-            d.config
-                .get("rank")
-                .is_some_and(|r| r.parse::<u32>().is_ok())
-        })
-        .map(|(i, _)| i)
-        .collect();
-    let mut strip = RankStrip::of(&ranked)?;
-    strip.runs = strip.runs.iter().map(|&j| at[j]).collect();
-    Some(strip)
+        .collect()
 }
 
 impl RankStrip {
-    /// The strip of runs given as (rank, peak bytes), when they hold two ranks or more. A rank with
-    /// several runs stands by its highest peak (the first on a tie); `runs` indexes into `ranked`.
-    pub fn of(ranked: &[(u32, u64)]) -> Option<RankStrip> {
+    /// The strip of runs given as (run index, rank, peak bytes), when they hold two ranks or more.
+    /// A rank with several runs stands by its highest peak (the first on a tie); `runs` holds the
+    /// run indices given.
+    pub fn of(ranked: &[(usize, u32, u64)]) -> Option<RankStrip> {
         let mut by_rank: BTreeMap<u32, (u64, usize)> = BTreeMap::new();
-        for (i, &(rank, peak)) in ranked.iter().enumerate() {
+        for &(i, rank, peak) in ranked {
             let best = by_rank.entry(rank).or_insert((peak, i));
             if peak > best.0 {
                 *best = (peak, i);
