@@ -196,23 +196,10 @@ pub fn default_b(rows: &[Digest], a: usize) -> Option<usize> {
     let Some(rank) = of.config.get("rank").and_then(|r| r.parse::<u32>().ok()) else {
         return first_other;
     };
-    let folder = |d: &Digest| {
-        d.file
-            .rsplit_once(['/', '\\'])
-            .map(|(dir, _)| dir.to_string())
-    };
     let refs: Vec<&Digest> = rows.iter().collect();
     let sets = rank_sets(&refs);
-    // A's job: the set holding A's rank from A's folder.
-    let job = sets.iter().find(|s| {
-        s.strip
-            .peaks
-            .iter()
-            .zip(&s.strip.runs)
-            .any(|(&(r, _), &run)| {
-                r == rank && folder(&rows[run]) == folder(of) && rows[run].config == of.config
-            })
-    });
+    // A's job: the set A is a run of.
+    let job = sets.iter().find(|s| s.members.contains(&a));
     let Some(job) = job else {
         return first_other;
     };
@@ -323,6 +310,10 @@ mod tests {
             with_peak("run/rank3_exit_10.pickle", 10 * G + 1),
         ];
         assert_eq!(default_b(&rows, 0), Some(3));
+        // A is a run of its rank other than the highest (rank 0's peak snapshot stands for it).
+        let mut higher = rows.clone();
+        higher[1].timeline_peak_bytes = 10 * G + 7;
+        assert_eq!(default_b(&higher, 0), Some(3));
         // A is the one out of line: B is the rank farthest from it.
         assert_eq!(default_b(&rows, 3), Some(0));
         // Alike ranks, none out of line: the farthest from A.

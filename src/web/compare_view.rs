@@ -829,7 +829,7 @@ fn RankStrip(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
         let refs: Vec<&Digest> = rows.iter().collect();
         rank_sets(&refs)
             .into_iter()
-            .map(|RankSet { label, strip }| {
+            .map(|RankSet { label, strip, .. }| {
                 let keys: Vec<RowKey> = rows.iter().map(key_of).collect();
                 rank_panel(
                     label,

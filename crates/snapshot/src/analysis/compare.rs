@@ -761,6 +761,9 @@ pub struct RankSet {
     pub label: String,
     #[serde(flatten)]
     pub strip: RankStrip,
+    /// Every run of the job (indices into the runs given), not only each rank's highest.
+    #[serde(skip)]
+    pub members: Vec<usize>,
 }
 
 /// The config keys that tell a job's runs apart from each other rather than from other jobs' runs.
@@ -836,8 +839,12 @@ pub fn rank_sets(digests: &[&Digest]) -> Vec<RankSet> {
         .into_iter()
         .zip(labels)
         .filter_map(|((_, members), label)| {
-            let strip = RankStrip::of(&ranked(digests, members))?;
-            Some(RankSet { label, strip })
+            let strip = RankStrip::of(&ranked(digests, members.iter().copied()))?;
+            Some(RankSet {
+                label,
+                strip,
+                members,
+            })
         })
         .collect()
 }
