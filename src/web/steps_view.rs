@@ -177,12 +177,11 @@ fn StepRankSets(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
         let runs = runs.get();
         let reserved = s.reserved.get();
         let sets = rank_sets(&runs, reserved);
-        let several = sets.len() > 1 || runs.iter().any(|r| sets.iter().all(|x| x.name != r.name));
+        let keys: Vec<(String, Option<u32>)> =
+            runs.iter().map(|r| (r.file.clone(), r.rank)).collect();
         sets.into_iter()
-            .map(|StepRanks { name, strip }| {
-                let keys: Vec<(String, Option<u32>)> =
-                    runs.iter().map(|r| (r.file.clone(), r.rank)).collect();
-                let label = if several { name } else { String::new() };
+            .map(|StepRanks { label, strip, .. }| {
+                let keys = keys.clone();
                 super::compare_view::rank_panel(
                     label,
                     strip,

@@ -49,11 +49,10 @@ pub fn run(args: &StepsArgs) -> Result<(), Failure> {
             }
         );
         for set in &ranks {
-            // Named where other jobs' runs stand beside it.
-            let of = if runs.iter().all(|r| r.name == set.name) {
+            let of = if set.label.is_empty() {
                 String::new()
             } else {
-                format!(" of {}", set.name)
+                format!(" of {}", set.label)
             };
             let by = if args.reserved {
                 " (peak reserved)"

@@ -897,6 +897,9 @@ pub fn steps_table(
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StepRanks {
     pub name: String,
+    /// Its name where other jobs' runs stand beside it; empty where it is the only job.
+    #[serde(skip)]
+    pub label: String,
     #[serde(flatten)]
     pub strip: crate::analysis::compare::RankStrip,
 }
@@ -915,6 +918,7 @@ pub fn rank_sets(runs: &[StepRun], reserved: bool) -> Vec<StepRanks> {
             None => jobs.push((&r.name, vec![i])),
         }
     }
+    let alone = jobs.len() < 2 && runs.iter().all(|r| jobs.iter().any(|(n, _)| *n == r.name));
     jobs.into_iter()
         .filter_map(|(name, members)| {
             let peak = |r: &StepRun| {
@@ -931,6 +935,11 @@ pub fn rank_sets(runs: &[StepRun], reserved: bool) -> Vec<StepRanks> {
             let strip = crate::analysis::compare::RankStrip::of(&ranked)?;
             Some(StepRanks {
                 name: name.to_string(),
+                label: if alone {
+                    String::new()
+                } else {
+                    name.to_string()
+                },
                 strip,
             })
         })

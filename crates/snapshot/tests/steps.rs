@@ -337,6 +337,9 @@ fn a_jobs_ranks_name_the_one_out_of_line() {
     let sets = rank_sets(&all, false);
     let names: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["a/steps", "b/steps"]);
+    // Named where other jobs' runs stand beside; not where it is the only job.
+    assert_eq!(sets[0].label, "a/steps");
+    assert_eq!(rank_sets(&all[..8], false)[0].label, "");
     assert_eq!(sets[0].strip.outlier, Some(5));
     assert_eq!(sets[0].strip.max_bytes, 4 * GIB + 512 * MIB + 4);
     assert_eq!(all[sets[0].strip.runs[5]].rank, Some(5));
