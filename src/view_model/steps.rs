@@ -3,6 +3,7 @@
 
 use memograph_charts::step_value;
 use memograph_snapshot::analysis::compare::Digest;
+use memograph_snapshot::names;
 use memograph_snapshot::steps::StepRun;
 
 /// Each run's bytes at the last step at or before `step` (`None` before its first step and after its
@@ -53,11 +54,6 @@ pub fn breakdown(r: &StepRun) -> Option<Breakdown> {
 /// Where snapshots sit on the step chart: (run index, step, digest index) for each digest whose name
 /// gives a rank and a step inside a run of that rank.
 pub fn snapshot_marks(runs: &[&StepRun], digests: &[Digest]) -> Vec<(usize, u64, usize)> {
-    let folder = |f: &str| {
-        f.rsplit_once(['/', '\\'])
-            .map_or("", |(dir, _)| dir)
-            .to_string()
-    };
     let mut marks = Vec::new();
     for (k, d) in digests.iter().enumerate() {
         if !d.default_device {
@@ -72,7 +68,7 @@ pub fn snapshot_marks(runs: &[&StepRun], digests: &[Digest]) -> Vec<(usize, u64,
                 && r.steps.last().is_some_and(|l| step <= l.step);
             // Of another job's folder it is no snapshot of this run (files picked without their
             // folder are matched by rank and step alone).
-            let (a, b) = (folder(&r.file), folder(&d.file));
+            let (a, b) = (names::folder(&r.file), names::folder(&d.file));
             let same_job = a == b || a.is_empty() || b.is_empty();
             if r.rank == rank && inside && same_job {
                 marks.push((i, step, k));

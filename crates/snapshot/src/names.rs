@@ -12,6 +12,12 @@ pub fn file_name(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
 }
 
+/// The folder part of a path, `/` or `\\` separated, without its last separator; empty for a bare
+/// name (`run_a/rank0.pickle` → `run_a`): what tells one job's files from another's.
+pub fn folder(path: &str) -> &str {
+    path.rsplit_once(['/', '\\']).map_or("", |(dir, _)| dir)
+}
+
 /// The file name in lower case without a `.gz` ending: what the tests below look at.
 fn plain(path: &str) -> String {
     let name = file_name(path).to_ascii_lowercase();
@@ -140,6 +146,8 @@ mod tests {
         assert!(pickle_named("a.pk") && !pickle_named("a.pickle.json"));
         assert_eq!(file_name("a/b\\c.pickle"), "c.pickle");
         assert_eq!(file_name("c.pickle"), "c.pickle");
+        assert_eq!(folder("a/b\\c.pickle"), "a/b");
+        assert_eq!(folder("c.pickle"), "");
     }
 
     #[test]

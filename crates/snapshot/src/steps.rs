@@ -782,7 +782,7 @@ pub fn merge(files: Vec<StepFile>) -> Vec<StepRun> {
             StepFile::Manifest(m) => manifests.push(m),
         }
     }
-    let folder = |f: &str| f.rsplit_once('/').map_or("", |x| x.0).to_string();
+    let folder = crate::names::folder;
     for m in manifests {
         if let Some(run) = runs.iter_mut().find(|r| {
             r.format == "memograph-capture"

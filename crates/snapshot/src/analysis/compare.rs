@@ -775,7 +775,7 @@ const PER_RUN_KEYS: [&str; 3] = ["rank", "step", "iter"];
 pub fn rank_sets(digests: &[&Digest]) -> Vec<RankSet> {
     type Key = (String, Vec<(String, String)>);
     let key_of = |d: &Digest| -> Key {
-        let folder = d.file.rsplit_once(['/', '\\']).map_or("", |(dir, _)| dir);
+        let folder = crate::names::folder(&d.file);
         let config = d
             .config
             .iter()
