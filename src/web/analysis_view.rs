@@ -386,18 +386,15 @@ fn Chart(
             return;
         };
         let at = focused.get_untracked().filter(|&k| k < count);
-        let to = match ev.key().as_str() {
-            "ArrowRight" | "ArrowDown" => at.map_or(0, |k| (k + 1).min(count - 1)),
-            "ArrowLeft" | "ArrowUp" => at.map_or(0, |k| k.saturating_sub(1)),
-            "Home" => 0,
-            "End" => count - 1,
-            _ if super::activates(&ev) => {
+        let to = match super::bar_moved(&ev.key(), at, count) {
+            Some(to) => to,
+            None if super::activates(&ev) => {
                 let k = at.unwrap_or(0);
                 focused.set(Some(k));
                 choose(k);
                 return;
             }
-            _ => return,
+            None => return,
         };
         ev.prevent_default();
         focused.set(Some(to));

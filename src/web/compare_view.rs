@@ -827,10 +827,11 @@ fn RankStrip(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
     move || {
         let rows = rows.get();
         let refs: Vec<&Digest> = rows.iter().collect();
+        let keys: Vec<RowKey> = rows.iter().map(key_of).collect();
         rank_sets(&refs)
             .into_iter()
             .map(|RankSet { label, strip, .. }| {
-                let keys: Vec<RowKey> = rows.iter().map(key_of).collect();
+                let keys = keys.clone();
                 rank_panel(
                     label,
                     strip,
@@ -910,13 +911,8 @@ pub(crate) fn rank_panel(
         else {
             return;
         };
-        let last = bars.len() - 1;
-        let to = match ev.key().as_str() {
-            "ArrowRight" | "ArrowUp" => (at + 1).min(last),
-            "ArrowLeft" | "ArrowDown" => at.saturating_sub(1),
-            "Home" => 0,
-            "End" => last,
-            _ => return,
+        let Some(to) = super::bar_moved(&ev.key(), Some(at), bars.len()) else {
+            return;
         };
         ev.prevent_default();
         for (k, b) in bars.iter().enumerate() {

@@ -968,6 +968,20 @@ pub fn moved_by(
     })
 }
 
+/// Where a key moves the focus among `count` bars from bar `at` (none yet: to the first): the
+/// arrows one bar (→ ↓ on, ← ↑ back), Home and End to the ends; `None` for other keys. The analysis
+/// charts' ring and the rank strips move so.
+pub fn bar_moved(key: &str, at: Option<usize>, count: usize) -> Option<usize> {
+    let last = count.checked_sub(1)?;
+    Some(match key {
+        "ArrowRight" | "ArrowDown" => at.map_or(0, |k| (k + 1).min(last)),
+        "ArrowLeft" | "ArrowUp" => at.map_or(0, |k| k.saturating_sub(1)),
+        "Home" => 0,
+        "End" => last,
+        _ => return None,
+    })
+}
+
 /// Whether a drag brings files (not text or a link dragged within the page).
 fn carries_files(ev: &web_sys::DragEvent) -> bool {
     ev.data_transfer().is_some_and(|t| {

@@ -198,6 +198,14 @@ fn StepRankSets(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
     }
 }
 
+/// The step chart's marks as it draws them: (run, step, what the snapshot is called).
+fn mark_labels(marks: &[(usize, u64, String, u64)]) -> Vec<(usize, u64, String)> {
+    marks
+        .iter()
+        .map(|(r, st, file, _)| (*r, *st, mark_label(file)))
+        .collect()
+}
+
 #[component]
 fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
@@ -228,10 +236,7 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
         let marks = marks.get();
         let Some(el) = canvas.get() else { return };
         let refs: Vec<&StepRun> = runs.iter().collect();
-        let labels: Vec<(usize, u64, String)> = marks
-            .iter()
-            .map(|(r, st, file, _)| (*r, *st, mark_label(file)))
-            .collect();
+        let labels = mark_labels(&marks);
         let mut area = None;
         let drawn = crate::render::charts::draw(&el, dark, |a, t| {
             let options = StepChartOptions {
@@ -342,11 +347,7 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
                 reserved: s.reserved.get_untracked(),
                 theoretical: s.theoretical.get_untracked(),
             },
-            labels: marks
-                .get_untracked()
-                .iter()
-                .map(|(r, st, file, _)| (*r, *st, mark_label(file)))
-                .collect(),
+            labels: mark_labels(&marks.get_untracked()),
         };
         super::export::save_picture(
             "memograph_steps",
