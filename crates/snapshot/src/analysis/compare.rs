@@ -1104,6 +1104,14 @@ mod tests {
         );
     }
 
+    /// The labels of the rank sets of `runs`.
+    fn labels_of(runs: &[Digest]) -> Vec<String> {
+        rank_sets(&runs.iter().collect::<Vec<_>>())
+            .into_iter()
+            .map(|s| s.label)
+            .collect()
+    }
+
     #[test]
     fn each_job_gets_its_own_rank_strip() {
         let runs = [
@@ -1142,11 +1150,7 @@ mod tests {
             runs[1].clone(),
             runs[2].clone(),
         ];
-        let labels: Vec<String> = rank_sets(&both.iter().collect::<Vec<_>>())
-            .into_iter()
-            .map(|s| s.label)
-            .collect();
-        assert_eq!(labels, ["run_a", "run_b"]);
+        assert_eq!(labels_of(&both), ["run_a", "run_b"]);
         // Folders of the same name in two places are told apart by where they part.
         let twins = [
             test_digest("/x/a/run/rank0.pickle", 1, 0),
@@ -1156,10 +1160,6 @@ mod tests {
             test_digest("/x/rank0.pickle", 1, 0),
             test_digest("/x/rank1.pickle", 1, 0),
         ];
-        let labels: Vec<String> = rank_sets(&twins.iter().collect::<Vec<_>>())
-            .into_iter()
-            .map(|s| s.label)
-            .collect();
-        assert_eq!(labels, ["a/run", "b/run", "x"]);
+        assert_eq!(labels_of(&twins), ["a/run", "b/run", "x"]);
     }
 }
