@@ -611,6 +611,9 @@ fn App() -> impl IntoView {
             d.set_title(&title);
         }
     });
+    // The view shown is built again only when it changes: `shown_view` reads the count of runs,
+    // and each file read for a comparison (hundreds, for a job's folder) rebuilt the whole view.
+    let view = Memo::new(move |_| ui.shown_view());
     // Files dragged over the page: how many of its elements the drag is in (each child's enter comes
     // before its parent's leave), so that the drop hint shows until the drag leaves the page.
     let dragged_in = RwSignal::new(0i32);
@@ -655,7 +658,7 @@ fn App() -> impl IntoView {
             </Show>
             <Show when=move || ui.anything_open()>
                 <main class="views">
-                    {move || shown(ui, ui.shown_view())}
+                    {move || shown(ui, view.get())}
                 </main>
             </Show>
         </div>
