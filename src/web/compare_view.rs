@@ -194,7 +194,90 @@ fn CopyButtons(ui: Ui, rows: Memo<Vec<Digest>>, limit: Memo<Option<Limit>>) -> i
     }
 }
 
-/// The peak table over every row (unticked ones greyed), deltas against the baseline.
+/// What a row of the peak table shows. The table's rows are kept by their run and only what they show
+/// changes (see [`PeakTable`]).
+#[derive(Clone, PartialEq)]
+struct PeakRow {
+    key: RowKey,
+    /// Each cell's text, whether it is a number and its class in the fits column.
+    cells: Vec<(String, bool, Option<&'static str>)>,
+    title: String,
+    /// The timeline peak in bytes (`data-peak`).
+    peak: u64,
+    is_in: bool,
+    is_base: bool,
+    is_b: bool,
+    oom: bool,
+    removable: bool,
+}
+
+/// The peak table's rows, in the order shown, and its table (for the headings).
+fn peak_table_rows(
+    ui: Ui,
+    all: &[Digest],
+    chosen: &[Digest],
+    limit: Option<u64>,
+) -> (memograph_snapshot::analysis::compare::Table, Vec<PeakRow>) {
+    let base_key = chosen.get(baseline_of(ui, chosen)).map(key_of);
+    let base = base_key
+        .as_ref()
+        .and_then(|k| all.iter().position(|d| &key_of(d) == k))
+        .unwrap_or(0);
+    let peaks = peak_rows(all, base);
+    let shown = peak_table(&peaks, false, limit);
+    let exact = peak_table(&peaks, true, limit);
+    let fits_column = shown.header.iter().position(|h| h == "fits");
+    let order = sorted_order(&exact, ui.compare.sort.get());
+    let folder = folder_of(all);
+    let (_, b_key) = diff_pair(ui, chosen);
+    let rows = order
+        .into_iter()
+        .map(|i| {
+            let d = &all[i];
+            let key = key_of(d);
+            let cells = shown.rows[i]
+                .iter()
+                .zip(&shown.numeric)
+                .enumerate()
+                .map(|(k, (c, &n))| {
+                    // The file, without the folder every row shares (the toolbar names it).
+                    let c = if k == 0 { within(c, &folder) } else { c };
+                    let fit = (Some(k) == fits_column).then_some(match c {
+                        "yes" => "fit-yes",
+                        "no" => "fit-no",
+                        "if unfragmented" => "fit-maybe",
+                        _ => "fit-unknown",
+                    });
+                    (c.to_string(), n, fit)
+                })
+                .collect();
+            PeakRow {
+                cells,
+                title: format!(
+                    "{}, cuda:{}: peak {} bytes {}",
+                    d.file,
+                    d.device,
+                    grouped(d.timeline_peak_bytes),
+                    at_entry(d.peak_event_index)
+                ),
+                peak: d.timeline_peak_bytes,
+                is_in: included(ui, d),
+                is_base: base_key.as_ref() == Some(&key),
+                is_b: b_key.as_ref() == Some(&key),
+                oom: d.oom(),
+                removable: store::compared_blob(&key.0, key.1).is_some(),
+                key,
+            }
+        })
+        .collect();
+    (shown, rows)
+}
+
+/// The peak table over every row (unticked ones greyed), deltas against the baseline. A row is built
+/// once per run (and again only when the columns change) and updates what it shows in place: as a
+/// batch of hundreds of files is read the table is redrawn as it grows, and a new baseline changes
+/// every row's deltas; rows built anew each time (cells, buttons, handlers, then their style and
+/// layout) made each of those a task of hundreds of milliseconds at 300 runs.
 #[component]
 fn PeakTable(
     ui: Ui,
@@ -202,115 +285,116 @@ fn PeakTable(
     rows: Memo<Vec<Digest>>,
     limit: Memo<Option<Limit>>,
 ) -> impl IntoView {
-    let body = move || {
+    let table = Memo::new(move |_| {
         let limit = limit.get().map(|l| l.bytes);
-        let all = digests.get();
-        let chosen = rows.get();
-        let base_key = chosen.get(baseline_of(ui, &chosen)).map(key_of);
-        let base = base_key
-            .as_ref()
-            .and_then(|k| all.iter().position(|d| &key_of(d) == k))
-            .unwrap_or(0);
-        let shown = peak_table(&peak_rows(&all, base), false, limit);
-        let exact = peak_table(&peak_rows(&all, base), true, limit);
-        let fits_column = shown.header.iter().position(|h| h == "fits");
-        let order = sorted_order(&exact, ui.compare.sort.get());
-        let folder = folder_of(&all);
-        let (_, b_key) = diff_pair(ui, &chosen);
-        let head = sort_headers(&shown, ui.compare.sort);
-        let body = order
-            .into_iter()
-            .map(|i| {
-                let d = all[i].clone();
-                let key = key_of(&d);
-                let is_in = included(ui, &d);
-                let is_base = base_key.as_ref() == Some(&key);
-                let is_b = b_key.as_ref() == Some(&key);
-                let cells = shown.rows[i]
-                    .iter()
-                    .zip(&shown.numeric)
-                    .enumerate()
-                    .map(|(k, (c, &n))| {
-                        // The file, without the folder every row shares (the toolbar names it).
-                        let c = if k == 0 { within(c, &folder) } else { c };
-                        let fit = (Some(k) == fits_column).then_some(match c {
-                            "yes" => "fit-yes",
-                            "no" => "fit-no",
-                            "if unfragmented" => "fit-maybe",
-                            _ => "fit-unknown",
-                        });
-                        view! { <td class:num=n class=fit>{c.to_string()}</td> }
-                    })
-                    .collect_view();
-                let title = format!(
-                    "{}, cuda:{}: peak {} bytes {}",
-                    d.file,
-                    d.device,
-                    grouped(d.timeline_peak_bytes),
-                    at_entry(d.peak_event_index)
-                );
-                let (k1, k2) = (key.clone(), key.clone());
-                // A click (or Enter) on a row that takes part, other than the baseline, diffs it.
-                let diffable = is_in && !is_base;
-                let diff_it = {
-                    let key = key.clone();
-                    move || ui.compare.diff_b.set(Some(key.clone()))
-                };
-                let open_key = key.clone();
-                let removable = store::compared_blob(&key.0, key.1).is_some();
-                let (name, size) = (key.0.clone(), key.1);
-                view! {
-                    <tr data-file=d.file.clone() data-device=d.device.to_string()
-                        data-peak=d.timeline_peak_bytes.to_string()
-                        class:excluded=!is_in class:baseline=is_base class:picked=is_b class:oom=d.oom()
-                        title=title tabindex=if diffable { "0" } else { "-1" }
-                        on:click={
-                            let diff_it = diff_it.clone();
-                            move |_| if diffable { diff_it() }
-                        }
-                        on:keydown=move |ev| if diffable && super::activates(&ev) { diff_it() }>
-                        <td on:click=|ev| ev.stop_propagation()>
-                            <input type="checkbox" prop:checked=is_in title="Take part in the comparison"
-                                on:change=move |_| ui.compare.toggled.update(|t| {
-                                    if !t.remove(&k1) {
-                                        t.insert(k1.clone());
-                                    }
-                                }) />
-                        </td>
-                        <td on:click=|ev| ev.stop_propagation()>
-                            <button class="star" class:on=is_base title="Make this the baseline"
-                                on:click=move |_| ui.compare.baseline.set(Some(k2.clone()))>
-                                {if is_base { "★" } else { "☆" }}
-                            </button>
-                        </td>
-                        {cells}
-                        <td on:click=|ev| ev.stop_propagation()>
-                            <button class="button small" title="Open this run's timeline"
-                                on:click=move |_| open_run(ui, &open_key)>"Open"</button>
-                            <Show when=move || removable>
-                                <button class="button small" title="Remove this file from the comparison"
-                                    on:click={
-                                        let name = name.clone();
-                                        move |_| {
-                                            store::remove_compared(&name, size);
-                                            ui.compared.update(|n| *n += 1);
-                                        }
-                                    }>"✕"</button>
-                            </Show>
-                        </td>
-                    </tr>
-                }
-            })
-            .collect_view();
-        view! {
-            <thead><tr><th></th><th></th>{head}<th></th></tr></thead>
-            <tbody>{body}</tbody>
-        }
+        digests.with(|all| rows.with(|chosen| peak_table_rows(ui, all, chosen, limit)))
+    });
+    let by_key = Memo::new(move |_| {
+        table.with(|(_, rows)| {
+            rows.iter()
+                .map(|r| (r.key.clone(), r.clone()))
+                .collect::<std::collections::HashMap<RowKey, PeakRow>>()
+        })
+    });
+    let head = move || table.with(|(shown, _)| sort_headers(shown, ui.compare.sort));
+    // The rows in the order shown, with the count of columns (a row is built again when it changes).
+    let order = move || {
+        table.with(|(shown, rows)| {
+            let columns = shown.header.len();
+            rows.iter()
+                .map(|r| (r.key.clone(), columns))
+                .collect::<Vec<_>>()
+        })
     };
     view! {
         <div class="table-scroll">
-            <table class="compare-table" data-testid="compare-table">{body}</table>
+            <table class="compare-table" data-testid="compare-table">
+                <thead><tr><th></th><th></th>{head}<th></th></tr></thead>
+                <tbody>
+                    <For each=order key=|k| k.clone()
+                        children=move |(key, columns)| peak_row(ui, key, columns, by_key) />
+                </tbody>
+            </table>
         </div>
+    }
+}
+
+/// The row of run `key` in a peak table of `columns` columns of figures, showing what `rows` holds of
+/// it.
+fn peak_row(
+    ui: Ui,
+    key: RowKey,
+    columns: usize,
+    rows: Memo<std::collections::HashMap<RowKey, PeakRow>>,
+) -> impl IntoView {
+    let row = Memo::new({
+        let key = key.clone();
+        move |_| rows.with(|m| m.get(&key).cloned())
+    });
+    let shows = move |f: fn(&PeakRow) -> bool| move || row.with(|r| r.as_ref().is_some_and(f));
+    let is_in = shows(|r| r.is_in);
+    let is_base = shows(|r| r.is_base);
+    // A click (or Enter) on a row that takes part, other than the baseline, diffs it.
+    let diffable = shows(|r| r.is_in && !r.is_base);
+    let cells = (0..columns)
+        .map(|k| {
+            let cell = move || row.with(|r| r.as_ref().and_then(|r| r.cells.get(k).cloned()));
+            view! {
+                <td class:num=move || cell().is_some_and(|c| c.1) class=move || cell().and_then(|c| c.2)>
+                    {move || cell().map(|c| c.0).unwrap_or_default()}
+                </td>
+            }
+        })
+        .collect_view();
+    let diff_it = {
+        let key = key.clone();
+        move || ui.compare.diff_b.set(Some(key.clone()))
+    };
+    let (k1, k2, open_key) = (key.clone(), key.clone(), key.clone());
+    let (name, size, device) = key;
+    let file = name.clone();
+    view! {
+        <tr data-file=file data-device=device.to_string()
+            data-peak=move || row.with(|r| r.as_ref().map(|r| r.peak.to_string()))
+            class:excluded=move || !is_in() class:baseline=is_base class:picked=shows(|r| r.is_b)
+            class:oom=shows(|r| r.oom)
+            title=move || row.with(|r| r.as_ref().map(|r| r.title.clone()))
+            tabindex=move || if diffable() { "0" } else { "-1" }
+            on:click={
+                let diff_it = diff_it.clone();
+                move |_| if diffable() { diff_it() }
+            }
+            on:keydown=move |ev| if diffable() && super::activates(&ev) { diff_it() }>
+            <td on:click=|ev| ev.stop_propagation()>
+                <input type="checkbox" prop:checked=is_in title="Take part in the comparison"
+                    on:change=move |_| ui.compare.toggled.update(|t| {
+                        if !t.remove(&k1) {
+                            t.insert(k1.clone());
+                        }
+                    }) />
+            </td>
+            <td on:click=|ev| ev.stop_propagation()>
+                <button class="star" class:on=is_base title="Make this the baseline"
+                    on:click=move |_| ui.compare.baseline.set(Some(k2.clone()))>
+                    {move || if is_base() { "★" } else { "☆" }}
+                </button>
+            </td>
+            {cells}
+            <td on:click=|ev| ev.stop_propagation()>
+                <button class="button small" title="Open this run's timeline"
+                    on:click=move |_| open_run(ui, &open_key)>"Open"</button>
+                <Show when=shows(|r| r.removable)>
+                    <button class="button small" title="Remove this file from the comparison"
+                        on:click={
+                            let name = name.clone();
+                            move |_| {
+                                store::remove_compared(&name, size);
+                                ui.compared.update(|n| *n += 1);
+                            }
+                        }>"✕"</button>
+                </Show>
+            </td>
+        </tr>
     }
 }
 

@@ -463,3 +463,59 @@ test('two jobs in one folder: a rank strip each, named by its folder; a bar open
   await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready'
     && /run_b\/rank0_exit_0\.pickle/.test(document.querySelector('[data-testid=file-select]')?.selectedOptions[0]?.textContent ?? ''), null, { timeout: 60000 });
 }));
+
+test('a folder of many runs: rows are kept as more come, and change in place with the baseline, the sort and a untick; the table scrolls, the chart stays in reach', () => withScratch('many', async (root, page, errors) => {
+  // Tier 1: 48 runs in a folder (a job's ranks, a sweep of dozens). Each redraw of the table while they
+  // were read built every row anew, and the whole view with it; rows are now built once per run.
+  const dir = path.join(root, 'runs');
+  fs.mkdirSync(dir);
+  const fixture = i => path.join(ROOT, 'tests', 'fixtures', i % 3 === 0 ? 'compiled.pickle' : 'training.pickle');
+  for (let i = 0; i < 44; i++) fs.copyFileSync(fixture(i), path.join(dir, `exp${i}.pickle`));
+  await pick(page, dir, 44, '[data-testid=open-folder]');
+  const row = name => `tr[data-file="runs/${name}"]`;
+  // Marks a row's element, to tell later whether it is the same element.
+  const mark = name => page.$eval(row(name), r => { r.__kept = true; });
+  const kept = name => page.$eval(row(name), r => r.__kept === true);
+  await mark('exp4.pickle');
+  const cells = name => page.$$eval(`${row(name)} td`, tds => tds.map(td => td.textContent));
+  const before = await cells('exp4.pickle');
+  // Four more files in the folder, opened again: the four are read, the rows there stay.
+  for (let i = 44; i < 48; i++) fs.copyFileSync(fixture(i), path.join(dir, `exp${i}.pickle`));
+  await page.setInputFiles('[data-testid=open-folder]', dir);
+  await page.waitForFunction(() => /^48 runs compared/.test(document.querySelector('[data-testid=compare-status]').textContent)
+    && !/reading/.test(document.querySelector('[data-testid=compare-status]').textContent));
+  assert.ok(await kept('exp4.pickle'), 'the row was built again as more runs came');
+  assert.deepEqual(await cells('exp4.pickle'), before);
+  // Another baseline (exp0, the first, was): the same row element, its deltas now against exp1, a
+  // run of the same file, so none.
+  await page.click(`${row('exp1.pickle')} .star`);
+  await page.waitForFunction(r => document.querySelector(r).classList.contains('baseline'), row('exp1.pickle'));
+  assert.ok(await kept('exp4.pickle'));
+  const after = await cells('exp4.pickle');
+  assert.notDeepEqual(after, before);
+  assert.equal(after[5], '±0');
+  assert.equal(await page.textContent(`${row('exp1.pickle')} .star`), '★');
+  assert.equal(await page.textContent(`${row('exp0.pickle')} .star`), '☆');
+  assert.equal(await page.textContent(`${row('exp4.pickle')} .star`), '☆');
+  // Unticked: greyed in place; sorted: moved, not made again.
+  await page.click(`${row('exp4.pickle')} input[type=checkbox]`);
+  await page.waitForFunction(r => document.querySelector(r).classList.contains('excluded'), row('exp4.pickle'));
+  assert.ok(await kept('exp4.pickle'));
+  assert.match(await page.textContent('[data-testid=compare-status]'), /^47 runs compared/);
+  const order = () => page.$$eval('tr[data-file]', rows => rows.map(r => r.dataset.file));
+  const unsorted = await order();
+  // By peak allocated (largest first).
+  await page.click('.compare-table th:nth-child(5)');
+  await page.waitForFunction(o => JSON.stringify([...document.querySelectorAll('tr[data-file]')].map(r => r.dataset.file)) !== o, JSON.stringify(unsorted));
+  assert.deepEqual([...await order()].sort(), [...unsorted].sort());
+  assert.ok(await kept('exp4.pickle'));
+  // 48 rows scroll inside the table, under its headings: the chart is on screen without scrolling.
+  const { scroll, height, chartTop, viewport } = await page.evaluate(() => {
+    const s = document.querySelector('.compare-view .table-scroll');
+    return { scroll: s.scrollHeight, height: s.clientHeight, chartTop: document.querySelector('.compare-view canvas').getBoundingClientRect().top, viewport: innerHeight };
+  });
+  assert.ok(scroll > height, `the table does not scroll (${scroll} px in ${height} px)`);
+  assert.ok(chartTop < viewport, `the chart begins at ${chartTop} px, below the ${viewport} px window`);
+  await shot(page, 'compare-many-runs');
+  assert.deepEqual(errors, []);
+}));
