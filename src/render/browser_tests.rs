@@ -678,3 +678,74 @@ fn bands_drawn_as_a_raster_look_as_they_do_as_paths() {
         );
     }
 }
+
+/// A dashed line and a translucent one under it, as a chart draws them, on any backend.
+fn dashes<DB: plotters::prelude::DrawingBackend>(
+    area: &plotters::prelude::DrawingArea<DB, plotters::coord::Shift>,
+) -> memograph_charts::Result<memograph_charts::Bars>
+where
+    DB::ErrorType: 'static,
+{
+    use plotters::prelude::*;
+    let mut chart = ChartBuilder::on(area).build_cartesian_2d(0.0..100.0, 0.0..100.0)?;
+    chart.draw_series(DashedLineSeries::new(
+        [(0.0, 80.0), (100.0, 80.0)],
+        6,
+        4,
+        RED.stroke_width(2),
+    ))?;
+    chart.draw_series(LineSeries::new(
+        [(0.0, 50.0), (100.0, 50.0)],
+        BLUE.mix(0.5).stroke_width(3),
+    ))?;
+    Ok(memograph_charts::Bars::default())
+}
+
+#[wasm_bindgen_test]
+fn a_dashed_line_is_one_path_in_svg_and_a_translucent_line_its_own() {
+    let svg = super::charts::svg(400.0, 300.0, false, |a, _| dashes(a)).unwrap();
+    // The dashes (plotters draws each as a line of its own) are one path of many pieces.
+    assert_eq!(svg.matches("stroke=\"#ff0000\"").count(), 1, "{svg}");
+    let dashed = svg
+        .lines()
+        .find(|l| l.contains("stroke=\"#ff0000\""))
+        .unwrap();
+    assert!(dashed.starts_with("<path d=\"M"), "{dashed}");
+    assert!(dashed.matches('M').count() > 30, "{dashed}");
+    assert!(
+        svg.contains("stroke=\"#0000ff\" opacity=\"0.5\""),
+        "the translucent line: {svg}"
+    );
+}
+
+#[wasm_bindgen_test]
+fn a_dashed_line_is_stroked_on_a_canvas_with_its_gaps() {
+    let canvas = super::charts::offscreen(400.0, 300.0, 1.0, false, |a, _| dashes(a)).unwrap();
+    let ctx: web_sys::CanvasRenderingContext2d = canvas
+        .get_context("2d")
+        .unwrap()
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let data = ctx.get_image_data(0.0, 0.0, 400.0, 300.0).unwrap().data();
+    let red = |p: &[u8]| p[0] > 200 && p[1] < 80 && p[2] < 80;
+    let blue = |p: &[u8]| p[2] > 200 && (90..170).contains(&p[0]) && (90..170).contains(&p[1]);
+    assert!(
+        data.chunks(4).filter(|p| blue(p)).count() > 300,
+        "the translucent line"
+    );
+    // The dashed line's row: dashes of 6 pixels and gaps of 4, not a solid line.
+    let row = |y: usize| {
+        (0..400)
+            .filter(|&x| red(&data[(y * 400 + x) * 4..][..3]))
+            .count()
+    };
+    let (at, drawn) = (0..300)
+        .map(|y| (y, row(y)))
+        .max_by_key(|&(_, n)| n)
+        .unwrap();
+    assert!(
+        (160..320).contains(&drawn),
+        "{drawn} of 400 pixels red at y {at}"
+    );
+}
