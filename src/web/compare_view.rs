@@ -109,7 +109,7 @@ fn baseline_of(ui: Ui, rows: &[Digest]) -> usize {
 #[component]
 pub fn CompareView(ui: Ui) -> impl IntoView {
     let digests = Memo::new(move |_| all_digests(ui));
-    let rows = Memo::new(move |_| chosen(ui, &digests.get()));
+    let rows = Memo::new(move |_| digests.with(|all| chosen(ui, all)));
     let limit = Memo::new(move |_| {
         let stated = ui.compare.gpu_memory.get();
         rows.with(|r| Limit::of(stated, &r.iter().collect::<Vec<_>>()))
@@ -645,26 +645,27 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
             ui.compare.range.get(),
             ui.compare.hover_x.get(),
         );
-        let rows = rows.get();
         let Some(el) = canvas.get() else { return };
-        let colored: Vec<(&Digest, _)> = rows
-            .iter()
-            .enumerate()
-            .map(|(k, d)| (d, run_color(k)))
-            .collect();
-        let mut area = None;
-        let drawn = crate::render::charts::draw(&el, dark, |a, t| {
-            area = Some(memograph_charts::overlaid_curves(
-                a, "", &colored, &axis, range, hover, t,
-            )?);
-            Ok(Bars::default())
+        rows.with(|rows| {
+            let colored: Vec<(&Digest, _)> = rows
+                .iter()
+                .enumerate()
+                .map(|(k, d)| (d, run_color(k)))
+                .collect();
+            let mut area = None;
+            let drawn = crate::render::charts::draw(&el, dark, |a, t| {
+                area = Some(memograph_charts::overlaid_curves(
+                    a, "", &colored, &axis, range, hover, t,
+                )?);
+                Ok(Bars::default())
+            });
+            plot.set_value(drawn.and(area).map(|p| {
+                let dpr = web_sys::window()
+                    .map_or(1.0, |w| w.device_pixel_ratio())
+                    .max(1.0);
+                (p, dpr)
+            }));
         });
-        plot.set_value(drawn.and(area).map(|p| {
-            let dpr = web_sys::window()
-                .map_or(1.0, |w| w.device_pixel_ratio())
-                .max(1.0);
-            (p, dpr)
-        }));
     });
     let x_at = move |ev: &web_sys::MouseEvent| {
         let (p, dpr) = plot.get_value()?;
@@ -805,10 +806,11 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
         )
     };
     let axes = move || {
-        let rows = rows.get();
-        let refs: Vec<&Digest> = rows.iter().collect();
-        let timed = !rows.is_empty() && rows.iter().all(|d| !d.curve.time_us.is_empty());
-        (timed, common_marks(&refs))
+        rows.with(|rows| {
+            let refs: Vec<&Digest> = rows.iter().collect();
+            let timed = !rows.is_empty() && rows.iter().all(|d| !d.curve.time_us.is_empty());
+            (timed, common_marks(&refs))
+        })
     };
     let axis_key = move || match ui.compare.axis.get() {
         CompareAxis::Fraction => "fraction".to_string(),
@@ -909,26 +911,27 @@ fn export_curves(
 #[component]
 fn RankStrip(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
     move || {
-        let rows = rows.get();
-        let refs: Vec<&Digest> = rows.iter().collect();
-        let keys: Vec<RowKey> = rows.iter().map(key_of).collect();
-        rank_sets(&refs)
-            .into_iter()
-            .map(|RankSet { label, strip, .. }| {
-                let keys = keys.clone();
-                rank_panel(
-                    label,
-                    strip,
-                    "click a rank to open it",
-                    "click to open",
-                    move |run| {
-                        if let Some(k) = keys.get(run) {
-                            open_run(ui, k);
-                        }
-                    },
-                )
-            })
-            .collect_view()
+        rows.with(|rows| {
+            let refs: Vec<&Digest> = rows.iter().collect();
+            let keys: Vec<RowKey> = rows.iter().map(key_of).collect();
+            rank_sets(&refs)
+                .into_iter()
+                .map(|RankSet { label, strip, .. }| {
+                    let keys = keys.clone();
+                    rank_panel(
+                        label,
+                        strip,
+                        "click a rank to open it",
+                        "click to open",
+                        move |run| {
+                            if let Some(k) = keys.get(run) {
+                                open_run(ui, k);
+                            }
+                        },
+                    )
+                })
+                .collect_view()
+        })
     }
 }
 
@@ -1027,20 +1030,21 @@ pub(crate) fn rank_panel(
 #[component]
 fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
     let pair = Memo::new(move |_| {
-        let rows = rows.get();
-        let (a, b) = diff_pair(ui, &rows);
-        let find = |k: &Option<RowKey>| {
-            k.as_ref()
-                .and_then(|k| rows.iter().find(|d| &key_of(d) == k).cloned())
-        };
-        let (a, b) = (find(&a)?, find(&b)?);
-        // Digests at picked entries replace the peaks' while A and B stay the same runs.
-        match ui.compare.at.get() {
-            Some((pa, pb)) if key_of(&pa) == key_of(&a) && key_of(&pb) == key_of(&b) => {
-                Some((pa, pb))
+        rows.with(|rows| {
+            let (a, b) = diff_pair(ui, rows);
+            let find = |k: &Option<RowKey>| {
+                k.as_ref()
+                    .and_then(|k| rows.iter().find(|d| &key_of(d) == k).cloned())
+            };
+            let (a, b) = (find(&a)?, find(&b)?);
+            // Digests at picked entries replace the peaks' while A and B stay the same runs.
+            match ui.compare.at.get() {
+                Some((pa, pb)) if key_of(&pa) == key_of(&a) && key_of(&pb) == key_of(&b) => {
+                    Some((pa, pb))
+                }
+                _ => Some((a, b)),
             }
-            _ => Some((a, b)),
-        }
+        })
     });
     let tree = Memo::new(move |_| pair.get().map(|(a, b)| diff(&a.live_set, &b.live_set)));
     let picker = move |which: RwSignal<Option<RowKey>>, testid: &'static str, is_a: bool| {
@@ -1052,13 +1056,14 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
                 }
             }>
                 {move || {
-                    let current = pair.get().map(|(a, b)| key_of(if is_a { &a } else { &b }));
-                    let rows = rows.get();
-                    let folder = folder_of(&rows);
-                    rows.iter().enumerate().map(|(k, d)| {
-                        let selected = current.as_ref() == Some(&key_of(d));
-                        view! { <option value=k.to_string() selected=selected>{format!("{} · cuda:{}", within(&d.file, &folder), d.device)}</option> }
-                    }).collect_view()
+                    let current = pair.with(|p| p.as_ref().map(|(a, b)| key_of(if is_a { a } else { b })));
+                    rows.with(|rows| {
+                        let folder = folder_of(rows);
+                        rows.iter().enumerate().map(|(k, d)| {
+                            let selected = current.as_ref() == Some(&key_of(d));
+                            view! { <option value=k.to_string() selected=selected>{format!("{} · cuda:{}", within(&d.file, &folder), d.device)}</option> }
+                        }).collect_view()
+                    })
                 }}
             </select>
         }
