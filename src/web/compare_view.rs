@@ -946,6 +946,8 @@ pub(crate) fn rank_panel(
     pick: impl Fn(usize) + Clone + 'static,
 ) -> impl IntoView {
     let max = strip.max_bytes.max(1) as f64;
+    let every = crate::view_model::compare::rank_label_every(strip.peaks.len());
+    let crowded = strip.peaks.len() > 64;
     let bars = strip
         .peaks
         .iter()
@@ -964,7 +966,7 @@ pub(crate) fn rank_panel(
                     title=format!("rank {rank}: peak {} bytes{} · {click}", grouped(peak), if out { " · out of line" } else { "" })
                     on:click=move |_| pick(run)>
                     <span class="rank-bar" style=format!("height:{:.1}%", peak as f64 / max * 100.0)></span>
-                    <span class="rank-label">{rank.to_string()}</span>
+                    <span class="rank-label">{(rank % every == 0 || out).then(|| rank.to_string())}</span>
                 </button>
             }
         })
@@ -1017,7 +1019,7 @@ pub(crate) fn rank_panel(
             <h3>{heading} <span class="muted">{format!(" · {hint}")}</span></h3>
             <div class="rank-summary" data-testid="rank-summary" data-outlier=strip.outlier.map(|r| r.to_string()).unwrap_or_default()
                 data-imbalance=format!("{:.4}", strip.imbalance)>{strip.describe()}</div>
-            <div class="rank-strip" data-testid="rank-strip" on:keydown=on_key>
+            <div class="rank-strip" class:crowded=crowded data-testid="rank-strip" on:keydown=on_key>
                 <span class="rank-mean" style=format!("bottom:{mean_at:.1}%") title=mean_title></span>
                 {bars}
             </div>
