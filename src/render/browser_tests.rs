@@ -139,15 +139,19 @@ fn detail_zero_draws_one_summarized_band() {
     );
 }
 
-/// The colour at backing-store pixel `(x, y)` of `canvas`.
-fn backing_pixel(canvas: &web_sys::HtmlCanvasElement, x: i32, y: i32) -> [u8; 3] {
-    let ctx: web_sys::CanvasRenderingContext2d = canvas
+/// `canvas`'s 2D context.
+fn context_2d(canvas: &web_sys::HtmlCanvasElement) -> web_sys::CanvasRenderingContext2d {
+    canvas
         .get_context("2d")
         .unwrap()
         .unwrap()
         .dyn_into()
-        .unwrap();
-    let data = ctx
+        .unwrap()
+}
+
+/// The colour at backing-store pixel `(x, y)` of `canvas`.
+fn backing_pixel(canvas: &web_sys::HtmlCanvasElement, x: i32, y: i32) -> [u8; 3] {
+    let data = context_2d(canvas)
         .get_image_data(f64::from(x), f64::from(y), 1.0, 1.0)
         .unwrap()
         .data();
@@ -721,13 +725,10 @@ fn a_dashed_line_is_one_path_in_svg_and_a_translucent_line_its_own() {
 #[wasm_bindgen_test]
 fn a_dashed_line_is_stroked_on_a_canvas_with_its_gaps() {
     let canvas = super::charts::offscreen(400.0, 300.0, 1.0, false, |a, _| dashes(a)).unwrap();
-    let ctx: web_sys::CanvasRenderingContext2d = canvas
-        .get_context("2d")
+    let data = context_2d(&canvas)
+        .get_image_data(0.0, 0.0, 400.0, 300.0)
         .unwrap()
-        .unwrap()
-        .dyn_into()
-        .unwrap();
-    let data = ctx.get_image_data(0.0, 0.0, 400.0, 300.0).unwrap().data();
+        .data();
     let red = |p: &[u8]| p[0] > 200 && p[1] < 80 && p[2] < 80;
     let blue = |p: &[u8]| p[2] > 200 && (90..170).contains(&p[0]) && (90..170).contains(&p[1]);
     assert!(
