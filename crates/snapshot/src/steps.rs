@@ -154,11 +154,13 @@ pub fn looks_like_steps(head: &[u8]) -> bool {
     if text.contains("\"device_traces\"") || text.contains("\"segments\"") {
         return false;
     }
-    const MARKS: [&str; 12] = [
+    const MARKS: [&str; 13] = [
         "\"allocated_peak_bytes\"",
         "\"reserved_peak_bytes\"",
         "\"static_memory_bytes\"",
         "\"first_step\"",
+        // memograph-capture's manifest as it is first written (the GPU, before any step).
+        "\"total_memory_bytes\"",
         "memory/max_active",
         "memory/max_reserved",
         "device_mem_stats",

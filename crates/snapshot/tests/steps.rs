@@ -76,6 +76,16 @@ fn memograph_capture_steps_and_manifest() {
         run_json(&merged[0])["device"]["name"],
         "NVIDIA H100 80GB HBM3"
     );
+    // The manifest as capture writes it when recording starts, before the first forward and step
+    // (a run killed early, or one without an nn.Module): a folder's walk finds it by its contents too.
+    let early = r#"{"command": ["python", "train.py"], "rank": 3, "pid": 4242, "started": 1700000000.1,
+        "torch": "2.5.1", "cuda": "12.4", "device": {"index": 0, "name": "NVIDIA H100 80GB HBM3",
+        "total_memory_bytes": 85520809984}, "allocator_settings": "", "recording": {"max_entries": 100000,
+        "stacks": "all", "context": "all"}}"#;
+    assert!(looks_like_steps(early.as_bytes()));
+    let m = read_steps("job/rank3_run.json", early.as_bytes()).unwrap();
+    let merged = merge(vec![StepFile::Runs(vec![r.clone()]), m]);
+    assert_eq!(merged[0].headroom_bytes(), Some(headroom));
     // Runs that say no GPU have no such columns.
     let plain = steps_table(std::slice::from_ref(r), 0, false);
     assert!(!plain.header.iter().any(|h| h == "headroom"));
