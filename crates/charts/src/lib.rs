@@ -1294,6 +1294,35 @@ mod tests {
     }
 
     #[test]
+    fn snapshots_at_one_point_are_labelled_once() {
+        // Four ranks' exit snapshots at the last step: three at one peak, one higher.
+        let run = |peak: u64| StepRun {
+            steps: (1..=20)
+                .map(|step| StepRecord {
+                    step,
+                    peak_allocated_bytes: Some(peak),
+                    ..StepRecord::default()
+                })
+                .collect(),
+            ..StepRun::default()
+        };
+        let runs = [run(40 << 30), run(40 << 30), run(46 << 30), run(40 << 30)];
+        let refs: Vec<&StepRun> = runs.iter().collect();
+        let mut marks: Vec<(usize, u64, String)> = (0..4).map(|k| (k, 20, "exit".into())).collect();
+        // Another kind of snapshot at the same point keeps its label.
+        marks.push((0, 20, "oom".into()));
+        let options = StepChartOptions {
+            reserved: false,
+            theoretical: false,
+        };
+        let drawn = drawn_by((800, 400), |area| {
+            step_chart(area, "", &refs, options, &marks, None, &Theme::light()).unwrap();
+        });
+        let count = |label: &str| drawn.texts.iter().filter(|t| t.0 == label).count();
+        assert_eq!((count("exit "), count("oom ")), (2, 1));
+    }
+
+    #[test]
     fn a_short_run_beside_a_long_one_is_drawn_as_dots() {
         let run = |name: &str, steps: std::ops::Range<u64>| StepRun {
             name: name.into(),
@@ -2032,6 +2061,10 @@ where
         }
     }
     more_in_legend(&mut chart, runs.len())?;
+    // Where labels went (backend pixels): a label where the same one stands already is left out
+    // (ranks at one peak, each with its exit snapshot, wrote "exit" over itself into a smear).
+    let mut labelled: Vec<((i32, i32), &str)> = Vec::new();
+    let near = theme.px(14) as i32;
     for (run, step, label) in marks {
         let Some(pts) = points.get(*run) else {
             continue;
@@ -2042,6 +2075,14 @@ where
                 theme.px(7),
                 theme.ink.stroke_width(width),
             )))?;
+            let at = chart.backend_coord(&(x, b as f64 / div));
+            let taken = labelled.iter().any(|&((px, py), l)| {
+                l == label.as_str() && (px - at.0).abs() < near && (py - at.1).abs() < near
+            });
+            if taken {
+                continue;
+            }
+            labelled.push((at, label));
             // In the last fifth of the steps the label goes left of its circle, inside the plot.
             let (text, side) = if x > x0 + (x1 - x0) * 0.8 {
                 (format!("{label} "), HPos::Right)
