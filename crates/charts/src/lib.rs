@@ -1319,7 +1319,7 @@ mod tests {
             step_chart(area, "", &refs, options, &marks, None, &Theme::light()).unwrap();
         });
         let count = |label: &str| drawn.texts.iter().filter(|t| t.0 == label).count();
-        assert_eq!((count("exit "), count("oom ")), (2, 1));
+        assert_eq!((count("exit"), count("oom")), (2, 1));
     }
 
     #[test]
@@ -2083,17 +2083,22 @@ where
                 continue;
             }
             labelled.push((at, label));
-            // In the last fifth of the steps the label goes left of its circle, inside the plot.
-            let (text, side) = if x > x0 + (x1 - x0) * 0.8 {
-                (format!("{label} "), HPos::Right)
+            // In the last fifth of the steps the label goes left of its circle, inside the plot,
+            // clear of the circle (a space beside it left the circle over the label's last letter).
+            let clear = theme.px(9) as i32;
+            let (dx, side) = if x > x0 + (x1 - x0) * 0.8 {
+                (-clear, HPos::Right)
             } else {
-                (format!(" {label}"), HPos::Left)
+                (clear, HPos::Left)
             };
-            chart.draw_series(std::iter::once(Text::new(
-                text,
-                (x, b as f64 / div),
-                theme.text(12).pos(Pos::new(side, VPos::Bottom)),
-            )))?;
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((x, b as f64 / div))
+                    + Text::new(
+                        label.clone(),
+                        (dx, 0),
+                        theme.text(12).pos(Pos::new(side, VPos::Bottom)),
+                    ),
+            ))?;
         }
     }
     finish_line_chart(chart, marker, SeriesLabelPosition::LowerRight, theme)
