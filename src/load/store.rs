@@ -53,9 +53,9 @@ pub struct Run {
 thread_local! {
     static FILES: RefCell<Vec<OpenFile>> = const { RefCell::new(Vec::new()) };
     static COMPARED: RefCell<Vec<Compared>> = const { RefCell::new(Vec::new()) };
-    /// Step-record files (runs and capture manifests), as read, each with its name, size and time of
-    /// change when it was picked from disk.
-    static STEP_FILES: RefCell<Vec<(StepFile, Option<Picked>)>> = const { RefCell::new(Vec::new()) };
+    /// Step-record files (runs and capture manifests), as read, each with its name, and its name, size
+    /// and time of change when it was picked from disk.
+    static STEP_FILES: RefCell<Vec<(StepFile, String, Option<Picked>)>> = const { RefCell::new(Vec::new()) };
     static NEXT_ID: Cell<u64> = const { Cell::new(0) };
 }
 
@@ -75,20 +75,29 @@ pub fn index_of(id: u64) -> Option<usize> {
 /// A file picked from disk as the page knows it again: its name, size and time of change.
 pub type Picked = (String, u64, f64);
 
-/// Adds a step-record file; `picked`: what it is known by, for one picked from disk.
-pub fn add_steps(file: StepFile, picked: Option<Picked>) {
-    STEP_FILES.with(|s| s.borrow_mut().push((file, picked)));
+/// Adds step-record file `name`; `picked`: what it is known by, for one picked from disk.
+pub fn add_steps(file: StepFile, name: &str, picked: Option<Picked>) {
+    STEP_FILES.with(|s| s.borrow_mut().push((file, name.to_string(), picked)));
+}
+
+/// The names of the step-record files, in the order they were read.
+pub fn step_file_names() -> Vec<String> {
+    STEP_FILES.with(|s| s.borrow().iter().map(|(_, n, _)| n.clone()).collect())
 }
 
 /// Whether a step-record file of this name, size and time of change is read already (picked
 /// again, alone or in its folder): it is not read, nor counted, twice. One changed since is new.
 pub fn steps_known(picked: &Picked) -> bool {
-    STEP_FILES.with(|s| s.borrow().iter().any(|(_, p)| p.as_ref() == Some(picked)))
+    STEP_FILES.with(|s| {
+        s.borrow()
+            .iter()
+            .any(|(_, _, p)| p.as_ref() == Some(picked))
+    })
 }
 
 /// Every step run, manifests merged in (see `memograph_snapshot::steps::merge`).
 pub fn step_runs() -> Vec<StepRun> {
-    STEP_FILES.with(|s| merge(s.borrow().iter().map(|(f, _)| f.clone()).collect()))
+    STEP_FILES.with(|s| merge(s.borrow().iter().map(|(f, _, _)| f.clone()).collect()))
 }
 
 pub fn step_file_count() -> usize {

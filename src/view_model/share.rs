@@ -34,6 +34,29 @@ pub struct ViewState {
     pub runs: Vec<(String, u64)>,
     /// The GPU memory the compared runs are held against, in bytes.
     pub gpu_memory: Option<u64>,
+    /// The Steps view's part (its step-record files and choices), when step records are open.
+    pub steps: Option<StepsState>,
+}
+
+/// What a link carries of the Steps view. Step files are named, not sized: capture's
+/// `rank*_steps.jsonl` grows by a line each step, and the link is still for it after it grew.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepsState {
+    /// The step-record files (their names), in the order they were read.
+    pub files: Vec<String>,
+    /// The baseline run: its file and rank.
+    pub baseline: Option<(String, Option<u32>)>,
+    /// Peak reserved per step instead of peak allocated.
+    pub reserved: bool,
+    /// Theoretical memory drawn.
+    pub theoretical: bool,
+}
+
+impl StepsState {
+    /// Whether every file the link names is among `read` (the step files open).
+    pub fn is_among(&self, read: &[String]) -> bool {
+        self.files.iter().all(|f| read.contains(f))
+    }
 }
 
 /// A file's identity beside its name and size: FNV-1a (64 bits) of its first MiB (of all of it when
@@ -198,6 +221,21 @@ impl ViewState {
         if let Some(b) = self.gpu_memory {
             put("gpu", b.to_string());
         }
+        if let Some(st) = &self.steps {
+            put("steps", st.files.join("\n"));
+            if let Some((file, rank)) = &st.baseline {
+                put("sbase", file.clone());
+                if let Some(r) = rank {
+                    put("srank", r.to_string());
+                }
+            }
+            if st.reserved {
+                put("sres", "1".into());
+            }
+            if st.theoretical {
+                put("stheo", "1".into());
+            }
+        }
         if parts.is_empty() {
             String::new()
         } else {
@@ -210,6 +248,8 @@ impl ViewState {
         let mut v = ViewState::default();
         let mut size = None;
         let mut base_dev = None;
+        let mut steps = StepsState::default();
+        let mut steps_rank = None;
         for pair in hash.trim_start_matches('#').split('&') {
             let Some((k, raw)) = pair.split_once('=') else {
                 continue;
@@ -245,6 +285,17 @@ impl ViewState {
                 "path" => v.path = Some(val.split('\n').map(str::to_string).collect()),
                 "hidefw" => v.hide_framework = Some(val != "0"),
                 "gpu" => v.gpu_memory = val.parse().ok().filter(|&b| b > 0),
+                "steps" => {
+                    steps.files = val
+                        .split('\n')
+                        .filter(|f| !f.is_empty())
+                        .map(str::to_string)
+                        .collect()
+                }
+                "sbase" => steps.baseline = Some((val, None)),
+                "srank" => steps_rank = val.parse().ok(),
+                "sres" => steps.reserved = val == "1",
+                "stheo" => steps.theoretical = val == "1",
                 "runs" => {
                     v.runs = val
                         .split('\n')
@@ -262,6 +313,13 @@ impl ViewState {
         }
         if let (Some(b), Some(d)) = (v.baseline.as_mut(), base_dev) {
             b.1 = d;
+        }
+        if let Some((_, rank)) = steps.baseline.as_mut() {
+            *rank = steps_rank;
+        }
+        // Choices without files to show them on are no Steps view.
+        if !steps.files.is_empty() {
+            v.steps = Some(steps);
         }
         v
     }
@@ -336,6 +394,12 @@ mod tests {
             hide_framework: Some(false),
             runs: vec![("a:b.pickle".into(), 12), ("c d.pickle".into(), 0)],
             gpu_memory: Some(85_899_345_920),
+            steps: Some(StepsState {
+                files: vec!["job/rank0_steps.jsonl".into(), "a&b run.json".into()],
+                baseline: Some(("job/rank0_steps.jsonl".into(), Some(3))),
+                reserved: true,
+                theoretical: true,
+            }),
         };
         let hash = v.to_hash();
         assert!(
@@ -376,6 +440,41 @@ mod tests {
         assert_eq!(
             (v.range, v.detail),
             (Some((-5.0, 1e300, 1e-300)), Some(1.0))
+        );
+    }
+
+    #[test]
+    fn a_steps_link_names_its_files_and_waits_for_all_of_them() {
+        // Baseline of a run without a rank (a single log), the default choices.
+        let v = ViewState {
+            view: Some("steps".into()),
+            steps: Some(StepsState {
+                files: vec!["train.log".into(), "rank0_steps.jsonl".into()],
+                baseline: Some(("train.log".into(), None)),
+                ..StepsState::default()
+            }),
+            ..ViewState::default()
+        };
+        let hash = v.to_hash();
+        assert_eq!(
+            hash,
+            "#view=steps&steps=train.log%0Arank0_steps.jsonl&sbase=train.log"
+        );
+        assert_eq!(ViewState::from_hash(&hash), v);
+        let st = v.steps.unwrap();
+        let read = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert!(st.is_among(&read(&["rank0_steps.jsonl", "x.csv", "train.log"])));
+        assert!(!st.is_among(&read(&["train.log"])));
+        // Choices with no file named are no Steps view; a rank that is no number is none.
+        assert_eq!(ViewState::from_hash("#sbase=a&sres=1").steps, None);
+        let v = ViewState::from_hash("#steps=a%0A%0A&sbase=a&srank=x");
+        assert_eq!(
+            v.steps,
+            Some(StepsState {
+                files: vec!["a".into()],
+                baseline: Some(("a".into(), None)),
+                ..StepsState::default()
+            })
         );
     }
 }

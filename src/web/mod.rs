@@ -187,6 +187,8 @@ pub struct Ui {
     pub compare_path: RwSignal<Option<Vec<String>>>,
     /// A link's view state (the URL's hash at start), waiting for its file to open.
     pub pending: RwSignal<Option<crate::view_model::share::ViewState>>,
+    /// A link's Steps part (its view and `steps`), waiting for its step files.
+    pub pending_steps: RwSignal<Option<crate::view_model::share::ViewState>>,
     /// Bumped whenever step-record files are added or removed.
     pub steps: RwSignal<u32>,
     pub steps_ui: steps_view::StepsUi,
@@ -231,6 +233,7 @@ impl Ui {
             compare: compare_view::CompareUi::new(),
             compare_path: RwSignal::new(None),
             pending: RwSignal::new(None),
+            pending_steps: RwSignal::new(None),
             steps: RwSignal::new(0),
             steps_ui: steps_view::StepsUi::new(),
             shortcuts: RwSignal::new(false),
@@ -768,7 +771,7 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: Option<String>
             } else if step_records {
                 match load::read_steps(&name, &file).await {
                     Ok(f) => {
-                        store::add_steps(f, picked);
+                        store::add_steps(f, &name, picked);
                         steps += 1;
                     }
                     Err(reason) => ui.listener().failed(&name, &reason),
@@ -788,6 +791,7 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: Option<String>
             if snapshots.is_empty() {
                 ui.view.set(View::Steps);
             }
+            share::restore_steps(ui);
         }
         if snapshots.is_empty() {
             ui.show_what_is_open();
@@ -820,6 +824,15 @@ fn nothing_in(ui: Ui, folder: &str, files: usize) {
     ui.errors.set(Vec::new());
     ui.failed(folder, &reason);
     ui.folder_held_nothing.set(true);
+}
+
+/// The first `shown` of `names`, and how many more there are ("a, b, c and 61 more").
+fn some_of(names: &[String], shown: usize) -> String {
+    let listed = names[..names.len().min(shown)].join(", ");
+    match names.len().saturating_sub(shown) {
+        0 => listed,
+        more => format!("{listed} and {more} more"),
+    }
 }
 
 /// The bundled example, as a file the user chose: what failed before is no longer said.
@@ -1232,7 +1245,15 @@ fn Welcome(ui: Ui) -> impl IntoView {
                 <p class="notice" data-testid="link-notice">
                     {format!("This link compares {} runs: {}. Open those files together, or their folder (nothing is uploaded), and the comparison is restored.",
                         p.runs.len(),
-                        p.runs.iter().map(|(n, s)| format!("{n} ({})", memograph_snapshot::format::bytes(*s))).collect::<Vec<_>>().join(", "))}
+                        some_of(&p.runs.iter().map(|(n, s)| format!("{n} ({})", memograph_snapshot::format::bytes(*s))).collect::<Vec<_>>(), 6))}
+                </p>
+            })}
+            {move || ui.pending_steps.get().and_then(|p| p.steps).map(|st| view! {
+                <p class="notice" data-testid="link-notice-steps">
+                    {format!("This link shows the Steps view of {}: {}. Open {} (nothing is uploaded), and the view is restored.",
+                        memograph_snapshot::format::count(st.files.len() as u64, "step-record file", "step-record files"),
+                        some_of(&st.files, 6),
+                        if st.files.len() == 1 { "it" } else { "them together, or their folder" })}
                 </p>
             })}
             <h2>"Make a snapshot"</h2>

@@ -1,6 +1,7 @@
 //! Links with the view in them: the address bar's hash follows the view on screen (replaceState, no
 //! history entries, at most four times a second), "Copy link" copies it, and a link's view is restored when its file opens (with
-//! `?url=`, or when the user opens the same file: same name and size). See `view_model::share`.
+//! `?url=`, or when the user opens the same file: same name and size), its comparison when its runs
+//! are compared, and its Steps part when its step files are read. See `view_model::share`.
 
 use leptos::prelude::*;
 
@@ -8,7 +9,7 @@ use super::{Highlight, MadeBy, Ui, View};
 use crate::load::build::Part;
 use crate::load::store;
 use crate::view_model::analysis::short_frame;
-use crate::view_model::share::ViewState;
+use crate::view_model::share::{StepsState, ViewState};
 use crate::viewport::Viewport;
 
 /// Reads the link's view from the hash, and from then on keeps the hash in step with the view.
@@ -22,8 +23,26 @@ pub fn start(ui: Ui) {
         if crate::load::embedded_field("files").is_some() {
             state.file = None;
         }
-        ui.pending.set(Some(state));
+        // The Steps part waits for its step files, whatever else the link waits for; a link of step
+        // files alone waits for nothing else.
+        let mut steps_alone = false;
+        if let Some(steps) = state.steps.take() {
+            steps_alone = state.file.is_none() && state.runs.is_empty();
+            ui.pending_steps.set(Some(ViewState {
+                view: state.view.clone(),
+                steps: Some(steps),
+                ..ViewState::default()
+            }));
+        }
+        if !steps_alone {
+            ui.pending.set(Some(state));
+        }
     }
+    follow_the_view(ui);
+}
+
+/// From now on keeps the hash in step with the view.
+fn follow_the_view(ui: Ui) {
     Effect::new(move |_| {
         let state = current(ui);
         // While a link's view waits for its file, the hash stays the link's.
@@ -101,12 +120,22 @@ fn current(ui: Ui) -> Option<ViewState> {
         .get()
         .map(|(name, _, device)| (name, device));
     let gpu_memory = ui.compare.gpu_memory.get();
+    ui.steps.track();
+    let steps = Some(store::step_file_names())
+        .filter(|files| !files.is_empty())
+        .map(|files| StepsState {
+            files,
+            baseline: ui.steps_ui.baseline.get(),
+            reserved: ui.steps_ui.reserved.get(),
+            theoretical: ui.steps_ui.theoretical.get(),
+        });
     let Some((file, device)) = ui.current() else {
-        return (!runs.is_empty()).then(|| ViewState {
+        return (!runs.is_empty() || steps.is_some()).then(|| ViewState {
             view: Some(view.key().to_string()),
             baseline,
             runs,
             gpu_memory,
+            steps,
             ..ViewState::default()
         });
     };
@@ -147,7 +176,15 @@ fn current(ui: Ui) -> Option<ViewState> {
         path,
         runs,
         gpu_memory,
+        steps,
     })
+}
+
+/// The view a link names, if the page can show it now (Steps only once step records are open: the
+/// link's Steps part comes back when its files are, see [`restore_steps`]).
+fn shown(state: &ViewState) -> Option<View> {
+    let view = state.view.as_deref().and_then(View::of_key)?;
+    (view != View::Steps || store::step_file_count() > 0).then_some(view)
 }
 
 /// Restores a waiting link's view on file `index` if it is the link's file (or the link names none).
@@ -167,7 +204,7 @@ pub fn restore(ui: Ui, index: usize) {
         ui.select(index, d);
     }
     let device = ui.device.get_untracked();
-    if let Some(view) = state.view.as_deref().and_then(View::of_key) {
+    if let Some(view) = shown(&state) {
         ui.view.set(view);
     }
     if let Some(d) = state.detail {
@@ -243,11 +280,37 @@ pub fn restore_runs(ui: Ui) {
     }
     ui.pending.set(None);
     ui.compare.gpu_memory.set(state.gpu_memory);
-    ui.view.set(View::Compare);
+    ui.view.set(
+        shown(&state)
+            .filter(|v| *v == View::Steps)
+            .unwrap_or(View::Compare),
+    );
     if let Some((name, device)) = state.baseline {
         if let Some((_, bytes)) = have.iter().find(|(n, _)| *n == name) {
             ui.compare.baseline.set(Some((name, *bytes, device)));
         }
+    }
+}
+
+/// Restores a waiting link's Steps part once every step file it names is open: the baseline run, the
+/// choices, and the Steps view if the link was of it.
+pub fn restore_steps(ui: Ui) {
+    let Some(state) = ui.pending_steps.get_untracked() else {
+        return;
+    };
+    let Some(steps) = state.steps.as_ref() else {
+        return;
+    };
+    if !steps.is_among(&store::step_file_names()) {
+        return;
+    }
+    ui.pending_steps.set(None);
+    let s = ui.steps_ui;
+    s.baseline.set(steps.baseline.clone());
+    s.reserved.set(steps.reserved);
+    s.theoretical.set(steps.theoretical);
+    if shown(&state) == Some(View::Steps) {
+        ui.view.set(View::Steps);
     }
 }
 

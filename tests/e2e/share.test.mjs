@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, open, loadFile, shot, showAnalysis, FIXTURES, TIER2, search } from './harness.mjs';
+import { serve, browser, open, loadFile, shot, showAnalysis, FIXTURES, TIER2, ROOT, search } from './harness.mjs';
 
 let server, b;
 before(async () => { server = await serve(); b = await browser(); });
@@ -214,4 +214,70 @@ test('a link to a comparison names its runs, and restores the view and baseline 
   assert.deepEqual([...errors, ...fresh.errors], []);
   await page.close();
   await fresh.page.close();
+});
+
+test("a link to the Steps view names its step files, and restores the baseline and choices when they are opened", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-share-steps-'));
+  try {
+    // A job's folder as memograph-capture leaves it: two ranks' step records and exit snapshots.
+    const job = path.join(dir, 'job');
+    fs.mkdirSync(job);
+    for (const rank of [0, 1]) {
+      const lines = [1, 2, 3].map(step => JSON.stringify({ step, time: 1700000000 + step, rank,
+        allocated_bytes: 2 ** 30, allocated_peak_bytes: (4 + rank) * 2 ** 30 + step * 2 ** 20,
+        reserved_bytes: 6 * 2 ** 30, reserved_peak_bytes: (7 + rank) * 2 ** 30, alloc_retries: 0, ooms: 0 }));
+      fs.writeFileSync(path.join(job, `rank${rank}_steps.jsonl`), lines.join('\n') + '\n');
+    }
+    fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'training.pickle'), path.join(job, 'rank0_exit_3.pickle'));
+    fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'compiled.pickle'), path.join(job, 'rank1_exit_3.pickle'));
+    const star = (page, rank) => page.$eval(`[data-testid=steps-table] tr[data-rank="${rank}"] .star`, e => e.textContent);
+    const steps = page => page.waitForSelector('[data-testid=steps-table] tr[data-rank="1"]', { timeout: 60000 });
+    const arranged = async (page) => {
+      await page.selectOption('[data-testid=view-select]', 'steps');
+      await steps(page);
+      await page.click('[data-testid=steps-table] tr[data-rank="1"] .star');
+      await page.check('[data-testid=show-reserved]');
+      await page.waitForFunction(() => /view=steps/.test(location.hash) && /sbase=job\/rank1_steps\.jsonl/.test(location.hash)
+        && /srank=1/.test(location.hash) && /sres=1/.test(location.hash));
+      return page.evaluate(() => location.hash);
+    };
+
+    // The folder: snapshots compared, step records in Steps.
+    const { page, errors } = await open(b, server.url);
+    await page.setInputFiles('[data-testid=open-folder]', job);
+    await page.waitForFunction(() => (document.querySelector('[data-testid=compare-status]')?.textContent ?? '').startsWith('2 runs compared'), null, { timeout: 60000 });
+    const hash = await arranged(page);
+    assert.match(hash, /steps=job\/rank0_steps\.jsonl%0Ajob\/rank1_steps\.jsonl/);
+    const fresh = await open(b, server.url + hash);
+    assert.match(await fresh.page.textContent('[data-testid=link-notice-steps]'),
+      /Steps view of 2 step-record files: job\/rank0_steps\.jsonl, job\/rank1_steps\.jsonl\. Open them together, or their folder/);
+    await fresh.page.setInputFiles('[data-testid=open-folder]', job);
+    await steps(fresh.page);
+    await fresh.page.waitForFunction(() => document.querySelector('[data-testid=view-select]').value === 'steps');
+    assert.equal(await star(fresh.page, 1), '★');
+    assert.equal(await star(fresh.page, 0), '☆');
+    assert.equal(await fresh.page.isChecked('[data-testid=show-reserved]'), true);
+    await shot(fresh.page, 'share-steps-restored');
+
+    // Step records alone, picked as files: the link waits for both, however they come.
+    const alone = await open(b, server.url);
+    const files = [0, 1].map(r => path.join(job, `rank${r}_steps.jsonl`));
+    await alone.page.setInputFiles('input[type=file]', files);
+    await steps(alone.page);
+    await alone.page.click('[data-testid=steps-table] tr[data-rank="1"] .star');
+    await alone.page.waitForFunction(() => /^#view=steps&steps=rank0_steps\.jsonl%0Arank1_steps\.jsonl&sbase=rank1_steps\.jsonl&srank=1$/.test(location.hash));
+    const link = await open(b, server.url + await alone.page.evaluate(() => location.hash));
+    await link.page.setInputFiles('input[type=file]', files[0]);
+    await link.page.waitForSelector('[data-testid=steps-table] tr[data-rank="0"]');
+    // One of the two: the view is Steps (all that is open) and the baseline waits.
+    assert.equal(await star(link.page, 0), '★');
+    await link.page.setInputFiles('input[type=file]', files[1]);
+    await steps(link.page);
+    await link.page.waitForFunction(() => document.querySelector('[data-testid=steps-table] tr[data-rank="1"] .star').textContent === '★');
+    assert.equal(await link.page.isChecked('[data-testid=show-reserved]'), false);
+    assert.deepEqual([...errors, ...fresh.errors, ...alone.errors, ...link.errors], []);
+    for (const p of [page, fresh.page, alone.page, link.page]) await p.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
