@@ -1,7 +1,7 @@
 //! Steps: per-step memory records (training logs, memograph-capture's step files, Megatron traces, CSV)
 //! as one line per run × rank, static memory as a green baseline and theoretical memory as a red line
 //! (on request), simulated runs dashed, retries and OOMs marked; the per-run table (Copy as Markdown,
-//! CSV); components against the measured peak; snapshots of the same run marked on the chart (a click
+//! CSV) and the runs that grow step after step; components against the measured peak; snapshots of the same run marked on the chart (a click
 //! opens one). Figures are the engine's (`memograph_snapshot::steps`); the chart is `memograph-charts`'
 //! (`memograph steps -o` draws the same).
 
@@ -9,7 +9,7 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use memograph_charts::{step_chart, Bars, PlotArea, StepChartOptions};
 use memograph_snapshot::format::{bytes, count, grouped, signed_bytes};
-use memograph_snapshot::steps::{rank_sets, steps_table, StepRanks, StepRun};
+use memograph_snapshot::steps::{growth_lines, rank_sets, steps_table, StepRanks, StepRun};
 
 use super::{Phase, Ui};
 use crate::load::store;
@@ -98,6 +98,15 @@ pub fn StepsView(ui: Ui) -> impl IntoView {
                 <section class="panel wide">
                     <h3>"Runs"</h3>
                     <StepsTable ui=ui runs=runs />
+                    {move || {
+                        let lines = runs.with(|r| growth_lines(r));
+                        (!lines.is_empty()).then(|| view! {
+                            <div class="growth" data-testid="steps-growth">
+                                <strong>"Growing step after step"</strong>
+                                <ul>{lines.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+                            </div>
+                        })
+                    }}
                 </section>
                 <StepRankSets ui=ui runs=runs />
                 <section class="panel wide">

@@ -184,3 +184,37 @@ test("a job's ranks: the one out of line named and marked, by peak allocated or 
     fs.rmSync(job, { recursive: true, force: true });
   }
 });
+
+test('a run whose memory grows step after step is said with its rate and when it would fill the GPU', async () => {
+  // Tier 1: two ranks of 100 steps on a 40 GiB GPU; rank 1 keeps 32 MiB more after each step.
+  const job = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-step-growth-'));
+  for (let rank = 0; rank < 2; rank++) {
+    const lines = [];
+    for (let step = 1; step <= 100; step++) {
+      const atEnd = 20 * GIB + rank * step * 32 * MIB;
+      lines.push(JSON.stringify({ step, rank, allocated_bytes: atEnd, allocated_peak_bytes: atEnd + GIB,
+        reserved_bytes: atEnd + 2 * GIB, reserved_peak_bytes: atEnd + 3 * GIB }));
+    }
+    fs.writeFileSync(path.join(job, `rank${rank}_steps.jsonl`), lines.join('\n') + '\n');
+    fs.writeFileSync(path.join(job, `rank${rank}_run.json`), JSON.stringify({ rank, command: ['train.py'],
+      device: { index: 0, name: 'A40', total_memory_bytes: 40 * GIB } }));
+  }
+  const { page, errors } = await open(b, server.url, { width: 1500, height: 1000 });
+  try {
+    await page.setInputFiles('[data-testid=open-folder]', job);
+    await page.waitForSelector('[data-testid=steps-growth]', { timeout: 30000 });
+    const job_ = path.basename(job);
+    assert.deepEqual(await page.$$eval('[data-testid=steps-growth] li', l => l.map(x => x.textContent)),
+      [`${job_}/steps rank 1 grows 32.0 MiB a step (allocated at step end, steps 11 to 100); at that rate it reaches the GPU's 40.0 GiB near step 640`]);
+    const growth = await page.$$eval('[data-testid=steps-table] tbody tr', rows => rows.map(r => {
+      const k = [...r.closest('table').querySelectorAll('thead th')].findIndex(h => h.textContent.startsWith('growth a step'));
+      return r.children[k].textContent;
+    }));
+    assert.deepEqual(growth, ['', '+32.0 MiB']);
+    await shot(page, 'steps-growth');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    fs.rmSync(job, { recursive: true, force: true });
+  }
+});

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use memograph_snapshot::steps::{
-    merge, rank_sets, read_steps, run_json, steps_table, StepFile, StepRun,
+    growth_lines, merge, rank_sets, read_steps, run_json, steps_table, StepFile, StepRun,
 };
 
 use crate::{load, Failure};
@@ -60,6 +60,13 @@ pub fn run(args: &StepsArgs) -> Result<(), Failure> {
                 ""
             };
             println!("\nRanks{of}{by}: {}", set.strip.describe());
+        }
+        let growing = growth_lines(&runs);
+        if !growing.is_empty() {
+            println!("\nGrowing step after step:");
+            for line in growing {
+                println!("  {line}");
+            }
         }
         notes(&runs);
     }

@@ -139,3 +139,45 @@ fn a_malformed_file_is_one_line_and_exit_1_while_the_others_are_read() {
     assert_eq!(v["runs"].as_array().unwrap().len(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_run_that_grows_step_after_step_is_said_with_its_rate_and_when_it_fills_the_gpu() {
+    let dir = scratch("growth");
+    // Rank 0 holds 20 GiB after each step; rank 1 32 MiB more each step (a leak), on a 40 GiB GPU.
+    for rank in 0..2u64 {
+        let mut lines = String::new();
+        for step in 1..=100u64 {
+            let at_end = 20 * 1024 * MIB + rank * step * 32 * MIB;
+            lines.push_str(&format!(
+                "{{\"step\": {step}, \"time\": 1.0, \"rank\": {rank}, \"allocated_bytes\": {at_end}, \"allocated_peak_bytes\": {}, \"reserved_bytes\": 2, \"reserved_peak_bytes\": 3, \"alloc_retries\": 0, \"ooms\": 0}}\n",
+                at_end + 1024 * MIB
+            ));
+        }
+        std::fs::write(dir.join(format!("run/rank{rank}_steps.jsonl")), lines).unwrap();
+        std::fs::write(
+            dir.join(format!("run/rank{rank}_run.json")),
+            format!(r#"{{"rank": {rank}, "command": ["train.py"], "device": {{"index": 0, "name": "A40", "total_memory_bytes": {}}}}}"#, 40 * 1024 * MIB),
+        )
+        .unwrap();
+    }
+    // At step 100 rank 1 holds 20 GiB + 3 200 MiB; the 17 280 MiB left are 540 steps more.
+    let (code, stdout, stderr) = memograph(&["steps", "run"], &dir);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("\nGrowing step after step:\n  run/steps rank 1 grows 32.0 MiB a step (allocated at step end, steps 11 to 100); at that rate it reaches the GPU's 40.0 GiB near step 640\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("growth a step"), "{stdout}");
+    let (_, stdout, _) = memograph(&["steps", "--json", "run"], &dir);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["runs"][0]["growth"], serde_json::Value::Null);
+    let g = &v["runs"][1]["growth"];
+    assert_eq!(g["bytes_per_step"], (32 * MIB) as f64);
+    assert_eq!(
+        (g["from_step"].as_u64(), g["to_step"].as_u64()),
+        (Some(11), Some(100))
+    );
+    assert_eq!(g["reaches_gpu_at"], 640);
+    assert_eq!(g["of"], "allocated at step end");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -360,3 +360,115 @@ fn a_jobs_ranks_name_the_one_out_of_line() {
     assert_eq!(reserved[0].strip.outlier, Some(2));
     assert_eq!(reserved[1].strip.outlier, Some(2));
 }
+
+/// A run of `n` steps whose allocated-at-step-end bytes are `at(step)`, peaks 1 GiB above.
+fn run_of(n: u64, at: impl Fn(u64) -> u64) -> StepRun {
+    StepRun {
+        name: "job/steps".into(),
+        rank: Some(2),
+        steps: (1..=n)
+            .map(|step| memograph_snapshot::steps::StepRecord {
+                step,
+                allocated_bytes: Some(at(step)),
+                peak_allocated_bytes: Some(at(step) + GIB),
+                ..Default::default()
+            })
+            .collect(),
+        ..StepRun::default()
+    }
+}
+
+#[test]
+fn memory_that_grows_step_after_step_is_found_with_its_rate() {
+    // 48 MiB a step after a warm-up that allocated 20 GiB at step 1, with ±100 MiB of noise.
+    let noise = |step: u64| ((step * 7) % 11) * 20 * MIB;
+    let leak = run_of(500, |step| {
+        if step == 1 {
+            GIB
+        } else {
+            20 * GIB + step * 48 * MIB + noise(step)
+        }
+    });
+    let g = leak.find_growth().expect("a growth");
+    assert!(
+        (g.bytes_per_step - (48 * MIB) as f64).abs() < MIB as f64,
+        "{}",
+        g.bytes_per_step
+    );
+    assert_eq!(
+        (g.from_step, g.to_step, g.of),
+        (51, 500, "allocated at step end")
+    );
+    assert_eq!(g.reaches_gpu_at, None);
+    // On an 80 GiB GPU: at step 500 it holds 20 GiB + 500 × 48 MiB (+ noise 100 MiB) = 43.53 GiB;
+    // the rest, 36.47 GiB, is 778 steps more.
+    let mut on_gpu = leak.clone();
+    on_gpu.device = Some(("H100".into(), 80 * GIB));
+    // As the page and the CLI have it: through `merge`, which keeps each run's growth.
+    let on_gpu = merge(vec![StepFile::Runs(vec![on_gpu])]).remove(0);
+    let at = on_gpu.growth.as_ref().unwrap().reaches_gpu_at.unwrap();
+    assert!((1270..=1285).contains(&at), "{at}");
+    assert_eq!(
+        memograph_snapshot::steps::growth_lines(std::slice::from_ref(&on_gpu)),
+        [format!(
+            "job/steps rank 2 grows 48.0 MiB a step (allocated at step end, steps 51 to 500); at that rate it reaches the GPU's 80.0 GiB near step {}",
+            grouped(at)
+        )]
+    );
+    let table = steps_table(std::slice::from_ref(&on_gpu), 0, true);
+    let k = table
+        .header
+        .iter()
+        .position(|h| h == "growth a step")
+        .unwrap();
+    assert_eq!(
+        table.rows[0][k],
+        format!("+{}", g.bytes_per_step.round() as u64)
+    );
+    assert_eq!(run_json(&on_gpu)["growth"]["to_step"], 500);
+
+    // Not growth: a flat run with noise; a level that jumps once (a cache filled) and stays; too
+    // little (1 MiB a step over 40 steps, under 64 MiB); too few steps; a run that shrinks.
+    let flat = run_of(500, |step| 20 * GIB + noise(step));
+    let jump = run_of(
+        500,
+        |step| if step < 250 { 20 * GIB } else { 22 * GIB } + noise(step),
+    );
+    let small = run_of(40, |step| 20 * GIB + step * MIB);
+    let short = run_of(8, |step| 20 * GIB + step * GIB);
+    let shrinks = run_of(500, |step| 40 * GIB - step * 48 * MIB);
+    for (name, r) in [
+        ("flat", flat),
+        ("jump", jump),
+        ("small", small),
+        ("short", short),
+        ("shrinks", shrinks),
+    ] {
+        assert_eq!(r.find_growth(), None, "{name}");
+    }
+    assert!(!steps_table(&[run_of(500, |_| GIB)], 0, false)
+        .header
+        .iter()
+        .any(|h| h == "growth a step"));
+
+    // Growth in chunks (a cache that takes 1 GiB every 50 steps) is growth: 1 GiB / 50 steps.
+    let stairs = run_of(500, |step| 20 * GIB + (step / 50) * GIB + noise(step));
+    let g = stairs.find_growth().expect("growth in chunks");
+    assert!(
+        (g.bytes_per_step / (GIB / 50) as f64 - 1.0).abs() < 0.1,
+        "{}",
+        g.bytes_per_step
+    );
+    // Where few steps say what is allocated at their end, the peaks make the trend.
+    let mut peaks = run_of(100, |step| 10 * GIB + step * 100 * MIB);
+    for s in peaks.steps.iter_mut().skip(10) {
+        s.allocated_bytes = None;
+    }
+    let g = peaks.find_growth().unwrap();
+    assert_eq!(g.of, "peak allocated");
+    assert!((g.bytes_per_step - (100 * MIB) as f64).abs() < 1.0);
+}
+
+fn grouped(n: u64) -> String {
+    memograph_snapshot::format::grouped(n)
+}

@@ -2,10 +2,12 @@
 //! `rank{R}_steps.jsonl` and `rank{R}_run.json`, a CSV, a log, a Megatron memory trace, a simulated
 //! one): nothing panics, and what is read goes on through what the page and `memograph steps` do with
 //! it (the merge of runs and manifests, the per-run table against every baseline, each run's JSON and
-//! figures).
+//! figures, and the runs that grow step after step).
 #![no_main]
 
-use memograph_snapshot::steps::{looks_like_steps, merge, read_steps, run_json, steps_table};
+use memograph_snapshot::steps::{
+    growth_lines, looks_like_steps, merge, read_steps, run_json, steps_table,
+};
 
 const NAMES: [&str; 7] = [
     "job/rank0_steps.jsonl",
@@ -30,6 +32,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             assert!(table.rows.iter().all(|r| r.len() == table.header.len()));
         }
     }
+    let _ = growth_lines(&runs);
     for r in &runs {
         let _ = run_json(r);
         let _ = (
