@@ -53,8 +53,8 @@ pub struct Run {
 thread_local! {
     static FILES: RefCell<Vec<OpenFile>> = const { RefCell::new(Vec::new()) };
     static COMPARED: RefCell<Vec<Compared>> = const { RefCell::new(Vec::new()) };
-    /// Step-record files (runs and capture manifests), as read, each with its name, and its name, size
-    /// and time of change when it was picked from disk.
+    /// Step-record files (runs and capture manifests), as read, each with its name, and what it is
+    /// known by (name, size, time of change) when it was picked from disk.
     static STEP_FILES: RefCell<Vec<(StepFile, String, Option<Picked>)>> = const { RefCell::new(Vec::new()) };
     static NEXT_ID: Cell<u64> = const { Cell::new(0) };
 }
