@@ -791,12 +791,16 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: Option<String>
             if snapshots.is_empty() {
                 ui.view.set(View::Steps);
             }
-            share::restore_steps(ui);
         }
         if snapshots.is_empty() {
             ui.show_what_is_open();
         }
         open_snapshots(ui, snapshots, folder.is_some());
+        // After the snapshots' view is set (Compare, as their batch begins): a link of the Steps view
+        // shows Steps from the start.
+        if steps > 0 {
+            share::restore_steps(ui);
+        }
     });
 }
 

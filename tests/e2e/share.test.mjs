@@ -253,6 +253,10 @@ test("a link to the Steps view names its step files, and restores the baseline a
       /Steps view of 2 step-record files: job\/rank0_steps\.jsonl, job\/rank1_steps\.jsonl\. Open them together, or their folder/);
     await fresh.page.setInputFiles('[data-testid=open-folder]', job);
     await steps(fresh.page);
+    // Steps from the start, while the snapshots are compared and once they are.
+    assert.equal(await fresh.page.$eval('[data-testid=view-select]', e => e.value), 'steps');
+    await fresh.page.waitForFunction(() => (document.querySelector('[data-testid=compare-status]')?.textContent ?? '').startsWith('2 runs compared')
+      || (document.querySelector('[data-testid=steps-status]') && !/reading/.test(document.body.innerText) && document.querySelector('#app').dataset.state === 'ready'), null, { timeout: 60000 });
     await fresh.page.waitForFunction(() => document.querySelector('[data-testid=view-select]').value === 'steps');
     assert.equal(await star(fresh.page, 1), '★');
     assert.equal(await star(fresh.page, 0), '☆');
