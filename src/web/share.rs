@@ -38,11 +38,6 @@ pub fn start(ui: Ui) {
             ui.pending.set(Some(state));
         }
     }
-    follow_the_view(ui);
-}
-
-/// From now on keeps the hash in step with the view.
-fn follow_the_view(ui: Ui) {
     Effect::new(move |_| {
         let state = current(ui);
         // While a link's view waits for its file, the hash stays the link's.

@@ -147,21 +147,18 @@ impl StepRun {
             .iter()
             .filter(|s| s.allocated_bytes.is_some())
             .count();
-        let (of, points): (&'static str, Vec<(f64, f64)>) = if at_end * 5 >= self.steps.len() * 4 {
-            let p = self
-                .steps
-                .iter()
-                .filter_map(|s| Some((s.step as f64, s.allocated_bytes? as f64)));
-            ("allocated at step end", p.collect())
-        } else {
-            let p = self
-                .steps
-                .iter()
-                .filter_map(|s| Some((s.step as f64, s.peak_allocated_bytes? as f64)));
-            ("peak allocated", p.collect())
-        };
+        let (of, figure): (&'static str, fn(&StepRecord) -> Option<u64>) =
+            if at_end * 5 >= self.steps.len() * 4 {
+                ("allocated at step end", |s| s.allocated_bytes)
+            } else {
+                ("peak allocated", |s| s.peak_allocated_bytes)
+            };
+        let mut points: Vec<(f64, f64)> = self
+            .steps
+            .iter()
+            .filter_map(|s| Some((s.step as f64, figure(s)? as f64)))
+            .collect();
         // In step order (a log of a resumed run holds some steps twice, not always in order).
-        let mut points = points;
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
         let points = &points[(points.len() / 10).max(1).min(points.len())..];
         if points.len() < GROWTH_MIN_STEPS {
@@ -180,12 +177,9 @@ impl StepRun {
         if slopes.is_empty() {
             return None;
         }
-        let mid = slopes.len() / 2;
-        let slope = *slopes.select_nth_unstable_by(mid, f64::total_cmp).1;
+        let slope = median(&mut slopes);
         let (first, last) = (points[0], points[points.len() - 1]);
-        let mut levels: Vec<f64> = points.iter().map(|p| p.1).collect();
-        let level_mid = levels.len() / 2;
-        let level = *levels.select_nth_unstable_by(level_mid, f64::total_cmp).1;
+        let level = median(&mut points.iter().map(|p| p.1).collect::<Vec<_>>());
         let grown = slope * (last.0 - first.0);
         if !(grown >= GROWTH_MIN_BYTES && grown >= GROWTH_MIN_SHARE * level) {
             return None;
@@ -195,12 +189,8 @@ impl StepRun {
         let quarter = points.len() / 4;
         let medians: Vec<f64> = (0..4)
             .map(|q| {
-                let mut v: Vec<f64> = points[q * quarter..(q + 1) * quarter]
-                    .iter()
-                    .map(|p| p.1)
-                    .collect();
-                let mid = v.len() / 2;
-                *v.select_nth_unstable_by(mid, f64::total_cmp).1
+                let part = &points[q * quarter..(q + 1) * quarter];
+                median(&mut part.iter().map(|p| p.1).collect::<Vec<_>>())
             })
             .collect();
         if medians.windows(2).any(|m| m[1] - m[0] < grown / 16.0) {
@@ -219,6 +209,12 @@ impl StepRun {
             reaches_gpu_at,
         })
     }
+}
+
+/// The median of `v` (the upper one of an even count), reordering it; `v` is not empty.
+fn median(v: &mut [f64]) -> f64 {
+    let mid = v.len() / 2;
+    *v.select_nth_unstable_by(mid, f64::total_cmp).1
 }
 
 /// Each growing run's growth in a sentence: "job/steps rank 2 grows 48.0 MiB a step (allocated at
