@@ -15,13 +15,14 @@ use memograph_snapshot::analysis::compare::{
 };
 use memograph_snapshot::analysis::fit::{parse_memory, sweeps, Limit};
 use memograph_snapshot::format::{at_entry, bytes, count, grouped, ratio, signed_bytes};
+use wasm_bindgen::JsCast;
 
 use super::{Phase, Ui};
 use crate::load::{self, store};
 use crate::view_model::analysis::short_frame;
 use crate::view_model::compare::{
-    category_deltas, common_marks, component_deltas, default_b, diff_rows, entry_at, sorted_order,
-    values_at, Delta,
+    category_deltas, common_marks, component_deltas, default_b, diff_rows, entry_at, rows_in_view,
+    sorted_order, values_at, Delta,
 };
 
 /// A row of the comparison: a file (name and size) and a device.
@@ -277,7 +278,9 @@ fn peak_table_rows(
 /// once per run (and again only when the columns change) and updates what it shows in place: as a
 /// batch of hundreds of files is read the table is redrawn as it grows, and a new baseline changes
 /// every row's deltas; rows built anew each time (cells, buttons, handlers, then their style and
-/// layout) made each of those a task of hundreds of milliseconds at 300 runs.
+/// layout) made each of those a task of hundreds of milliseconds at 300 runs. Past
+/// [`DRAWN_ALL_UP_TO`](crate::view_model::compare::DRAWN_ALL_UP_TO) rows, only those near the view
+/// are drawn.
 #[component]
 fn PeakTable(
     ui: Ui,
@@ -297,22 +300,108 @@ fn PeakTable(
         })
     });
     let head = move || table.with(|(shown, _)| sort_headers(shown, ui.compare.sort));
-    // The rows in the order shown, with the count of columns (a row is built again when it changes).
+    // A long table draws only the rows near its view (`rows_in_view`): where its scroller is, how
+    // high it is and how high a row is, measured as it mounts, scrolls and the window is resized.
+    let scroller = NodeRef::<leptos::html::Div>::new();
+    let scroll = RwSignal::new(0.0f64);
+    let view_height = RwSignal::new(0.0f64);
+    let row_height = RwSignal::new(0.0f64);
+    let measure = move || {
+        let Some(el) = scroller.get_untracked() else {
+            return;
+        };
+        let set = |signal: RwSignal<f64>, v: f64| {
+            if signal.get_untracked() != v {
+                signal.set(v);
+            }
+        };
+        set(scroll, el.scroll_top() as f64);
+        set(view_height, el.client_height() as f64);
+        if let Some(row) = el
+            .query_selector("tbody tr[data-file]")
+            .ok()
+            .flatten()
+            .and_then(|r| r.dyn_into::<web_sys::HtmlElement>().ok())
+        {
+            set(row_height, row.offset_height() as f64);
+        }
+    };
+    let resized = super::window_resizes();
+    Effect::new(move |_| {
+        resized.track();
+        // Rows come and go with the batch being read: measured again as they do.
+        table.track();
+        measure();
+    });
+    let drawn = Memo::new(move |_| {
+        let rows = table.with(|(_, rows)| rows.len());
+        (
+            rows,
+            rows_in_view(rows, row_height.get(), scroll.get(), view_height.get()),
+        )
+    });
+    // The rows drawn, in the order shown, with the count of columns (a row is built again when it
+    // changes).
     let order = move || {
+        let (_, range) = drawn.get();
         table.with(|(shown, rows)| {
             let columns = shown.header.len();
-            rows.iter()
+            rows.get(range)
+                .unwrap_or_default()
+                .iter()
                 .map(|r| (r.key.clone(), columns))
                 .collect::<Vec<_>>()
         })
     };
+    // What the rows not drawn would take, above and below those drawn (none while all are).
+    let spacer = move |above: bool| {
+        move || {
+            let (rows, range) = drawn.get();
+            let count = if above { range.start } else { rows - range.end };
+            (rows > range.len()).then(|| {
+                let height = format!("height:{}px", count as f64 * row_height.get());
+                view! { <tr class="not-drawn" aria-hidden="true" style=height></tr> }
+            })
+        }
+    };
+    // While some rows are not drawn, a row no one sees (`visibility: collapse`) holds each column's
+    // longest text of any row, in bold as the baseline's: the columns keep their widths as rows
+    // come into view.
+    let some_not_drawn = Memo::new(move |_| drawn.with(|(rows, range)| *rows > range.len()));
+    let longest = Memo::new(move |_| {
+        some_not_drawn.get().then(|| {
+            table.with(|(shown, rows)| {
+                (0..shown.header.len())
+                    .map(|k| {
+                        rows.iter()
+                            .filter_map(|r| r.cells.get(k).map(|c| c.0.as_str()))
+                            .max_by_key(|c| c.chars().count())
+                            .unwrap_or_default()
+                            .to_string()
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+    });
+    let widths = move || {
+        longest.get().map(|texts| {
+            let cells = texts
+                .into_iter()
+                .map(|t| view! { <td>{t}</td> })
+                .collect_view();
+            view! { <tr class="widths" aria-hidden="true"><td></td><td></td>{cells}
+                <td><button class="button small" tabindex="-1">"Open"</button><button class="button small" tabindex="-1">"✕"</button></td></tr> }
+        })
+    };
     view! {
-        <div class="table-scroll">
+        <div class="table-scroll" node_ref=scroller on:scroll=move |_| measure()>
             <table class="compare-table" data-testid="compare-table">
-                <thead><tr><th></th><th></th>{head}<th></th></tr></thead>
+                <thead><tr><th></th><th></th>{head}<th></th></tr>{widths}</thead>
                 <tbody>
+                    {spacer(true)}
                     <For each=order key=|k| k.clone()
                         children=move |(key, columns)| peak_row(ui, key, columns, by_key) />
+                    {spacer(false)}
                 </tbody>
             </table>
         </div>
@@ -975,7 +1064,6 @@ pub(crate) fn rank_panel(
     let mean_title = format!("mean {}", bytes(strip.mean_bytes as u64));
     // One Tab stop for the strip (of 64 ranks, not 64): the arrows, Home and End move between bars.
     let on_key = move |ev: web_sys::KeyboardEvent| {
-        use wasm_bindgen::JsCast;
         if super::browsers_key(&ev) {
             return;
         }

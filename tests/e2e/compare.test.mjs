@@ -464,6 +464,68 @@ test('two jobs in one folder: a rank strip each, named by its folder; a bar open
     && /run_b\/rank0_exit_0\.pickle/.test(document.querySelector('[data-testid=file-select]')?.selectedOptions[0]?.textContent ?? ''), null, { timeout: 60000 });
 }));
 
+test('hundreds of runs: the table draws the rows near its view, and scrolling, sorting and Tab reach every run', () => withScratch('hundreds', async (root, page, errors) => {
+  // Tier 1: 140 runs (a job's ranks). A table past 100 rows draws only the rows in view and some
+  // beyond (a new baseline at 300 runs was a task of ~100 ms, most of it the rows' cells, layout and
+  // paint); what is not drawn keeps its place, so the scroll bar and the columns stay as they were.
+  const dir = path.join(root, 'ranks');
+  fs.mkdirSync(dir);
+  const runs = 140;
+  for (let i = 0; i < runs; i++) {
+    fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', i % 7 === 3 ? 'compiled.pickle' : 'training.pickle'), path.join(dir, `rank${i}.pickle`));
+  }
+  await pick(page, dir, runs, '[data-testid=open-folder]');
+  const state = () => page.$eval('.compare-view .table-scroll', s => {
+    const rows = [...s.querySelectorAll('tr[data-file]')];
+    return {
+      files: rows.map(r => r.dataset.file.replace('ranks/', '')),
+      rowHeight: rows[0].offsetHeight, scrollHeight: s.scrollHeight, clientHeight: s.clientHeight,
+      headHeight: s.querySelector('thead').offsetHeight,
+      widths: [...s.querySelectorAll('thead th')].map(th => Math.round(th.getBoundingClientRect().width)),
+    };
+  });
+  const top = await state();
+  assert.ok(top.files.length < 80, `${top.files.length} of ${runs} rows drawn`);
+  assert.equal(top.files[0], 'rank0.pickle');
+  // Every run has its height in the scroller, drawn or not.
+  assert.ok(Math.abs(top.scrollHeight - (top.headHeight + runs * top.rowHeight)) <= 2, JSON.stringify(top));
+  const scrollTo = y => page.$eval('.compare-view .table-scroll', (s, y) => { s.scrollTop = y; s.dispatchEvent(new Event('scroll')); }, y);
+  const drawnAt = async (y, file) => {
+    await scrollTo(y);
+    await page.waitForFunction(f => !!document.querySelector(`tr[data-file="ranks/${f}"]`), file);
+    return state();
+  };
+  // The bottom: the last runs drawn, the first not; the columns as wide as at the top.
+  const bottom = await drawnAt(1e6, `rank${runs - 1}.pickle`);
+  assert.equal(bottom.files.at(-1), `rank${runs - 1}.pickle`);
+  assert.ok(!bottom.files.includes('rank0.pickle'));
+  assert.deepEqual(bottom.widths, top.widths);
+  // Sorted by peak allocated, largest first, while scrolled to the bottom: the rows drawn are the
+  // smallest peaks, in order.
+  await page.click('.compare-table th:text-is("peak allocated")');
+  await page.waitForFunction(() => /▼/.test(document.querySelector('.compare-table thead').textContent));
+  const peaks = await page.$$eval('tr[data-file]', rows => rows.map(r => Number(r.dataset.peak)));
+  assert.deepEqual(peaks, [...peaks].sort((a, b) => b - a));
+  assert.ok((await state()).files.every(f => Number(f.match(/\d+/)[0]) % 7 !== 3), 'a larger peak drawn at the bottom');
+  // Back to the top: the largest peaks first (compiled.pickle's runs: rank3, rank10, …).
+  const back = await drawnAt(0, 'rank3.pickle');
+  assert.ok(back.files.slice(0, runs / 7).every(f => Number(f.match(/\d+/)[0]) % 7 === 3), back.files.slice(0, 25).join(' '));
+  // Tab from the first row walks on past the rows drawn at first: each row focused is scrolled into
+  // view, and the rows beyond it drawn.
+  await page.focus('.compare-view tr[data-file]');
+  const drawnFirst = back.files.length;
+  let focused;
+  for (let i = 0; i < 5 * (drawnFirst + 10); i++) {
+    await page.keyboard.press('Tab');
+    focused = await page.evaluate(() => document.activeElement.closest('tr[data-file]')?.dataset.file);
+    if (!focused) break;
+    if (back.files.indexOf(focused.replace('ranks/', '')) < 0) break;
+  }
+  assert.ok(focused && !back.files.includes(focused.replace('ranks/', '')), `Tab stopped at ${focused}`);
+  await shot(page, 'compare-hundreds');
+  assert.deepEqual(errors, []);
+}));
+
 test('a folder of many runs: rows are kept as more come, and change in place with the baseline, the sort and a untick; the table scrolls, the chart stays in reach', () => withScratch('many', async (root, page, errors) => {
   // Tier 1: 48 runs in a folder (a job's ranks, a sweep of dozens). Each redraw of the table while they
   // were read built every row anew, and the whole view with it; rows are now built once per run.
