@@ -396,15 +396,16 @@ pub fn load(sink: Sink, name: String, blob: Blob) {
     next(sink);
 }
 
-/// Whether the file `name` of `bytes`, last changed at `modified`, is being read or waits to be
-/// (opened, or for a comparison): picked again, it is not read twice. Never for a file without a time of
-/// change (one fetched from a link).
-pub fn pending(name: &str, bytes: u64, modified: Option<f64>) -> bool {
-    if modified.is_none() {
-        return false;
-    }
-    let same = |n: &str, blob: &Blob| {
-        n == name && named_size(blob) == bytes && self::modified(blob) == modified
+/// Whether the file `name` (`blob`) is being read or waits to be (opened, or for a comparison): the
+/// same name, size and time of change, picked again, is not read twice. Never for a file without a
+/// time of change (one fetched from a link). Its size and time are asked only if the name matches
+/// (see `store::known`).
+pub fn pending(name: &str, blob: &Blob) -> bool {
+    let same = |n: &str, other: &Blob| {
+        n == name && named_size(other) == named_size(blob) && {
+            let time = self::modified(other);
+            time.is_some() && time == self::modified(blob)
+        }
     };
     QUEUE.with(|q| q.borrow().iter().any(|(n, b)| same(n, b)))
         || DIGEST_QUEUE.with(|q| q.borrow().iter().any(|(_, n, b)| same(n, b)))

@@ -329,9 +329,11 @@ fn PeakTable(
     let resized = super::window_resizes();
     Effect::new(move |_| {
         resized.track();
-        // Rows come and go with the batch being read: measured again as they do.
+        // Rows come and go with the batch being read: measured again as they do, in the next frame,
+        // whose layout that reads (read at once, each redraw of a batch's table laid the page out
+        // twice, once for this and again for the chart).
         table.track();
-        measure();
+        request_animation_frame(measure);
     });
     let drawn = Memo::new(move |_| {
         let rows = table.with(|(_, rows)| rows.len());

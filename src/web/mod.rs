@@ -765,7 +765,9 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: Option<String>
             // opened, that read holds the load up by tens of milliseconds).
             let step_records = !names::pickle_named(&name)
                 && memograph_snapshot::steps::looks_like_steps(&load::head_of(&file).await);
-            let picked = load::modified(&file).map(|m| (name.clone(), load::named_size(&file), m));
+            let picked = step_records
+                .then(|| load::modified(&file).map(|m| (name.clone(), load::named_size(&file), m)))
+                .flatten();
             if step_records && picked.as_ref().is_some_and(store::steps_known) {
                 steps += 1;
             } else if step_records {
@@ -849,12 +851,8 @@ fn open_snapshots(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
     // A file picked again (the same name, size and time of change) is not read again: one open is
     // shown, one being read is waited for, and one already compared keeps its row (a second would
     // share its name and size, by which a row's Open and ✕ find it).
-    let reading = |(name, f): &(String, web_sys::File)| {
-        load::pending(name, load::named_size(f), load::modified(f))
-    };
-    let known = |(name, f): &(String, web_sys::File)| {
-        store::known(name, load::named_size(f), load::modified(f))
-    };
+    let reading = |(name, f): &(String, web_sys::File)| load::pending(name, f);
+    let known = |(name, f): &(String, web_sys::File)| store::known(name, f);
     if let ([one], false) = (&files[..], folder) {
         if let Some(store::Known::Open(i)) = known(one) {
             let device =
