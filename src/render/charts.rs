@@ -251,3 +251,40 @@ impl DrawingBackend for Batched {
         self.inner.blit_bitmap(pos, size, src)
     }
 }
+
+/// Draws on `rule`, a canvas laid over `chart`, only a vertical line at backing-store pixel column
+/// `at.0` from row `at.1 .0` to `at.1 .1`, `at.2` pixels wide (none: clears it), in colour `css`.
+pub fn draw_rule(
+    rule: &web_sys::HtmlCanvasElement,
+    chart: &web_sys::HtmlCanvasElement,
+    at: Option<(f64, (i32, i32), f64)>,
+    css: &str,
+) {
+    use wasm_bindgen::JsCast;
+    // The same backing store as the chart's, so its pixels are the chart's.
+    if rule.width() != chart.width() || rule.height() != chart.height() {
+        rule.set_width(chart.width());
+        rule.set_height(chart.height());
+    }
+    let Some(ctx) = rule
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
+    else {
+        return;
+    };
+    ctx.clear_rect(0.0, 0.0, f64::from(rule.width()), f64::from(rule.height()));
+    let Some((x, (top, bottom), width)) = at else {
+        return;
+    };
+    let width = width.round().max(1.0);
+    // Centred on a pixel (or between two, for an even width): a crisp line.
+    let x = x.round() + if width as i64 % 2 == 1 { 0.5 } else { 0.0 };
+    ctx.set_stroke_style_str(css);
+    ctx.set_line_width(width);
+    ctx.begin_path();
+    ctx.move_to(x, f64::from(top));
+    ctx.line_to(x, f64::from(bottom));
+    ctx.stroke();
+}

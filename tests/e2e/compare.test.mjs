@@ -140,6 +140,21 @@ test('three fixtures: the peak table holds the reference peaks and config, copie
   await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.5);
   await page.waitForSelector('[data-testid=compare-readout]');
   assert.equal(await page.locator('[data-testid=compare-readout] .readout-item').count(), 3);
+  // The pointer's rule: a line on a canvas of its own over the chart, under the pointer; gone when
+  // the pointer leaves.
+  const ruleColumns = () => page.$eval('[data-testid=compare-chart-rule]', c => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const columns = new Set();
+    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) columns.add(((i - 3) / 4) % c.width);
+    return [...columns];
+  });
+  const columns = await ruleColumns();
+  const scale = await page.$eval('[data-testid=compare-chart]', c => c.width / c.clientWidth);
+  assert.ok(columns.length >= 1 && columns.length <= 2 * scale, `rule columns ${columns}`);
+  assert.ok(Math.abs(columns[0] - box.width * 0.6 * scale) <= 2 * scale, `rule at ${columns}, pointer at ${box.width * 0.6}`);
+  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height + 40);
+  await page.waitForFunction(() => !document.querySelector('[data-testid=compare-readout]'));
+  assert.deepEqual(await ruleColumns(), []);
 
   // Diff forward → fullstep: the root's delta is the difference of the reference peaks, exactly.
   await page.selectOption('[data-testid=diff-a]', { index: 0 });

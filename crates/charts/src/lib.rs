@@ -1090,6 +1090,8 @@ mod tests {
     #[derive(Default)]
     struct Drawn {
         rects: Vec<((i32, i32), (i32, i32))>,
+        /// Straight lines, with their colour.
+        lines: Vec<(BackendCoord, BackendCoord, (u8, u8, u8))>,
         texts: Vec<(String, (i32, i32))>,
         dots: Vec<Dot>,
     }
@@ -1116,6 +1118,18 @@ mod tests {
             _: BackendCoord,
             _: BackendColor,
         ) -> std::result::Result<(), DrawingErrorKind<std::io::Error>> {
+            Ok(())
+        }
+        fn draw_line<S: BackendStyle>(
+            &mut self,
+            from: BackendCoord,
+            to: BackendCoord,
+            style: &S,
+        ) -> std::result::Result<(), DrawingErrorKind<std::io::Error>> {
+            self.0
+                .borrow_mut()
+                .lines
+                .push((from, to, style.color().rgb));
             Ok(())
         }
         fn draw_rect<S: BackendStyle>(
@@ -1434,6 +1448,69 @@ mod tests {
     }
 
     #[test]
+    fn a_rule_drawn_apart_goes_where_the_chart_draws_its_marker() {
+        use memograph_snapshot::analysis::categories::Rules;
+        use memograph_snapshot::analysis::compare::digests;
+        let written = memograph_snapshot::synth::pickle(40);
+        let s = memograph_snapshot::read_bytes(&written.bytes).unwrap();
+        let d = digests(&s, &Rules::built_in(), "run.pickle", 0).remove(0);
+        let theme = Theme::light();
+        let muted = (theme.muted.0, theme.muted.1, theme.muted.2);
+        let draw = |marker: Option<f64>| {
+            let mut plot = None;
+            let drawn = drawn_by((900, 340), |area| {
+                plot = Some(
+                    overlaid_curves(
+                        area,
+                        "",
+                        &[(&d, run_color(0))],
+                        &CompareAxis::Fraction,
+                        Some((0.0, 1.0)),
+                        marker,
+                        &theme,
+                    )
+                    .unwrap(),
+                );
+            });
+            (drawn.lines, plot.unwrap())
+        };
+        let (plain, _) = draw(None);
+        // (Not at a grid line: the same line there.)
+        for at in [0.03, 0.37, 0.55, 0.93] {
+            let (lines, plot) = draw(Some(at));
+            // The marker: the line the chart without it does not have (the grid is muted too).
+            let mut rule = lines.clone();
+            for line in &plain {
+                if let Some(k) = rule.iter().position(|l| l == line) {
+                    rule.remove(k);
+                }
+            }
+            assert_eq!(rule.len(), 1, "at {at}: {rule:?}");
+            let (a, b, colour) = rule[0];
+            assert!(
+                colour == muted && a.0 == b.0 && (a.1 - b.1).abs() > 200,
+                "{rule:?}"
+            );
+            let px = plot.px_of(at).unwrap();
+            assert!(
+                (px - f64::from(rule[0].0 .0)).abs() <= 1.0,
+                "at {at}: {px} vs {rule:?}"
+            );
+            // And back.
+            let back = plot.x_at(px.round() as i32).unwrap();
+            assert!((back - at).abs() < 2.0 / 800.0, "{back} vs {at}");
+        }
+        let plot = PlotArea {
+            x: (10, 110),
+            y: (0, 50),
+            x_range: (2.0, 4.0),
+        };
+        assert_eq!(plot.px_of(3.0), Some(60.0));
+        assert_eq!(plot.px_of(1.9), None);
+        assert_eq!(plot.px_of(f64::NAN), None);
+    }
+
+    #[test]
     fn an_out_of_memory_is_placed_where_its_entry_is_on_every_axis() {
         use memograph_snapshot::analysis::categories::Rules;
         use memograph_snapshot::analysis::compare::{digests, OomPoint};
@@ -1561,6 +1638,16 @@ pub struct PlotArea {
 }
 
 impl PlotArea {
+    /// The pixel column of x value `x` (the inverse of [`Self::x_at`]), if it is in the range shown:
+    /// where a rule drawn apart from the chart (the page's pointer line) goes.
+    pub fn px_of(&self, x: f64) -> Option<f64> {
+        let (x0, x1) = self.x_range;
+        if !(x0..=x1).contains(&x) || x1 <= x0 {
+            return None;
+        }
+        Some(f64::from(self.x.0) + (x - x0) / (x1 - x0) * f64::from(self.x.1 - self.x.0))
+    }
+
     /// The x value at pixel `px`, if it is over the plot.
     pub fn x_at(&self, px: i32) -> Option<f64> {
         if px < self.x.0 || px > self.x.1 || self.x.1 <= self.x.0 {
