@@ -51,6 +51,32 @@ pub fn values_at(digests: &[&Digest], axis: &CompareAxis, x: f64) -> Vec<Option<
         .collect()
 }
 
+/// The chart's readout names every run up to this many.
+pub const READOUT_ALL: usize = 12;
+
+/// Which runs the chart's readout names, given what each holds at the pointer (`values_at`): all of a
+/// few; of more, the 6 highest and the 3 lowest there, highest first (300 runs' values wrapped
+/// into 60 lines that came and went as the pointer crossed the chart), with how many are left
+/// out and the median of all.
+pub fn readout_picks(values: &[Option<u64>]) -> (Vec<usize>, Option<(usize, Option<u64>)>) {
+    if values.len() <= READOUT_ALL {
+        return ((0..values.len()).collect(), None);
+    }
+    let mut by_value: Vec<(usize, u64)> = values
+        .iter()
+        .enumerate()
+        .filter_map(|(k, v)| Some((k, (*v)?)))
+        .collect();
+    // Highest first; among equals, in the table's order.
+    by_value.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let median = (!by_value.is_empty()).then(|| by_value[by_value.len() / 2].1);
+    let mut picked: Vec<usize> = by_value.iter().take(6).map(|p| p.0).collect();
+    let low = by_value.len().saturating_sub(3).max(picked.len());
+    picked.extend(by_value[low..].iter().map(|p| p.0));
+    let more = values.len() - picked.len();
+    (picked, Some((more, median)))
+}
+
 /// The trace entry a curve shows at `x` (its last point at or before `x`; the first point before it).
 pub fn entry_at(d: &Digest, axis: &CompareAxis, x: f64) -> Option<i64> {
     let points = curve_points(d, axis);
@@ -312,6 +338,33 @@ pub fn rows_in_view(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_readout_of_many_runs_names_the_highest_and_lowest() {
+        use super::readout_picks;
+        // A few: all, in order.
+        let few = [Some(5), None, Some(7)];
+        assert_eq!(readout_picks(&few), (vec![0, 1, 2], None));
+        // 300: six highest, three lowest, the rest counted, the median of all.
+        let many: Vec<Option<u64>> = (0..300u64)
+            .map(|k| if k == 7 { None } else { Some((k * 37) % 300) })
+            .collect();
+        let (picked, more) = readout_picks(&many);
+        let shown: Vec<u64> = picked.iter().map(|&k| many[k].unwrap()).collect();
+        assert_eq!(shown, [299, 298, 297, 296, 295, 294, 2, 1, 0]);
+        assert_eq!(more, Some((291, Some(149))));
+        // Ties keep the table's order; fewer values than picks: each once.
+        let mut flat = vec![Some(4); 13];
+        flat[12] = None;
+        let (picked, more) = readout_picks(&flat);
+        assert_eq!(picked, [0, 1, 2, 3, 4, 5, 9, 10, 11]);
+        assert_eq!(more, Some((4, Some(4))));
+        let sparse: Vec<Option<u64>> = (0..20).map(|k| (k < 4).then_some(k)).collect();
+        let (picked, _) = readout_picks(&sparse);
+        assert_eq!(picked, [3, 2, 1, 0]);
+        let none = vec![None; 20];
+        assert_eq!(readout_picks(&none), (vec![], Some((20, None))));
+    }
+
     #[test]
     fn a_long_table_draws_the_rows_in_view_and_a_few_beyond() {
         use super::{rows_in_view, DRAWN_ALL_UP_TO};

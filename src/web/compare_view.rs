@@ -21,8 +21,8 @@ use super::{Phase, Ui};
 use crate::load::{self, store};
 use crate::view_model::analysis::short_frame;
 use crate::view_model::compare::{
-    category_deltas, common_marks, component_deltas, default_b, diff_rows, entry_at, rows_in_view,
-    sorted_order, values_at, Delta,
+    category_deltas, common_marks, component_deltas, default_b, diff_rows, entry_at, readout_picks,
+    rows_in_view, sorted_order, values_at, Delta,
 };
 
 /// A row of the comparison: a file (name and size) and a device.
@@ -888,11 +888,15 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
             CompareAxis::Seconds => format!("at {x:.3} s"),
             CompareAxis::AtMark(name) => format!("{x:+.0} entries from '{name}'"),
         };
-        let items = rows
-            .iter()
-            .zip(values)
-            .enumerate()
-            .map(|(k, (d, v))| {
+        let (picked, more) = readout_picks(&values);
+        let more = more.map(|(runs, median)| {
+            let median = median.map_or(String::new(), |m| format!(" (median of all {})", bytes(m)));
+            view! { <span class="readout-item muted">{format!("… and {runs} more{median}")}</span> }
+        });
+        let items = picked
+            .into_iter()
+            .map(|k| (k, &rows[k], values[k]))
+            .map(|(k, d, v)| {
                 let palette = &memograph_charts::RUN_COLORS;
                 let color = palette[k % palette.len()];
                 // Striped where the curve is dashed.
@@ -910,7 +914,7 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<Digest>>) -> impl IntoView {
             })
             .collect_view();
         Some(
-            view! { <div class="readout" data-testid="compare-readout"><span class="muted">{at}</span>{items}</div> },
+            view! { <div class="readout" data-testid="compare-readout"><span class="muted">{at}</span>{items}{more}</div> },
         )
     };
     let axes = move || {

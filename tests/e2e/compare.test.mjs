@@ -537,6 +537,16 @@ test('hundreds of runs: the table draws the rows near its view, and scrolling, s
     if (back.files.indexOf(focused.replace('ranks/', '')) < 0) break;
   }
   assert.ok(focused && !back.files.includes(focused.replace('ranks/', '')), `Tab stopped at ${focused}`);
+  // The chart's readout names the six highest and the three lowest at the pointer, and counts the
+  // rest (140 values wrapped into lines that came and went as the pointer crossed the chart).
+  const chart = page.locator('[data-testid=compare-chart]');
+  await chart.scrollIntoViewIfNeeded();
+  const box = await chart.boundingBox();
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
+  await page.waitForSelector('[data-testid=compare-readout]');
+  const items = await page.$$eval('[data-testid=compare-readout] .readout-item', s => s.map(x => x.textContent));
+  assert.equal(items.length, 10, items.join(' | '));
+  assert.match(items[9], /^… and 131 more \(median of all \d/);
   await shot(page, 'compare-hundreds');
   assert.deepEqual(errors, []);
 }));
