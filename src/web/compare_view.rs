@@ -304,8 +304,15 @@ fn PeakTable(
     // high it is and how high a row is, measured as it mounts, scrolls and the window is resized.
     let scroller = NodeRef::<leptos::html::Div>::new();
     let scroll = RwSignal::new(0.0f64);
-    let view_height = RwSignal::new(0.0f64);
-    let row_height = RwSignal::new(0.0f64);
+    // Until measured, guesses on the side of drawing more: the window's height and a short row (the
+    // view opened on 300 runs once built every row, then dropped most of them at the first measure).
+    let view_height = RwSignal::new(
+        web_sys::window()
+            .and_then(|w| w.inner_height().ok())
+            .and_then(|h| h.as_f64())
+            .unwrap_or(1000.0),
+    );
+    let row_height = RwSignal::new(ROW_GUESS);
     let measure = move || {
         let Some(el) = scroller.get_untracked() else {
             return;
@@ -409,6 +416,9 @@ fn PeakTable(
         </div>
     }
 }
+
+/// A peak table row's height in CSS pixels before one is measured (27 in the shipped styles).
+const ROW_GUESS: f64 = 22.0;
 
 /// The row of run `key` in a peak table of `columns` columns of figures, showing what `rows` holds of
 /// it.
