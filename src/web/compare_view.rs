@@ -313,13 +313,14 @@ fn PeakTable(
             .unwrap_or(1000.0),
     );
     let row_height = RwSignal::new(ROW_GUESS);
+    // (Also called in an animation frame, by which the view may be gone: nothing then.)
     let measure = move || {
-        let Some(el) = scroller.get_untracked() else {
+        let Some(el) = scroller.try_get_untracked().flatten() else {
             return;
         };
         let set = |signal: RwSignal<f64>, v: f64| {
-            if signal.get_untracked() != v {
-                signal.set(v);
+            if signal.try_get_untracked().is_some_and(|was| was != v) {
+                signal.try_set(v);
             }
         };
         set(scroll, el.scroll_top() as f64);
