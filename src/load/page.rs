@@ -402,10 +402,13 @@ pub fn load(sink: Sink, name: String, blob: Blob) {
 /// (see `store::known`).
 pub fn pending(name: &str, blob: &Blob) -> bool {
     let same = |n: &str, other: &Blob| {
-        n == name && named_size(other) == named_size(blob) && {
-            let time = self::modified(other);
-            time.is_some() && time == self::modified(blob)
-        }
+        same_file(
+            name,
+            blob,
+            n,
+            || named_size(other),
+            || self::modified(other),
+        )
     };
     QUEUE.with(|q| q.borrow().iter().any(|(n, b)| same(n, b)))
         || DIGEST_QUEUE.with(|q| q.borrow().iter().any(|(_, n, b)| same(n, b)))
@@ -1122,6 +1125,23 @@ pub fn modified(blob: &Blob) -> Option<f64> {
     let time = file.last_modified();
     let _ = js_sys::Reflect::set(file, &JsValue::from_str(KEPT), &JsValue::from_f64(time));
     Some(time)
+}
+
+/// Whether the file `name` (`blob`) is another one seen before (`other_name`, its size and time of
+/// change): the same name, size and time, never a file without a time (one fetched from a link).
+/// The size and time are asked in that order, and only as far as the answer needs: the browser asks
+/// the disk for a picked file's the first time (see [`modified`]), and most names differ.
+pub fn same_file(
+    name: &str,
+    blob: &Blob,
+    other_name: &str,
+    other_bytes: impl FnOnce() -> u64,
+    other_time: impl FnOnce() -> Option<f64>,
+) -> bool {
+    other_name == name && other_bytes() == named_size(blob) && {
+        let time = other_time();
+        time.is_some() && time == modified(blob)
+    }
 }
 
 /// The size a file is named by: its own, or for one a one-file page carries compressed

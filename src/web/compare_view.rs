@@ -400,7 +400,7 @@ fn PeakTable(
                 .map(|t| view! { <td>{t}</td> })
                 .collect_view();
             view! { <tr class="widths" aria-hidden="true"><td></td><td></td>{cells}
-                <td><button class="button small" tabindex="-1">"Open"</button><button class="button small" tabindex="-1">"✕"</button></td></tr> }
+            {run_actions(ui, None, || true)}</tr> }
         })
     };
     view! {
@@ -453,8 +453,7 @@ fn peak_row(
         move || ui.compare.diff_b.set(Some(key.clone()))
     };
     let (k1, k2, open_key) = (key.clone(), key.clone(), key.clone());
-    let (name, size, device) = key;
-    let file = name.clone();
+    let (file, _, device) = key;
     view! {
         <tr data-file=file data-device=device.to_string()
             data-peak=move || row.with(|r| r.as_ref().map(|r| r.peak.to_string()))
@@ -482,21 +481,36 @@ fn peak_row(
                 </button>
             </td>
             {cells}
-            <td on:click=|ev| ev.stop_propagation()>
-                <button class="button small" title="Open this run's timeline"
-                    on:click=move |_| open_run(ui, &open_key)>"Open"</button>
-                <Show when=shows(|r| r.removable)>
-                    <button class="button small" title="Remove this file from the comparison"
-                        on:click={
-                            let name = name.clone();
-                            move |_| {
-                                store::remove_compared(&name, size);
-                                ui.compared.update(|n| *n += 1);
-                            }
-                        }>"✕"</button>
-                </Show>
-            </td>
+            {run_actions(ui, Some(open_key), shows(|r| r.removable))}
         </tr>
+    }
+}
+
+/// A peak table row's last cell: its Open button and, for a file that can be removed, ✕. Without a
+/// run, the hidden widths row's: both buttons, never focused, so that the column keeps the width of
+/// a row that has both.
+fn run_actions(
+    ui: Ui,
+    run: Option<RowKey>,
+    removable: impl Fn() -> bool + Send + Sync + 'static,
+) -> impl IntoView {
+    let tabindex = run.is_none().then_some("-1");
+    let file = run.as_ref().map(|(name, size, _)| (name.clone(), *size));
+    let remove = move |_| {
+        if let Some((name, size)) = &file {
+            store::remove_compared(name, *size);
+            ui.compared.update(|n| *n += 1);
+        }
+    };
+    view! {
+        <td on:click=|ev| ev.stop_propagation()>
+            <button class="button small" title="Open this run's timeline" tabindex=tabindex
+                on:click=move |_| if let Some(key) = &run { open_run(ui, key) }>"Open"</button>
+            <Show when=removable>
+                <button class="button small" title="Remove this file from the comparison"
+                    tabindex=tabindex on:click=remove.clone()>"✕"</button>
+            </Show>
+        </td>
     }
 }
 
