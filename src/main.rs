@@ -8,6 +8,8 @@
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 mod pixels;
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+mod polyline;
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 mod scale;
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code, unused_imports))]
 mod view_model;

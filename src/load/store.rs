@@ -10,6 +10,7 @@ use memograph_snapshot::analysis::compare::{self, Digest};
 use memograph_snapshot::steps::{merge, StepFile, StepRun};
 use memograph_snapshot::Snapshot;
 
+use crate::view_model::compare::SharedDigest;
 use crate::view_model::DeviceModel;
 
 pub struct OpenFile {
@@ -27,7 +28,7 @@ pub struct OpenFile {
     pub devices: Vec<i64>,
     pub models: HashMap<i64, DeviceModel>,
     /// Its comparison digests, made when a comparison first asks.
-    pub digests: OnceCell<Vec<Digest>>,
+    pub digests: OnceCell<Vec<SharedDigest>>,
 }
 
 /// A file read for a comparison only: its digests, and the file itself to open it whole when asked.
@@ -36,7 +37,7 @@ pub struct Compared {
     pub order: u64,
     pub name: String,
     pub bytes: u64,
-    pub digests: Vec<Digest>,
+    pub digests: Vec<SharedDigest>,
     pub blob: Option<web_sys::Blob>,
 }
 
@@ -45,7 +46,7 @@ pub struct Compared {
 pub struct Run {
     pub name: String,
     pub bytes: u64,
-    pub digests: Vec<Digest>,
+    pub digests: Vec<SharedDigest>,
     /// Its index among the open files, when it is open.
     pub open: Option<usize>,
 }
@@ -129,7 +130,7 @@ pub fn add_compared(
                 order,
                 name: name.to_string(),
                 bytes,
-                digests,
+                digests: digests.into_iter().map(SharedDigest::new).collect(),
                 blob: Some(blob.clone()),
             },
         )
@@ -244,7 +245,10 @@ pub fn runs() -> Vec<Run> {
             let files = files.borrow();
             let f = &files[i];
             f.digests
-                .get_or_init(|| compare::digests(&f.snapshot, &Rules::built_in(), &f.name, f.bytes))
+                .get_or_init(|| {
+                    let made = compare::digests(&f.snapshot, &Rules::built_in(), &f.name, f.bytes);
+                    made.into_iter().map(SharedDigest::new).collect()
+                })
                 .clone()
         });
         runs.push(Run {

@@ -750,3 +750,37 @@ fn a_dashed_line_is_stroked_on_a_canvas_with_its_gaps() {
         "{drawn} of 400 pixels red at y {at}"
     );
 }
+
+#[wasm_bindgen_test]
+fn a_line_gathered_and_simplified_goes_through_its_points() {
+    use plotters::prelude::*;
+    // A corner, a point given twice, and a stretch off the canvas's left (negative pixels).
+    let line = [
+        (-20.0, 50.0),
+        (0.0, 10.0),
+        (50.0, 90.0),
+        (50.0, 90.0),
+        (100.0, 10.0),
+    ];
+    let mut at = Vec::new();
+    let canvas = super::charts::offscreen(400.0, 300.0, 1.0, false, |a, _| {
+        let mut chart = ChartBuilder::on(a).build_cartesian_2d(0.0..100.0, 0.0..100.0)?;
+        chart.draw_series(LineSeries::new(line, GREEN.stroke_width(3)))?;
+        at = line.iter().map(|&p| chart.backend_coord(&p)).collect();
+        Ok(memograph_charts::Bars::default())
+    })
+    .unwrap();
+    let green = |(x, y): (i32, i32)| {
+        let p = backing_pixel(&canvas, x, y);
+        p[1] > 100 && p[0] < 60 && p[2] < 60
+    };
+    // Halfway along each piece drawn on the canvas, and at the corner: green.
+    for w in at.windows(2).skip(1) {
+        let mid = ((w[0].0 + w[1].0) / 2, (w[0].1 + w[1].1) / 2);
+        assert!(green(mid), "not drawn at {mid:?} (points {at:?})");
+    }
+    assert!(green(at[2]), "the corner {:?}", at[2]);
+    // Away from the line: the background.
+    assert!(!green((200, at[2].1 + 40)));
+    assert!(!green((300, 10)));
+}

@@ -3,9 +3,47 @@
 //! engine's digests (`memograph_snapshot::analysis::compare`).
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use memograph_charts::{curve_points, CompareAxis};
 use memograph_snapshot::analysis::compare::{DiffNode, Digest, Presence, Table};
+
+/// A run's digest as the page holds it: made once, then shared by the store and every list of the
+/// Compare view, never copied; two are equal when they are the same digest. A list of 300 runs was
+/// copied whole (curves, live-set trees) at every change of which take part, and told unchanged
+/// field by field.
+#[derive(Clone, Debug)]
+pub struct SharedDigest(Arc<Digest>);
+
+impl SharedDigest {
+    pub fn new(digest: Digest) -> SharedDigest {
+        SharedDigest(Arc::new(digest))
+    }
+}
+
+impl PartialEq for SharedDigest {
+    fn eq(&self, other: &SharedDigest) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::ops::Deref for SharedDigest {
+    type Target = Digest;
+    fn deref(&self) -> &Digest {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<Digest> for SharedDigest {
+    fn borrow(&self) -> &Digest {
+        &self.0
+    }
+}
+
+/// The digests of `rows`, borrowed (as the engine's analyses of several runs take them).
+pub fn refs(rows: &[SharedDigest]) -> Vec<&Digest> {
+    rows.iter().map(|d| &**d).collect()
+}
 
 /// The rows of the peak table in the order a click on column `column` sorts them (`None`: as they
 /// came); numbers sort as numbers. `table` must be the exact table of the same digests, row for row.
@@ -215,15 +253,15 @@ fn delta_row(label: &str, a_bytes: u64, b_bytes: u64) -> Delta {
 /// the rank out of line (if it is not A's), else the rank whose peak is farthest from A's (two alike
 /// ranks' diff says nothing, and a capture folder's other snapshots of A's own rank are seldom the
 /// question); else the first other row.
-pub fn default_b(rows: &[Digest], a: usize) -> Option<usize> {
+pub fn default_b<D: std::borrow::Borrow<Digest>>(rows: &[D], a: usize) -> Option<usize> {
     use memograph_snapshot::analysis::compare::rank_sets;
     let first_other = (0..rows.len()).find(|&k| k != a);
+    let rows: Vec<&Digest> = rows.iter().map(|d| d.borrow()).collect();
     let of = rows.get(a)?;
     let Some(rank) = of.config.get("rank").and_then(|r| r.parse::<u32>().ok()) else {
         return first_other;
     };
-    let refs: Vec<&Digest> = rows.iter().collect();
-    let sets = rank_sets(&refs);
+    let sets = rank_sets(&rows);
     // A's job: the set A is a run of.
     let job = sets.iter().find(|s| s.members.contains(&a));
     let Some(job) = job else {
@@ -338,6 +376,16 @@ pub fn rows_in_view(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn shared_digests_are_equal_when_they_are_the_same_one() {
+        use super::SharedDigest;
+        let d = synth_digest("run.pickle", 2);
+        let (a, b) = (SharedDigest::new(d.clone()), SharedDigest::new(d));
+        assert_eq!(a, a.clone());
+        assert_ne!(a, b, "equal fields, another digest");
+        assert_eq!(a.file, b.file);
+    }
+
     #[test]
     fn the_readout_of_many_runs_names_the_highest_and_lowest() {
         use super::readout_picks;

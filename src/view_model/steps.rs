@@ -53,9 +53,12 @@ pub fn breakdown(r: &StepRun) -> Option<Breakdown> {
 
 /// Where snapshots sit on the step chart: (run index, step, digest index) for each digest whose name
 /// gives a rank and a step inside a run of that rank.
-pub fn snapshot_marks(runs: &[&StepRun], digests: &[Digest]) -> Vec<(usize, u64, usize)> {
+pub fn snapshot_marks<D: std::borrow::Borrow<Digest>>(
+    runs: &[&StepRun],
+    digests: &[D],
+) -> Vec<(usize, u64, usize)> {
     let mut marks = Vec::new();
-    for (k, d) in digests.iter().enumerate() {
+    for (k, d) in digests.iter().map(|d| d.borrow()).enumerate() {
         if !d.default_device {
             continue;
         }

@@ -382,11 +382,15 @@ pub struct Row<'a> {
     pub ratio: Option<f64>,
 }
 
-/// The peak table: each digest with its delta against `digests[baseline]`.
-pub fn peak_rows(digests: &[Digest], baseline: usize) -> Vec<Row<'_>> {
-    let base = digests.get(baseline).map_or(0, |d| d.timeline_peak_bytes);
+/// The peak table: each digest with its delta against `digests[baseline]` (digests held any way:
+/// owned, borrowed, shared).
+pub fn peak_rows<D: std::borrow::Borrow<Digest>>(digests: &[D], baseline: usize) -> Vec<Row<'_>> {
+    let base = digests
+        .get(baseline)
+        .map_or(0, |d| d.borrow().timeline_peak_bytes);
     digests
         .iter()
+        .map(|d| d.borrow())
         .map(|d| Row {
             digest: d,
             delta_bytes: delta(base, d.timeline_peak_bytes),
