@@ -19,13 +19,8 @@ pub fn draw(
     dark: bool,
     chart: impl FnOnce(&DrawingArea<Batched, Shift>, &Theme) -> Result<Bars>,
 ) -> Option<(Bars, f64)> {
-    let dpr = web_sys::window()
-        .map(|w| w.device_pixel_ratio())
-        .unwrap_or(1.0)
-        .max(1.0);
-    let (w, h) = (canvas.client_width().max(1), canvas.client_height().max(1));
-    let bars = draw_scaled(canvas, f64::from(w), f64::from(h), dpr, dark, chart)?;
-    Some((bars, dpr))
+    let size = (canvas.client_width(), canvas.client_height());
+    draw_sized(canvas, (f64::from(size.0), f64::from(size.1)), dark, chart)
 }
 
 /// [`draw`] on a canvas whose CSS size is known already (`width` × `height`, as a `ResizeObserver`
