@@ -813,15 +813,10 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView {
         let (Some(chart), Some(el)) = (canvas.get_untracked(), rule.get()) else {
             return;
         };
-        let muted = if ui.dark.get_untracked() {
-            memograph_charts::Neutrals::DARK.muted
-        } else {
-            memograph_charts::Neutrals::LIGHT.muted
-        };
         let at = plot
             .get_value()
             .and_then(|(p, dpr)| Some((p.px_of(hover?)?, p.y, dpr)));
-        crate::render::charts::draw_rule(&el, &chart, at, muted);
+        crate::render::charts::draw_rule(&el, &chart, at, super::rule_color(ui));
     });
     let x_at = move |ev: &web_sys::MouseEvent| {
         let (p, dpr) = plot.get_value()?;

@@ -511,6 +511,16 @@ pub(crate) fn window_resizes() -> RwSignal<u32> {
     resized
 }
 
+/// The colour of a chart's pointer rule (drawn on a canvas of its own over the chart), as the chart's
+/// own muted lines.
+pub(crate) fn rule_color(ui: Ui) -> &'static str {
+    if ui.dark.get_untracked() {
+        memograph_charts::Neutrals::DARK.muted
+    } else {
+        memograph_charts::Neutrals::LIGHT.muted
+    }
+}
+
 /// The CSS size (width, height) of `canvas` as a `ResizeObserver` reports it: `None` until it is laid
 /// out. A draw that reads it asks the browser for no layout (reading a canvas's `clientWidth` after the
 /// page changed lays the page out then and there: 28 ms of a click's task in a comparison of 300 runs,

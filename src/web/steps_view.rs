@@ -233,14 +233,13 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
             .map(|(run, step, k)| (run, step, digests[k].file.clone(), digests[k].file_bytes))
             .collect::<Vec<_>>()
     });
+    // The pointer's rule is drawn on a canvas of its own over the chart (as the Compare chart's):
+    // moving the pointer draws a line, not every run's curve.
+    let rule = NodeRef::<Canvas>::new();
+    let redrawn = RwSignal::new(0u32);
     Effect::new(move |_| {
         resized.track();
-        let (dark, reserved, theoretical, hover) = (
-            ui.dark.get(),
-            s.reserved.get(),
-            s.theoretical.get(),
-            s.hover.get(),
-        );
+        let (dark, reserved, theoretical) = (ui.dark.get(), s.reserved.get(), s.theoretical.get());
         let runs = runs.get();
         let marks = marks.get();
         let Some(el) = canvas.get() else { return };
@@ -252,13 +251,22 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
                 reserved,
                 theoretical,
             };
-            area = Some(step_chart(a, "", &refs, options, &labels, hover, t)?);
+            area = Some(step_chart(a, "", &refs, options, &labels, None, t)?);
             Ok(Bars::default())
         });
-        let dpr = web_sys::window()
-            .map_or(1.0, |w| w.device_pixel_ratio())
-            .max(1.0);
-        plot.set_value(drawn.and(area).map(|p| (p, dpr)));
+        plot.set_value(drawn.and_then(|(_, dpr)| Some((area?, dpr))));
+        redrawn.update(|n| *n = n.wrapping_add(1));
+    });
+    Effect::new(move |_| {
+        redrawn.track();
+        let hover = s.hover.get();
+        let (Some(chart), Some(el)) = (canvas.get_untracked(), rule.get()) else {
+            return;
+        };
+        let at = plot
+            .get_value()
+            .and_then(|(p, dpr)| Some((p.px_of(hover?)?, p.y, dpr)));
+        crate::render::charts::draw_rule(&el, &chart, at, super::rule_color(ui));
     });
     let step_at = move |ev: &web_sys::MouseEvent| {
         let (p, dpr) = plot.get_value()?;
@@ -368,10 +376,13 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
     };
     view! {
         <super::export::ExportButtons testid="export-steps" png=move || export(false) svg=move || export(true) />
-        <canvas class="compare-chart" data-testid="steps-chart" node_ref=canvas tabindex="0"
-            aria-label="Memory per step: the arrow keys move the readout, Page Down and Up go to the snapshots marked, Enter opens one"
-            on:keydown=on_key data-marks=move || marks.with(|m| m.len().to_string())
-            on:mousemove=on_move on:mouseleave=move |_| s.hover.set(None) on:click=on_click></canvas>
+        <div class="chart-with-rule">
+            <canvas class="compare-chart" data-testid="steps-chart" node_ref=canvas tabindex="0"
+                aria-label="Memory per step: the arrow keys move the readout, Page Down and Up go to the snapshots marked, Enter opens one"
+                on:keydown=on_key data-marks=move || marks.with(|m| m.len().to_string())
+                on:mousemove=on_move on:mouseleave=move |_| s.hover.set(None) on:click=on_click></canvas>
+            <canvas class="rule" data-testid="steps-chart-rule" node_ref=rule aria-hidden="true"></canvas>
+        </div>
         {readout}
     }
 }

@@ -75,10 +75,34 @@ test('step records of each format: the table holds each run\'s highest peak, the
   await shot(page, 'steps-theoretical');
   // Hover reads every line.
   const box = await page.locator('[data-testid=steps-chart]').boundingBox();
+  const unhovered = await pixels();
   await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
   await page.waitForSelector('[data-testid=steps-readout]');
   assert.equal(await page.locator('[data-testid=steps-readout] .readout-item').count(), 3);
+  // The pointer's rule: a line on a canvas of its own over the chart, under the pointer (the chart
+  // itself is not drawn again); gone when the pointer leaves.
+  const ruleColumns = () => page.$eval('[data-testid=steps-chart-rule]', c => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const columns = new Set();
+    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) columns.add(((i - 3) / 4) % c.width);
+    return [...columns];
+  });
+  await page.waitForFunction(() => {
+    const c = document.querySelector('[data-testid=steps-chart-rule]');
+    return c.getContext('2d').getImageData(0, 0, c.width, c.height).data.some((v, i) => i % 4 === 3 && v > 0);
+  });
+  const columns = await ruleColumns();
+  const scale = await page.$eval('[data-testid=steps-chart]', c => c.width / c.clientWidth);
+  assert.ok(columns.length >= 1 && columns.length <= 2 * scale, `rule columns ${columns}`);
+  // On the step nearest the pointer: near it.
+  assert.ok(Math.abs(columns[0] / scale - box.width * 0.5) <= box.width / 8, `rule at ${columns}, pointer at ${box.width * 0.5}`);
+  assert.equal(await pixels(), unhovered, 'the chart is not redrawn as the pointer moves');
   await shot(page, 'steps');
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height + 40);
+  await page.waitForFunction(() => !document.querySelector('[data-testid=steps-readout]'));
+  assert.deepEqual(await ruleColumns(), []);
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
+  await page.waitForSelector('[data-testid=steps-readout]');
   // Copy as Markdown and the JSON figures in one table.
   assert.deepEqual(errors, []);
   await page.close();
