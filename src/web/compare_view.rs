@@ -807,16 +807,8 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView {
             });
         }
     });
-    Effect::new(move |_| {
-        redrawn.track();
-        let hover = ui.compare.hover_x.get();
-        let (Some(chart), Some(el)) = (canvas.get_untracked(), rule.get()) else {
-            return;
-        };
-        let at = plot
-            .get_value()
-            .and_then(|(p, dpr)| Some((p.px_of(hover?)?, p.y, dpr)));
-        crate::render::charts::draw_rule(&el, &chart, at, super::rule_color(ui));
+    super::pointer_rule(ui, canvas, rule, plot, redrawn, move || {
+        ui.compare.hover_x.get()
     });
     let x_at = move |ev: &web_sys::MouseEvent| {
         let (p, dpr) = plot.get_value()?;

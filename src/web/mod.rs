@@ -511,14 +511,34 @@ pub(crate) fn window_resizes() -> RwSignal<u32> {
     resized
 }
 
-/// The colour of a chart's pointer rule (drawn on a canvas of its own over the chart), as the chart's
-/// own muted lines.
-pub(crate) fn rule_color(ui: Ui) -> &'static str {
-    if ui.dark.get_untracked() {
-        memograph_charts::Neutrals::DARK.muted
-    } else {
-        memograph_charts::Neutrals::LIGHT.muted
-    }
+/// Draws a chart's pointer rule on `rule`, a canvas of its own over `chart` (the pointer moves a
+/// line, not every curve), at `at()` on the chart's x axis, whenever that or the chart changes
+/// (`redrawn` counts the chart's draws; `plot` is where its last one put the plot), in the colour
+/// of the chart's own muted lines.
+pub(crate) fn pointer_rule(
+    ui: Ui,
+    chart: NodeRef<leptos::html::Canvas>,
+    rule: NodeRef<leptos::html::Canvas>,
+    plot: StoredValue<Option<(memograph_charts::PlotArea, f64)>>,
+    redrawn: RwSignal<u32>,
+    at: impl Fn() -> Option<f64> + 'static,
+) {
+    Effect::new(move |_| {
+        redrawn.track();
+        let hover = at();
+        let (Some(chart), Some(el)) = (chart.get_untracked(), rule.get()) else {
+            return;
+        };
+        let color = if ui.dark.get_untracked() {
+            memograph_charts::Neutrals::DARK.muted
+        } else {
+            memograph_charts::Neutrals::LIGHT.muted
+        };
+        let at = plot
+            .get_value()
+            .and_then(|(p, dpr)| Some((p.px_of(hover?)?, p.y, dpr)));
+        crate::render::charts::draw_rule(&el, &chart, at, color);
+    });
 }
 
 /// The CSS size (width, height) of `canvas` as a `ResizeObserver` reports it: `None` until it is laid

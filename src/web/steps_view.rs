@@ -257,17 +257,7 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
         plot.set_value(drawn.and_then(|(_, dpr)| Some((area?, dpr))));
         redrawn.update(|n| *n = n.wrapping_add(1));
     });
-    Effect::new(move |_| {
-        redrawn.track();
-        let hover = s.hover.get();
-        let (Some(chart), Some(el)) = (canvas.get_untracked(), rule.get()) else {
-            return;
-        };
-        let at = plot
-            .get_value()
-            .and_then(|(p, dpr)| Some((p.px_of(hover?)?, p.y, dpr)));
-        crate::render::charts::draw_rule(&el, &chart, at, super::rule_color(ui));
-    });
+    super::pointer_rule(ui, canvas, rule, plot, redrawn, move || s.hover.get());
     let step_at = move |ev: &web_sys::MouseEvent| {
         let (p, dpr) = plot.get_value()?;
         p.x_at((f64::from(ev.offset_x()) * dpr) as i32)
