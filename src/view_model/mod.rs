@@ -163,6 +163,18 @@ impl DeviceModel {
         pause: &mut P,
     ) -> DeviceModel {
         let detail = default_detail(blocks.allocations.len());
+        DeviceModel::at_detail_sliced(snapshot, device, blocks, detail, pause).await
+    }
+
+    /// [`Self::of_lifetimes_sliced`] with the timeline laid out at `detail` instead of the default
+    /// one (the page's rehearsal: see `load::rehearsal`).
+    pub async fn at_detail_sliced<P: Pause>(
+        snapshot: &Snapshot,
+        device: i64,
+        blocks: Lifetimes,
+        detail: f64,
+        pause: &mut P,
+    ) -> DeviceModel {
         let ooms = oom_marks_sliced(snapshot, device, &blocks, pause).await;
         let blocks = TimelineModel::new_sliced(blocks, detail, pause).await;
         let trace = snapshot.trace(device);
