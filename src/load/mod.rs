@@ -33,7 +33,8 @@
 //!   columns with it (the figures are in `.cargo/config.toml`). index.html checks for it before the
 //!   module loads and says what a browser without it needs.
 //! - **Rehearsal.** While the user picks a file, the spare worker loads `synth`'s snapshot and the page
-//!   decodes it, builds its model and draws it on a hidden canvas, twelve times over
+//!   decodes it, builds its model (at 25 % detail: what only a big file's first layout runs is
+//!   rehearsed too) and draws it on a hidden canvas, twelve times over
 //!   (`rehearsal.rs`: one pass left the decoder on baseline code), so the real load runs on
 //!   optimised code (a cold load is markedly slower: `scripts/bench_web.mjs` measures both). The
 //!   compiled module is shared by the page and every worker, so one rehearsal serves them all. The
