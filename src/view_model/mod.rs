@@ -21,6 +21,7 @@ use memograph_snapshot::analysis::lifetimes::{Kind, Lifetimes};
 use memograph_snapshot::analysis::oom::oom_marks_sliced;
 pub use memograph_snapshot::analysis::oom::OomMark;
 use memograph_snapshot::analysis::report::{report_sliced, DeviceReport, ReportOptions};
+use memograph_snapshot::analysis::timeline::default_detail;
 use memograph_snapshot::batch::{run_ready, NoPause, Pause};
 use memograph_snapshot::format::grouped;
 use memograph_snapshot::Snapshot;
@@ -123,16 +124,6 @@ pub async fn report<P: Pause>(
     };
     let c = categories;
     report_sliced(snapshot, lifetimes, &c.of, &c.names, &options, pause).await
-}
-
-/// Detail level a fresh view starts at: everything for small traces, the largest allocations for huge
-/// ones (the slider still goes to 100 %).
-pub fn default_detail(allocations: usize) -> f64 {
-    if allocations <= 50_000 {
-        1.0
-    } else {
-        (50_000.0 / allocations as f64).max(0.01)
-    }
 }
 
 impl DeviceModel {

@@ -8,16 +8,7 @@
 //! code, as a cold page does; later ones on optimised code, as a rehearsed page does.
 
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
-use memograph_snapshot::analysis::timeline::timeline_layout;
-
-/// The page's default detail (`view_model::default_detail`, which the engine does not depend on).
-fn default_detail(allocations: usize) -> f64 {
-    if allocations <= 50_000 {
-        1.0
-    } else {
-        (50_000.0 / allocations as f64).max(0.01)
-    }
-}
+use memograph_snapshot::analysis::timeline::{default_detail, timeline_layout};
 
 fn passes(bytes: &[u8], passes: u32, now: impl Fn() -> f64, say: impl Fn(&str)) {
     for pass in 1..=passes {

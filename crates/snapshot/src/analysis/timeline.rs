@@ -204,6 +204,16 @@ pub fn drawn_count(total: usize, detail: f64) -> usize {
     ((total as f64) * detail.clamp(0.0, 1.0)).ceil() as usize
 }
 
+/// Detail level a fresh view starts at: everything for small traces, the largest allocations for huge
+/// ones (the slider still goes to 100 %).
+pub fn default_detail(allocations: usize) -> f64 {
+    if allocations <= 50_000 {
+        1.0
+    } else {
+        (50_000.0 / allocations as f64).max(0.01)
+    }
+}
+
 /// How many breakpoints beyond each band's first a layout may hold (8 bytes each: 32 MiB).
 ///
 /// A free moves every band above it, so exact geometry costs (frees × bands above): quadratic, 450 M
