@@ -4,7 +4,7 @@
 //! example and a `?url=` the user gave.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 
 use js_sys::{ArrayBuffer, Promise, Reflect, Uint8Array};
@@ -86,6 +86,8 @@ thread_local! {
     static SPARE: RefCell<Option<Spare>> = const { RefCell::new(None) };
     /// Whether this page has asked for its rehearsal.
     static REHEARSED: Cell<bool> = const { Cell::new(false) };
+    /// The name each file shown by a numbered name came with (see [`came_as`]).
+    static CAME_AS: RefCell<std::collections::HashMap<String, String>> = RefCell::default();
 }
 
 fn spawn_worker() -> Option<Worker> {
@@ -391,7 +393,9 @@ fn take_worker() -> Option<Worker> {
 }
 
 /// Queues `blob` for parsing; files load one after another, and open files stay usable meanwhile.
+/// It is shown by `name`, numbered where another file is shown by that name (see [`distinct`]).
 pub fn load(sink: Sink, name: String, blob: Blob) {
+    let name = distinct(name, &mut names_in_use(Some(&blob)).into_iter().collect());
     QUEUE.with(|q| q.borrow_mut().push_back((name, blob)));
     next(sink);
 }
@@ -399,8 +403,8 @@ pub fn load(sink: Sink, name: String, blob: Blob) {
 /// Whether the file `name` (`blob`) is being read or waits to be (opened, or for a comparison): the
 /// same name, size and time of change, picked again, is not read twice. Never for a file without a
 /// time of change (one fetched from a link). Its size and time are asked only if the name matches
-/// (see `store::known`).
-pub fn pending(name: &str, blob: &Blob) -> bool {
+/// (see `store::known`). The name it is shown by, if so.
+pub fn pending(name: &str, blob: &Blob) -> Option<String> {
     let same = |n: &str, other: &Blob| {
         same_file(
             name,
@@ -410,13 +414,87 @@ pub fn pending(name: &str, blob: &Blob) -> bool {
             || self::modified(other),
         )
     };
-    QUEUE.with(|q| q.borrow().iter().any(|(n, b)| same(n, b)))
-        || DIGEST_QUEUE.with(|q| q.borrow().iter().any(|(_, n, b)| same(n, b)))
-        || READING.with(|r| {
+    QUEUE
+        .with(|q| {
+            q.borrow()
+                .iter()
+                .find(|(n, b)| same(n, b))
+                .map(|(n, _)| n.clone())
+        })
+        .or_else(|| {
+            DIGEST_QUEUE.with(|q| {
+                q.borrow()
+                    .iter()
+                    .find(|(_, n, b)| same(n, b))
+                    .map(|(_, n, _)| n.clone())
+            })
+        })
+        .or_else(|| {
+            READING.with(|r| {
+                r.borrow()
+                    .iter()
+                    .find(|l| !l.cancelled.get() && same(&l.name, &l.blob))
+                    .map(|l| l.name.clone())
+            })
+        })
+}
+
+/// The names every file open, compared, being read or queued is shown by, but those of `except`
+/// (a compared run opened whole keeps its name).
+pub fn names_in_use(except: Option<&Blob>) -> Vec<String> {
+    let mut names = store::shown_names(except);
+    QUEUE.with(|q| {
+        names.extend(
+            q.borrow()
+                .iter()
+                .filter(|(_, b)| Some(b) != except)
+                .map(|(n, _)| n.clone()),
+        )
+    });
+    DIGEST_QUEUE.with(|q| {
+        names.extend(
+            q.borrow()
+                .iter()
+                .filter(|(_, _, b)| Some(b) != except)
+                .map(|(_, n, _)| n.clone()),
+        )
+    });
+    READING.with(|r| {
+        names.extend(
             r.borrow()
                 .iter()
-                .any(|l| !l.cancelled.get() && same(&l.name, &l.blob))
-        })
+                .filter(|l| !l.cancelled.get() && Some(&l.blob) != except)
+                .map(|l| l.name.clone()),
+        )
+    });
+    names
+}
+
+/// `name`, or where another file is shown by it already (`used`: open, compared, being read; see
+/// [`names_in_use`]), `name` numbered (`run (2).pickle`: see `memograph_snapshot::names::numbered`):
+/// two folders of one name hold files of one name, and the browser gives a picked file no path. The
+/// name it came with is kept (see [`came_as`]), so that the file picked again is known. The name
+/// is in `used` from then on.
+fn distinct(name: String, used: &mut HashSet<String>) -> String {
+    let shown = memograph_snapshot::names::free_name(&name, |n| used.contains(n));
+    if shown != name {
+        shown_instead(&name, &shown);
+    }
+    used.insert(shown.clone());
+    shown
+}
+
+/// Notes that a file that came named `name` is shown as `shown`.
+pub fn shown_instead(name: &str, shown: &str) {
+    let came = came_as(name);
+    CAME_AS.with(|c| c.borrow_mut().insert(shown.to_string(), came));
+}
+
+/// The name a file shown as `shown` came with: `shown` itself unless it was numbered.
+fn came_as(shown: &str) -> String {
+    CAME_AS
+        .with(|c| c.borrow().get(shown).cloned())
+        .unwrap_or_else(|| shown.to_string())
 }
 
 /// Cancels what is being read: the file being opened and those queued after it, the files being
@@ -453,13 +531,13 @@ pub fn compare(sink: Sink, files: Vec<(String, Blob)>) {
         let (done, total) = b.get();
         b.set((done, total + files.len()));
     });
-    DIGEST_QUEUE.with(|q| {
-        let mut q = q.borrow_mut();
-        for (name, blob) in files {
-            let order = DIGEST_ORDER.with(|o| o.replace(o.get() + 1));
-            q.push_back((order, name, blob));
-        }
-    });
+    // One set for the batch: at 300 files, one each was 90 000 names gathered.
+    let mut used: HashSet<String> = names_in_use(None).into_iter().collect();
+    for (name, blob) in files {
+        let name = distinct(name, &mut used);
+        let order = DIGEST_ORDER.with(|o| o.replace(o.get() + 1));
+        DIGEST_QUEUE.with(|q| q.borrow_mut().push_back((order, name, blob)));
+    }
     next_digest(sink);
 }
 
@@ -1128,9 +1206,10 @@ pub fn modified(blob: &Blob) -> Option<f64> {
 }
 
 /// Whether the file `name` (`blob`) is another one seen before (`other_name`, its size and time of
-/// change): the same name, size and time, never a file without a time (one fetched from a link).
-/// The size and time are asked in that order, and only as far as the answer needs: the browser asks
-/// the disk for a picked file's the first time (see [`modified`]), and most names differ.
+/// change): the same name (as it came: see [`came_as`]), size and time, never a file without a time
+/// (one fetched from a link). The size and time are asked in that order, and only as far as the
+/// answer needs: the browser asks the disk for a picked file's the first time (see [`modified`]),
+/// and most names differ.
 pub fn same_file(
     name: &str,
     blob: &Blob,
@@ -1138,7 +1217,13 @@ pub fn same_file(
     other_bytes: impl FnOnce() -> u64,
     other_time: impl FnOnce() -> Option<f64>,
 ) -> bool {
-    other_name == name && other_bytes() == named_size(blob) && {
+    let same_name = other_name == name
+        || CAME_AS.with(|c| {
+            let c = c.borrow();
+            let came = |n| c.get(n).map_or(n, String::as_str);
+            !c.is_empty() && came(other_name) == came(name)
+        });
+    same_name && other_bytes() == named_size(blob) && {
         let time = other_time();
         time.is_some() && time == modified(blob)
     }

@@ -154,32 +154,51 @@ pub enum Known {
 }
 
 /// Whether the file `name` (`blob`) is open or compared already: the same name, size and time of
-/// change (never a file without a time of change: one fetched from a link). Its size and time are
-/// asked only of a file whose name is known: the browser asks the disk for them the first time
-/// (about 0.35 ms a file; a folder of 300 files picked spent 106 ms there), and a folder of new
-/// files needs neither.
-pub fn known(name: &str, blob: &web_sys::Blob) -> Option<Known> {
+/// change (never a file without a time of change: one fetched from a link), and the name it is
+/// shown by (numbered, for the second of two files of one name: see `load::shown_instead`). Its
+/// size and time are asked only of a file whose name is known: the browser asks the disk for them
+/// the first time (about 0.35 ms a file; a folder of 300 files picked spent 106 ms there), and a
+/// folder of new files needs neither.
+pub fn known(name: &str, blob: &web_sys::Blob) -> Option<(Known, String)> {
     let open = FILES.with(|f| {
         f.borrow()
             .iter()
-            .position(|o| super::same_file(name, blob, &o.name, || o.bytes, || o.modified))
+            .enumerate()
+            .find(|(_, o)| super::same_file(name, blob, &o.name, || o.bytes, || o.modified))
+            .map(|(i, o)| (Known::Open(i), o.name.clone()))
     });
-    if let Some(i) = open {
-        return Some(Known::Open(i));
-    }
-    COMPARED
-        .with(|c| {
-            c.borrow().iter().any(|f| {
-                super::same_file(
-                    name,
-                    blob,
-                    &f.name,
-                    || f.bytes,
-                    || f.blob.as_ref().and_then(super::modified),
-                )
-            })
+    open.or_else(|| {
+        COMPARED.with(|c| {
+            c.borrow()
+                .iter()
+                .find(|f| {
+                    super::same_file(
+                        name,
+                        blob,
+                        &f.name,
+                        || f.bytes,
+                        || f.blob.as_ref().and_then(super::modified),
+                    )
+                })
+                .map(|f| (Known::Compared, f.name.clone()))
         })
-        .then_some(Known::Compared)
+    })
+}
+
+/// The names the open and compared files are shown by, but that of the compared file `except` (a
+/// compared run opened whole keeps its name).
+pub fn shown_names(except: Option<&web_sys::Blob>) -> Vec<String> {
+    let mut names: Vec<String> =
+        FILES.with(|f| f.borrow().iter().map(|o| o.name.clone()).collect());
+    COMPARED.with(|c| {
+        names.extend(
+            c.borrow()
+                .iter()
+                .filter(|f| except.is_none() || f.blob.as_ref() != except)
+                .map(|f| f.name.clone()),
+        )
+    });
+    names
 }
 
 /// The file of a compared run, to open it whole.

@@ -374,8 +374,113 @@ pub fn rows_in_view(
     start..end
 }
 
+/// The names a batch of files picked or dropped together are shown by, where a folder of theirs is
+/// shown under another name: the second of two folders of one name (two runs'
+/// `memograph_snapshots`, picked one after the other) is shown numbered, `memograph_snapshots (2)`,
+/// and its files with it; picked again, a folder keeps the name its files were shown under.
+/// `batch`: each file's path (its folder first, where it came in one) and, for a file open,
+/// compared or being read already, the name it is shown by; `in_use`: the names shown now. For
+/// each file, its new name if it has one (never for a file seen already).
+pub fn shown_paths(batch: &[(&str, Option<&str>)], in_use: &[String]) -> Vec<Option<String>> {
+    use memograph_snapshot::names::{free_folder, top_folder};
+    let top = |path: &str| top_folder(path).map(|(folder, _)| folder.to_string());
+    let mut taken: HashSet<String> = in_use.iter().filter_map(|n| top(n)).collect();
+    let mut folders: Vec<(&str, String)> = Vec::new();
+    for (path, _) in batch {
+        let Some((folder, _)) = top_folder(path) else {
+            continue;
+        };
+        if folders.iter().any(|(f, _)| *f == folder) {
+            continue;
+        }
+        let again = batch
+            .iter()
+            .filter(|(p, _)| top_folder(p).is_some_and(|(f, _)| f == folder))
+            .find_map(|(_, seen)| seen.and_then(top));
+        let shown = again.unwrap_or_else(|| free_folder(folder, |f| taken.contains(f)));
+        taken.insert(shown.clone());
+        folders.push((folder, shown));
+    }
+    batch
+        .iter()
+        .map(|(path, seen)| {
+            let (folder, rest) = top_folder(path).filter(|_| seen.is_none())?;
+            let shown = &folders.iter().find(|(f, _)| *f == folder)?.1;
+            // The separator the path had.
+            let sep = &path[folder.len()..path.len() - rest.len()];
+            (shown != folder).then(|| format!("{shown}{sep}{rest}"))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_second_folder_of_one_name_is_numbered_and_keeps_its_number_when_picked_again() {
+        use super::shown_paths;
+        let none = |n: usize| vec![None; n];
+        // Nothing shown yet: every name as it came.
+        assert_eq!(
+            shown_paths(&[("snaps/rank0.pickle", None), ("loose.pickle", None)], &[]),
+            none(2)
+        );
+        // Another run's `snaps` shown already: this one's is `snaps (2)`, all its files with it.
+        let in_use = vec![
+            "snaps/rank0.pickle".to_string(),
+            "snaps/rank1.pickle".to_string(),
+        ];
+        assert_eq!(
+            shown_paths(
+                &[
+                    ("snaps/rank0.pickle", None),
+                    ("snaps\\sub\\rank1.pickle", None),
+                    ("x.pickle", None)
+                ],
+                &in_use
+            ),
+            vec![
+                Some("snaps (2)/rank0.pickle".to_string()),
+                Some("snaps (2)\\sub\\rank1.pickle".to_string()),
+                None
+            ]
+        );
+        // `snaps (2)` taken too: `snaps (3)`.
+        let mut more = in_use.clone();
+        more.push("snaps (2)/rank0.pickle".to_string());
+        assert_eq!(
+            shown_paths(&[("snaps/rank0.pickle", None)], &more),
+            vec![Some("snaps (3)/rank0.pickle".to_string())]
+        );
+        // The second folder picked again with a new file: the file it knows says where it is
+        // shown, and the new one joins it there; the one seen already is not renamed.
+        assert_eq!(
+            shown_paths(
+                &[
+                    ("snaps/rank0.pickle", Some("snaps (2)/rank0.pickle")),
+                    ("snaps/rank2.pickle", None)
+                ],
+                &more
+            ),
+            vec![None, Some("snaps (2)/rank2.pickle".to_string())]
+        );
+        // The first folder picked again with a new file: it stays `snaps`.
+        assert_eq!(
+            shown_paths(
+                &[
+                    ("snaps/rank0.pickle", Some("snaps/rank0.pickle")),
+                    ("snaps/rank2.pickle", None)
+                ],
+                &more
+            ),
+            none(2)
+        );
+        // Two folders of one name in one drop can't be; two of other names keep theirs.
+        assert_eq!(
+            shown_paths(&[("a/r.pickle", None), ("b/r.pickle", None)], &in_use),
+            none(2)
+        );
+    }
+
     #[test]
     fn shared_digests_are_equal_when_they_are_the_same_one() {
         use super::SharedDigest;

@@ -918,7 +918,7 @@ fn open_snapshots(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
     let reading = |(name, f): &(String, web_sys::File)| load::pending(name, f);
     let known = |(name, f): &(String, web_sys::File)| store::known(name, f);
     if let ([one], false) = (&files[..], folder) {
-        if let Some(store::Known::Open(i)) = known(one) {
+        if let Some((store::Known::Open(i), _)) = known(one) {
             let device =
                 store::with_file(i, |f| f.snapshot.default_device().unwrap_or(0)).unwrap_or(0);
             ui.select(i, device);
@@ -928,15 +928,36 @@ fn open_snapshots(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
             }
             return;
         }
-        if reading(one) {
+        if reading(one).is_some() {
             return;
         }
     }
     let picked = files.len();
     let files: Vec<(String, web_sys::File)> = if picked > 1 || folder {
+        // What each is shown by, if it is open, compared or being read already; the others are
+        // read, the second of two folders of one name shown numbered (see `shown_paths`).
+        let seen: Vec<Option<String>> = files
+            .iter()
+            .map(|f| known(f).map(|(_, shown)| shown).or_else(|| reading(f)))
+            .collect();
+        let batch: Vec<(&str, Option<&str>)> = files
+            .iter()
+            .zip(&seen)
+            .map(|((name, _), s)| (name.as_str(), s.as_deref()))
+            .collect();
+        let shown = crate::view_model::compare::shown_paths(&batch, &load::names_in_use(None));
         files
             .into_iter()
-            .filter(|f| known(f).is_none() && !reading(f))
+            .zip(seen)
+            .zip(shown)
+            .filter(|((_, seen), _)| seen.is_none())
+            .map(|(((name, f), _), shown)| match shown {
+                Some(shown) => {
+                    load::shown_instead(&name, &shown);
+                    (shown, f)
+                }
+                None => (name, f),
+            })
             .collect()
     } else {
         files

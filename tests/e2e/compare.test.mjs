@@ -479,6 +479,70 @@ test('two jobs in one folder: a rank strip each, named by its folder; a bar open
     && /run_b\/rank0_exit_0\.pickle/.test(document.querySelector('[data-testid=file-select]')?.selectedOptions[0]?.textContent ?? ''), null, { timeout: 60000 });
 }));
 
+test('two folders of one name (two runs\' memograph_snapshots): the second is shown numbered, a rank strip each; picked again nothing doubles; files of one name picked alone are numbered too', () => withScratch('same-name', async (root, page, errors) => {
+  // Tier 1: each run writes its snapshots into a folder of the same name; the browser gives a picked
+  // folder's files their path from that folder down, and a picked file no path at all.
+  const folderOf = (run, rank0) => {
+    const dir = path.join(root, run, 'memograph_snapshots');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', rank0), path.join(dir, 'rank0_exit_0.pickle'));
+    fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'training.pickle'), path.join(dir, 'rank1_exit_0.pickle'));
+    // Copies of one file made in the same millisecond would be one file to the page (name, size, time).
+    const when = new Date(Date.UTC(2026, 0, run === 'a' ? 1 : 2));
+    for (const f of fs.readdirSync(dir)) fs.utimesSync(path.join(dir, f), when, when);
+    return dir;
+  };
+  const a = folderOf('a', 'training.pickle');
+  const b = folderOf('b', 'compiled.pickle');
+  const rows = () => page.$$eval('tr[data-file] td:nth-child(3)', cells => cells.map(c => c.textContent));
+  await pick(page, a, 2, '[data-testid=open-folder]');
+  await pick(page, b, 4, '[data-testid=open-folder]');
+  const four = ['memograph_snapshots/rank0_exit_0.pickle', 'memograph_snapshots/rank1_exit_0.pickle',
+    'memograph_snapshots (2)/rank0_exit_0.pickle', 'memograph_snapshots (2)/rank1_exit_0.pickle'];
+  assert.deepEqual(await rows(), four);
+  assert.deepEqual(await page.$$eval('[data-testid=rank-set]', s => s.map(e => e.dataset.label)),
+    ['memograph_snapshots', 'memograph_snapshots (2)']);
+  // Either folder picked again adds nothing; a new file in the second joins it under its number.
+  for (const again of [b, a]) {
+    await page.setInputFiles('[data-testid=open-folder]', again);
+    await page.waitForTimeout(500);
+    await pick(page, again, 4, '[data-testid=open-folder]');
+  }
+  assert.deepEqual(await rows(), four);
+  fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'compiled.pickle'), path.join(b, 'rank2_exit_0.pickle'));
+  await pick(page, b, 5, '[data-testid=open-folder]');
+  assert.deepEqual(await rows(), [...four, 'memograph_snapshots (2)/rank2_exit_0.pickle']);
+  // A compared run opened whole keeps its name, and its row: still five runs.
+  await page.click('tr[data-file="memograph_snapshots (2)/rank0_exit_0.pickle"] button:has-text("Open")');
+  await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready'
+    && document.querySelector('[data-testid=file-select]')?.selectedOptions[0]?.textContent.startsWith('memograph_snapshots (2)/rank0_exit_0.pickle ('),
+  null, { timeout: 60000 });
+  await page.selectOption('[data-testid=view-select]', 'compare');
+  await page.waitForFunction(() => /^5 runs compared/.test(document.querySelector('[data-testid=compare-status]')?.textContent ?? ''));
+  // Files of one name picked alone, one after the other: the second opens numbered before its
+  // endings; picked again, it is shown, not read again.
+  const options = () => page.$$eval('[data-testid=file-select] option', o => o.map(e => e.textContent.replace(/ \([^)]*B\)$/, '')));
+  await page.setInputFiles('input[type=file]', path.join(a, 'rank1_exit_0.pickle'));
+  await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready'
+    && document.querySelectorAll('[data-testid=file-select] option').length === 2, null, { timeout: 60000 });
+  await page.setInputFiles('input[type=file]', path.join(b, 'rank0_exit_0.pickle'));
+  await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready'
+    && document.querySelectorAll('[data-testid=file-select] option').length === 3, null, { timeout: 60000 });
+  assert.deepEqual(await options(), ['memograph_snapshots (2)/rank0_exit_0.pickle', 'rank1_exit_0.pickle', 'rank0_exit_0.pickle']);
+  const other = path.join(root, 'other');
+  fs.mkdirSync(other);
+  fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'compiled.pickle'), path.join(other, 'rank1_exit_0.pickle'));
+  await page.setInputFiles('input[type=file]', path.join(other, 'rank1_exit_0.pickle'));
+  await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready'
+    && document.querySelectorAll('[data-testid=file-select] option').length === 4, null, { timeout: 60000 });
+  await page.setInputFiles('input[type=file]', path.join(other, 'rank1_exit_0.pickle'));
+  await page.waitForTimeout(500);
+  assert.deepEqual(await options(), ['memograph_snapshots (2)/rank0_exit_0.pickle', 'rank1_exit_0.pickle', 'rank0_exit_0.pickle',
+    'rank1_exit_0 (2).pickle']);
+  assert.equal(await page.$eval('[data-testid=file-select]', s => s.selectedOptions[0].textContent.replace(/ \([^)]*B\)$/, '')),
+    'rank1_exit_0 (2).pickle');
+}));
+
 test('hundreds of runs: the table draws the rows near its view, and scrolling, sorting and Tab reach every run', () => withScratch('hundreds', async (root, page, errors) => {
   // Tier 1: 140 runs (a job's ranks). A table past 100 rows draws only the rows in view and some
   // beyond (a new baseline at 300 runs was a task of ~100 ms, most of it the rows' cells, layout and

@@ -77,6 +77,54 @@ pub fn stem(path: &str) -> &str {
     s
 }
 
+/// `path` numbered `k`, as browsers number downloads of one name: ` (k)` after its file name's
+/// stem, before its endings (`a/run.pickle.gz`, 2 → `a/run (2).pickle.gz`; `notes.txt` →
+/// `notes (2).txt`). Two files of one name shown side by side are told apart so.
+pub fn numbered(path: &str, k: usize) -> String {
+    let name = file_name(path);
+    let dir = &path[..path.len() - name.len()];
+    let stem = stem(name);
+    let cut = if stem.len() < name.len() {
+        stem.len()
+    } else {
+        // No snapshot ending: before the last extension, if it has one (not a leading dot's).
+        name.rfind('.').filter(|&i| i > 0).unwrap_or(name.len())
+    };
+    format!("{dir}{} ({k}){}", &name[..cut], &name[cut..])
+}
+
+/// The first of `name`, `name` numbered 2, 3, … (see [`numbered`]) that is not `taken`.
+pub fn free_name(name: &str, taken: impl FnMut(&str) -> bool) -> String {
+    first_free(name, |k| numbered(name, k), taken)
+}
+
+/// The first of the folder name `folder`, `folder (2)`, `folder (3)`, … that is not `taken`: the
+/// files of a second folder of one name (two runs' `memograph_snapshots`) are shown under it.
+pub fn free_folder(folder: &str, taken: impl FnMut(&str) -> bool) -> String {
+    first_free(folder, |k| format!("{folder} ({k})"), taken)
+}
+
+fn first_free(
+    name: &str,
+    numbered: impl Fn(usize) -> String,
+    mut taken: impl FnMut(&str) -> bool,
+) -> String {
+    if !taken(name) {
+        return name.to_string();
+    }
+    // `taken` says yes to finitely many names: one of the numbered ones is free.
+    (2..)
+        .map(numbered)
+        .find(|n| !taken(n))
+        .unwrap_or_else(|| name.to_string())
+}
+
+/// A path's first folder and the rest (`memograph_snapshots/rank0.pickle` →
+/// (`memograph_snapshots`, `rank0.pickle`)); `None` for a bare name.
+pub fn top_folder(path: &str) -> Option<(&str, &str)> {
+    path.split_once(['/', '\\'])
+}
+
 /// What [`snapshot_named`] looks for, in words (for a folder with none).
 pub const SNAPSHOT_NAMES: &str =
     "files named *.pickle, *.pkl or *.pk, maybe .gz, or with \"snapshot\" in their name";
@@ -121,6 +169,48 @@ pub fn natural_order(a: &str, b: &str) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_of_one_name_are_numbered_before_their_endings() {
+        assert_eq!(numbered("run.pickle", 2), "run (2).pickle");
+        assert_eq!(numbered("a/run.PICKLE.gz", 3), "a/run (3).PICKLE.gz");
+        assert_eq!(
+            numbered("traces/memory_snapshot.json", 2),
+            "traces/memory_snapshot (2).json"
+        );
+        assert_eq!(numbered("notes.txt", 2), "notes (2).txt");
+        assert_eq!(numbered("run", 2), "run (2)");
+        assert_eq!(numbered(".pickle", 2), ".pickle (2)");
+        assert_eq!(numbered("dir.v2/run", 2), "dir.v2/run (2)");
+        // What a name tells is kept: its endings, its rank, its stem's config.
+        assert!(pickle_named(&numbered("rank3_exit_0.pickle.gz", 2)));
+        assert_eq!(stem(&numbered("ranks/rank3.pickle", 2)), "rank3 (2)");
+    }
+
+    #[test]
+    fn the_first_free_name_or_folder_is_taken() {
+        let taken = [
+            "run.pickle",
+            "run (2).pickle",
+            "snaps",
+            "snaps (2)",
+            "snaps (3)",
+        ];
+        let is_taken = |n: &str| taken.contains(&n);
+        assert_eq!(free_name("other.pickle", is_taken), "other.pickle");
+        assert_eq!(free_name("run.pickle", is_taken), "run (3).pickle");
+        assert_eq!(free_folder("snaps", is_taken), "snaps (4)");
+        assert_eq!(free_folder("runs", is_taken), "runs");
+        assert_eq!(
+            top_folder("snaps/rank0.pickle"),
+            Some(("snaps", "rank0.pickle"))
+        );
+        assert_eq!(
+            top_folder("snaps\\a\\rank0.pickle"),
+            Some(("snaps", "a\\rank0.pickle"))
+        );
+        assert_eq!(top_folder("rank0.pickle"), None);
+    }
 
     #[test]
     fn a_files_own_name_says_what_it_holds() {
