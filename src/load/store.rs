@@ -96,6 +96,23 @@ pub fn steps_known(picked: &Picked) -> bool {
     })
 }
 
+/// The name the step-record file `name` (`file`) is shown by, if it is read already (see
+/// [`steps_known`]). Its size and time are asked only if a file read came by its name.
+pub fn steps_known_as(name: &str, file: &web_sys::Blob) -> Option<String> {
+    STEP_FILES.with(|s| {
+        s.borrow()
+            .iter()
+            .find(|(_, _, p)| {
+                p.as_ref().is_some_and(|(came, bytes, time)| {
+                    came == name
+                        && *bytes == super::named_size(file)
+                        && Some(*time) == super::modified(file)
+                })
+            })
+            .map(|(_, shown, _)| shown.clone())
+    })
+}
+
 /// Every step run, manifests merged in (see `memograph_snapshot::steps::merge`).
 pub fn step_runs() -> Vec<StepRun> {
     STEP_FILES.with(|s| merge(s.borrow().iter().map(|(f, _, _)| f.clone()).collect()))

@@ -801,13 +801,20 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: Option<String>
         // A folder lists its files in no useful order: by name, numbers as numbers (rank2 < rank10).
         files.sort_by(|a, b| names::natural_order(&a.0, &b.0));
     }
+    // Each file's name as it came (what a step-record file picked again is known by) and as shown.
+    let files: Vec<(String, String, web_sys::File)> = if folder.is_some() {
+        shown_in_folders(files)
+    } else {
+        files.into_iter().map(|(n, f)| (n.clone(), n, f)).collect()
+    };
     // One file named as a snapshot opens at once: its parse starts before the page draws its loading
     // state (on a page that has just opened, that takes tens of milliseconds), not after it.
-    if folder.is_none() && files.len() == 1 && names::pickle_named(&files[0].0) {
+    if folder.is_none() && files.len() == 1 && names::pickle_named(&files[0].1) {
         ui.errors.set(Vec::new());
+        let files = files.into_iter().map(|(_, n, f)| (n, f)).collect();
         return open_snapshots(ui, files, false);
     }
-    let Some((first, _)) = files.first() else {
+    let Some((_, first, _)) = files.first() else {
         if let Some(folder) = folder {
             nothing_in(ui, &folder, in_folder);
         }
@@ -824,13 +831,13 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: Option<String>
     leptos::task::spawn_local(async move {
         let mut snapshots = Vec::new();
         let mut steps = 0;
-        for (name, file) in files {
+        for (came_as, name, file) in files {
             // A pickle's name says what it is: its start is not read first (on a page that has just
             // opened, that read holds the load up by tens of milliseconds).
             let step_records = !names::pickle_named(&name)
                 && memograph_snapshot::steps::looks_like_steps(&load::head_of(&file).await);
             let picked = step_records
-                .then(|| load::modified(&file).map(|m| (name.clone(), load::named_size(&file), m)))
+                .then(|| load::modified(&file).map(|m| (came_as, load::named_size(&file), m)))
                 .flatten();
             if step_records && picked.as_ref().is_some_and(store::steps_known) {
                 steps += 1;
@@ -868,6 +875,41 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: Option<String>
             share::restore_steps(ui);
         }
     });
+}
+
+/// A folder batch's files as (the name each came with, the name it is shown by, the file): the
+/// second of two folders of one name (two runs' `memograph_snapshots`) is shown numbered, its
+/// snapshots and step records with it; a folder picked again keeps the name its files were shown
+/// under (see `view_model::compare::shown_paths`).
+fn shown_in_folders(files: Vec<(String, web_sys::File)>) -> Vec<(String, String, web_sys::File)> {
+    let seen: Vec<Option<String>> = files
+        .iter()
+        .map(|(name, f)| {
+            store::known(name, f)
+                .map(|(_, shown)| shown)
+                .or_else(|| load::pending(name, f))
+                .or_else(|| store::steps_known_as(name, f))
+        })
+        .collect();
+    let mut in_use = load::names_in_use(None);
+    in_use.extend(store::step_file_names());
+    let batch: Vec<(&str, Option<&str>)> = files
+        .iter()
+        .zip(&seen)
+        .map(|((name, _), s)| (name.as_str(), s.as_deref()))
+        .collect();
+    let shown = crate::view_model::compare::shown_paths(&batch, &in_use);
+    files
+        .into_iter()
+        .zip(shown)
+        .map(|((name, f), shown)| match shown {
+            Some(shown) => {
+                load::shown_instead(&name, &shown);
+                (name, shown, f)
+            }
+            None => (name.clone(), name, f),
+        })
+        .collect()
 }
 
 /// `folder` (a name, or empty where none is known) held `files` files, no snapshot or step records
@@ -934,30 +976,9 @@ fn open_snapshots(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
     }
     let picked = files.len();
     let files: Vec<(String, web_sys::File)> = if picked > 1 || folder {
-        // What each is shown by, if it is open, compared or being read already; the others are
-        // read, the second of two folders of one name shown numbered (see `shown_paths`).
-        let seen: Vec<Option<String>> = files
-            .iter()
-            .map(|f| known(f).map(|(_, shown)| shown).or_else(|| reading(f)))
-            .collect();
-        let batch: Vec<(&str, Option<&str>)> = files
-            .iter()
-            .zip(&seen)
-            .map(|((name, _), s)| (name.as_str(), s.as_deref()))
-            .collect();
-        let shown = crate::view_model::compare::shown_paths(&batch, &load::names_in_use(None));
         files
             .into_iter()
-            .zip(seen)
-            .zip(shown)
-            .filter(|((_, seen), _)| seen.is_none())
-            .map(|(((name, f), _), shown)| match shown {
-                Some(shown) => {
-                    load::shown_instead(&name, &shown);
-                    (shown, f)
-                }
-                None => (name, f),
-            })
+            .filter(|f| known(f).is_none() && reading(f).is_none())
             .collect()
     } else {
         files

@@ -487,6 +487,7 @@ test('two folders of one name (two runs\' memograph_snapshots): the second is sh
     fs.mkdirSync(dir, { recursive: true });
     fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', rank0), path.join(dir, 'rank0_exit_0.pickle'));
     fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'training.pickle'), path.join(dir, 'rank1_exit_0.pickle'));
+    fs.copyFileSync(path.join(ROOT, 'crates', 'snapshot', 'fuzz', 'corpus', 'steps', 'capture_steps.jsonl'), path.join(dir, 'rank0_steps.jsonl'));
     // Copies of one file made in the same millisecond would be one file to the page (name, size, time).
     const when = new Date(Date.UTC(2026, 0, run === 'a' ? 1 : 2));
     for (const f of fs.readdirSync(dir)) fs.utimesSync(path.join(dir, f), when, when);
@@ -512,6 +513,12 @@ test('two folders of one name (two runs\' memograph_snapshots): the second is sh
   fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'compiled.pickle'), path.join(b, 'rank2_exit_0.pickle'));
   await pick(page, b, 5, '[data-testid=open-folder]');
   assert.deepEqual(await rows(), [...four, 'memograph_snapshots (2)/rank2_exit_0.pickle']);
+  // Their step records: a run each, the second's numbered with its folder, each read once.
+  await page.selectOption('[data-testid=view-select]', 'steps');
+  await page.waitForFunction(() => document.querySelector('[data-testid=steps-status]')?.textContent === '2 runs', null, { timeout: 30000 });
+  assert.deepEqual(await page.$$eval('[data-testid=steps-table] tr[data-run]', r => r.map(e => e.dataset.run)),
+    ['memograph_snapshots/steps', 'memograph_snapshots (2)/steps']);
+  await page.selectOption('[data-testid=view-select]', 'compare');
   // A compared run opened whole keeps its name, and its row: still five runs.
   await page.click('tr[data-file="memograph_snapshots (2)/rank0_exit_0.pickle"] button:has-text("Open")');
   await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready'
