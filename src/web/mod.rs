@@ -801,20 +801,13 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: Option<String>
         // A folder lists its files in no useful order: by name, numbers as numbers (rank2 < rank10).
         files.sort_by(|a, b| names::natural_order(&a.0, &b.0));
     }
-    // Each file's name as it came (what a step-record file picked again is known by) and as shown.
-    let files: Vec<(String, String, web_sys::File)> = if folder.is_some() {
-        shown_in_folders(files)
-    } else {
-        files.into_iter().map(|(n, f)| (n.clone(), n, f)).collect()
-    };
     // One file named as a snapshot opens at once: its parse starts before the page draws its loading
     // state (on a page that has just opened, that takes tens of milliseconds), not after it.
-    if folder.is_none() && files.len() == 1 && names::pickle_named(&files[0].1) {
+    if folder.is_none() && files.len() == 1 && names::pickle_named(&files[0].0) {
         ui.errors.set(Vec::new());
-        let files = files.into_iter().map(|(_, n, f)| (n, f)).collect();
         return open_snapshots(ui, files, false);
     }
-    let Some((_, first, _)) = files.first() else {
+    let Some((first, _)) = files.first() else {
         if let Some(folder) = folder {
             nothing_in(ui, &folder, in_folder);
         }
@@ -829,6 +822,13 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: Option<String>
     });
     ui.phase.set(Phase::Loading);
     leptos::task::spawn_local(async move {
+        // Each file's name as it came (what a step-record file picked again is known by) and as
+        // shown.
+        let files: Vec<(String, String, web_sys::File)> = if folder.is_some() {
+            shown_in_folders(files).await
+        } else {
+            files.into_iter().map(|(n, f)| (n.clone(), n, f)).collect()
+        };
         let mut snapshots = Vec::new();
         let mut steps = 0;
         for (came_as, name, file) in files {
@@ -880,17 +880,27 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: Option<String>
 /// A folder batch's files as (the name each came with, the name it is shown by, the file): the
 /// second of two folders of one name (two runs' `memograph_snapshots`) is shown numbered, its
 /// snapshots and step records with it; a folder picked again keeps the name its files were shown
-/// under (see `view_model::compare::shown_paths`).
-fn shown_in_folders(files: Vec<(String, web_sys::File)>) -> Vec<(String, String, web_sys::File)> {
-    let seen: Vec<Option<String>> = files
-        .iter()
-        .map(|(name, f)| {
+/// under (see `view_model::compare::shown_paths`). Which files are seen already is asked in slices
+/// of [`SEEN_SLICE_MS`]: a file whose name one open or compared shows is asked its size and time,
+/// which the browser asks the disk for the first time (a folder of 300 picked again, or another
+/// run's of the same names: one task of 160–210 ms).
+async fn shown_in_folders(
+    files: Vec<(String, web_sys::File)>,
+) -> Vec<(String, String, web_sys::File)> {
+    let mut seen: Vec<Option<String>> = Vec::with_capacity(files.len());
+    let mut slice = load::now();
+    for (name, f) in &files {
+        if load::now() - slice > SEEN_SLICE_MS {
+            load::next_task().await;
+            slice = load::now();
+        }
+        seen.push(
             store::known(name, f)
                 .map(|(_, shown)| shown)
                 .or_else(|| load::pending(name, f))
-                .or_else(|| store::steps_known_as(name, f))
-        })
-        .collect();
+                .or_else(|| store::steps_known_as(name, f)),
+        );
+    }
     let mut in_use = load::names_in_use(None);
     in_use.extend(store::step_file_names());
     let batch: Vec<(&str, Option<&str>)> = files
@@ -911,6 +921,9 @@ fn shown_in_folders(files: Vec<(String, web_sys::File)>) -> Vec<(String, String,
         })
         .collect()
 }
+
+/// How long one slice of [`shown_in_folders`]' questions may run.
+const SEEN_SLICE_MS: f64 = 25.0;
 
 /// `folder` (a name, or empty where none is known) held `files` files, no snapshot or step records
 /// among them: said in the error panel, with what the page looks for.
