@@ -118,7 +118,7 @@ pub use js::{after, now, when_idle};
 pub use page::{
     cancel_reading, compare, digest_at, embedded_field, embedded_files, expect_file, fetch,
     head_of, load, load_example, modified, named_size, names_in_use, next_task, pending,
-    read_steps, same_file, shown_instead, warm_up, Listener, LoadProgress,
+    read_steps, same_file, shown_instead, warm_up, Listener, LoadProgress, Pauser,
 };
 
 /// Where the largest file a tab can hold ends: the page's wasm memory tops out at 4 GiB and a loaded

@@ -346,10 +346,10 @@ thread_local! {
 }
 
 /// Gives the page's thread back once the work in this task has run [`SLICE_MS`].
-pub(super) struct Pauser;
+pub struct Pauser;
 
 impl Pauser {
-    pub(super) fn new() -> Pauser {
+    pub fn new() -> Pauser {
         Pauser
     }
 

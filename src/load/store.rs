@@ -104,9 +104,7 @@ pub fn steps_known_as(name: &str, file: &web_sys::Blob) -> Option<String> {
             .iter()
             .find(|(_, _, p)| {
                 p.as_ref().is_some_and(|(came, bytes, time)| {
-                    came == name
-                        && *bytes == super::named_size(file)
-                        && Some(*time) == super::modified(file)
+                    super::same_file(name, file, came, || *bytes, || Some(*time))
                 })
             })
             .map(|(_, shown, _)| shown.clone())

@@ -880,20 +880,18 @@ fn open_list(ui: Ui, files: Vec<(String, web_sys::File)>, folder: Option<String>
 /// A folder batch's files as (the name each came with, the name it is shown by, the file): the
 /// second of two folders of one name (two runs' `memograph_snapshots`) is shown numbered, its
 /// snapshots and step records with it; a folder picked again keeps the name its files were shown
-/// under (see `view_model::compare::shown_paths`). Which files are seen already is asked in slices
-/// of [`SEEN_SLICE_MS`]: a file whose name one open or compared shows is asked its size and time,
+/// under (see `view_model::compare::shown_paths`). Which files are seen already is asked in the
+/// page's slices (`load::Pauser`): a file whose name one open or compared shows is asked its size and time,
 /// which the browser asks the disk for the first time (a folder of 300 picked again, or another
 /// run's of the same names: one task of 160–210 ms).
 async fn shown_in_folders(
     files: Vec<(String, web_sys::File)>,
 ) -> Vec<(String, String, web_sys::File)> {
+    use memograph_snapshot::batch::Pause;
     let mut seen: Vec<Option<String>> = Vec::with_capacity(files.len());
-    let mut slice = load::now();
+    let mut pauser = load::Pauser::new();
     for (name, f) in &files {
-        if load::now() - slice > SEEN_SLICE_MS {
-            load::next_task().await;
-            slice = load::now();
-        }
+        pauser.pause().await;
         seen.push(
             store::known(name, f)
                 .map(|(_, shown)| shown)
@@ -921,9 +919,6 @@ async fn shown_in_folders(
         })
         .collect()
 }
-
-/// How long one slice of [`shown_in_folders`]' questions may run.
-const SEEN_SLICE_MS: f64 = 25.0;
 
 /// `folder` (a name, or empty where none is known) held `files` files, no snapshot or step records
 /// among them: said in the error panel, with what the page looks for.
