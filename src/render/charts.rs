@@ -20,7 +20,13 @@ pub fn draw(
     chart: impl FnOnce(&DrawingArea<Batched, Shift>, &Theme) -> Result<Bars>,
 ) -> Option<(Bars, f64)> {
     let size = (canvas.client_width(), canvas.client_height());
-    draw_sized(canvas, (f64::from(size.0), f64::from(size.1)), dark, chart)
+    draw_sized(
+        canvas,
+        (f64::from(size.0), f64::from(size.1)),
+        dark,
+        None,
+        chart,
+    )
 }
 
 /// [`draw`] on a canvas whose CSS size is known already (`width` × `height`, as a `ResizeObserver`
@@ -30,23 +36,30 @@ pub fn draw_sized(
     canvas: &web_sys::HtmlCanvasElement,
     (width, height): (f64, f64),
     dark: bool,
+    paths: Option<&PathCache>,
     chart: impl FnOnce(&DrawingArea<Batched, Shift>, &Theme) -> Result<Bars>,
 ) -> Option<(Bars, f64)> {
     let dpr = web_sys::window()
         .map(|w| w.device_pixel_ratio())
         .unwrap_or(1.0)
         .max(1.0);
-    let bars = draw_scaled(canvas, width.max(1.0), height.max(1.0), dpr, dark, chart)?;
+    let bars = draw_scaled(
+        canvas,
+        (width.max(1.0), height.max(1.0), dpr),
+        dark,
+        paths,
+        chart,
+    )?;
     Some((bars, dpr))
 }
 
-/// Draws `chart` on `canvas` as `width` × `height` CSS pixels at `scale` pixels each.
+/// Draws `chart` on `canvas` as `width` × `height` CSS pixels at `scale` pixels each, its lines
+/// stroked from `paths` where it drew them before.
 fn draw_scaled(
     canvas: &web_sys::HtmlCanvasElement,
-    width: f64,
-    height: f64,
-    scale: f64,
+    (width, height, scale): (f64, f64, f64),
     dark: bool,
+    paths: Option<&PathCache>,
     chart: impl FnOnce(&DrawingArea<Batched, Shift>, &Theme) -> Result<Bars>,
 ) -> Option<Bars> {
     use wasm_bindgen::JsCast;
@@ -62,11 +75,15 @@ fn draw_scaled(
     let ctx: web_sys::CanvasRenderingContext2d = canvas.get_context("2d").ok()??.dyn_into().ok()?;
     ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0).ok()?;
     let theme = if dark { Theme::dark() } else { Theme::light() }.scaled(scale);
-    let root = Batched::new(canvas.clone(), ctx)?.into_drawing_area();
+    let root = Batched::new(canvas.clone(), ctx, paths.cloned())?.into_drawing_area();
     root.fill(&theme.background).ok()?;
-    let bars = chart(&root, &theme).ok()?;
+    let bars = chart(&root, &theme);
     root.present().ok()?;
-    Some(bars)
+    drop(root);
+    if let Some(paths) = paths {
+        paths.sweep();
+    }
+    bars.ok()
 }
 
 /// `chart` on a canvas of its own (not in the document): `width` × `height` CSS pixels at `scale`
@@ -79,7 +96,7 @@ pub fn offscreen(
     chart: impl FnOnce(&DrawingArea<Batched, Shift>, &Theme) -> Result<Bars>,
 ) -> Option<web_sys::HtmlCanvasElement> {
     let canvas = super::detached_canvas()?;
-    draw_scaled(&canvas, width, height, scale, dark, chart)?;
+    draw_scaled(&canvas, (width, height, scale), dark, None, chart)?;
     Some(canvas)
 }
 
@@ -115,7 +132,8 @@ pub fn svg(
 /// lines are run together (where pieces of one path cross, a translucent colour is laid once, not
 /// twice); anything else drawn first strokes what was gathered, as does the end of the drawing.
 /// Each path's points that add nothing to its pixels are left out ([`crate::polyline`]): the step
-/// curves of 300 runs were 600 000 points, a call from wasm each.
+/// curves of 300 runs were 600 000 points, a call from wasm each. With a [`PathCache`], a path drawn
+/// at the last drawing is stroked as it was made then.
 pub struct Batched {
     inner: CanvasBackend,
     ctx: CanvasRenderingContext2d,
@@ -126,10 +144,15 @@ pub struct Batched {
     pieces: Vec<usize>,
     /// A piece's points as they are drawn.
     drawn: Vec<BackendCoord>,
+    paths: Option<PathCache>,
 }
 
 impl Batched {
-    fn new(canvas: web_sys::HtmlCanvasElement, ctx: CanvasRenderingContext2d) -> Option<Batched> {
+    fn new(
+        canvas: web_sys::HtmlCanvasElement,
+        ctx: CanvasRenderingContext2d,
+        paths: Option<PathCache>,
+    ) -> Option<Batched> {
         Some(Batched {
             inner: CanvasBackend::with_canvas_object(canvas)?,
             ctx,
@@ -137,29 +160,147 @@ impl Batched {
             points: Vec::new(),
             pieces: Vec::new(),
             drawn: Vec::new(),
+            paths,
         })
     }
 
     /// Strokes the path gathered, if any.
     fn stroke(&mut self) {
-        if self.open.take().is_none() {
+        let Some((rgb, width)) = self.open.take() else {
+            return;
+        };
+        let Some(paths) = self.paths.clone() else {
+            let ctx = self.ctx.clone();
+            ctx.begin_path();
+            self.trace(|x, y, first| {
+                if first {
+                    ctx.move_to(x, y)
+                } else {
+                    ctx.line_to(x, y)
+                }
+            });
+            ctx.stroke();
+            self.points.clear();
+            self.pieces.clear();
+            return;
+        };
+        let key = PathKey {
+            rgb,
+            width,
+            pieces: std::mem::take(&mut self.pieces),
+            points: std::mem::take(&mut self.points),
+        };
+        let mut cache = paths.0.borrow_mut();
+        let drawing = cache.drawing;
+        if let Some((path, used)) = cache.paths.get_mut(&key) {
+            *used = drawing;
+            self.ctx.stroke_with_path(path);
+            // The gathered points' room, for the next path.
+            (self.pieces, self.points) = (key.pieces, key.points);
+            self.points.clear();
+            self.pieces.clear();
             return;
         }
-        self.ctx.begin_path();
+        let Ok(path) = web_sys::Path2d::new() else {
+            return;
+        };
+        (self.pieces, self.points) = (key.pieces, key.points);
+        self.trace(|x, y, first| {
+            if first {
+                path.move_to(x, y)
+            } else {
+                path.line_to(x, y)
+            }
+        });
+        self.ctx.stroke_with_path(&path);
+        let key = PathKey {
+            rgb,
+            width,
+            pieces: std::mem::take(&mut self.pieces),
+            points: std::mem::take(&mut self.points),
+        };
+        cache.paths.insert(key, (path, drawing));
+    }
+
+    /// Hands `to` the points of the path gathered that its pixels need, piece by piece, each with
+    /// whether it begins its piece.
+    fn trace(&mut self, mut to: impl FnMut(f64, f64, bool)) {
         for (k, &start) in self.pieces.iter().enumerate() {
             let end = self.pieces.get(k + 1).copied().unwrap_or(self.points.len());
             crate::polyline::simplify(&self.points[start..end], &mut self.drawn);
-            let mut drawn = self.drawn.iter();
-            if let Some(&(x, y)) = drawn.next() {
-                self.ctx.move_to(f64::from(x), f64::from(y));
-            }
-            for &(x, y) in drawn {
-                self.ctx.line_to(f64::from(x), f64::from(y));
+            for (n, &(x, y)) in self.drawn.iter().enumerate() {
+                to(f64::from(x), f64::from(y), n == 0);
             }
         }
-        self.ctx.stroke();
-        self.points.clear();
-        self.pieces.clear();
+    }
+}
+
+/// The paths a chart stroked, kept from one drawing to the next, each under the points it was made of
+/// (in backing-store pixels) and its colour and width: a chart drawn again strokes those that are
+/// unchanged as they were made. The Compare chart's 600 runs are over a million points, gathered,
+/// simplified and handed to the canvas a call each; when a run is unticked or a file comes, the
+/// others' curves are where they were. What a drawing did not stroke goes after it.
+#[derive(Clone, Default)]
+pub struct PathCache(std::rc::Rc<std::cell::RefCell<Paths>>);
+
+#[derive(Default)]
+struct Paths {
+    paths: std::collections::HashMap<PathKey, (web_sys::Path2d, u32), PointsHash>,
+    /// The drawing under way (which one last stroked a path is kept with it).
+    drawing: u32,
+}
+
+impl PathCache {
+    /// Ends a drawing: the paths it did not stroke go.
+    fn sweep(&self) {
+        let mut cache = self.0.borrow_mut();
+        let drawing = cache.drawing;
+        cache.paths.retain(|_, (_, used)| *used == drawing);
+        cache.drawing = drawing.wrapping_add(1);
+    }
+}
+
+/// A gathered path: its colour and width, its points and where each of its pieces begins.
+#[derive(PartialEq, Eq, Hash)]
+struct PathKey {
+    rgb: (u8, u8, u8),
+    width: u32,
+    pieces: Vec<usize>,
+    points: Vec<BackendCoord>,
+}
+
+/// A hash of a path's million numbers that costs a multiply each (the map's own hashes a path in
+/// several times the time its drawing saves); a match is still the same points, compared in full.
+type PointsHash = std::hash::BuildHasherDefault<Multiplied>;
+
+#[derive(Default)]
+struct Multiplied(u64);
+
+impl std::hash::Hasher for Multiplied {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
@@ -273,12 +414,31 @@ impl DrawingBackend for Batched {
         self.inner.draw_text(text, style, pos)
     }
 
+    /// Measured by the canvas (`measureText`, in the font `draw_text` sets), where plotters-canvas
+    /// puts the text in the page and reads its size back: a style and layout of the page per text.
     fn estimate_text_size<S: BackendTextStyle>(
         &self,
         text: &str,
         style: &S,
     ) -> std::result::Result<(u32, u32), DrawingErrorKind<CanvasError>> {
-        self.inner.estimate_text_size(text, style)
+        self.ctx.set_font(&format!(
+            "{} {}px {}",
+            style.style().as_str(),
+            style.size(),
+            style.family().as_str(),
+        ));
+        let Ok(metrics) = self.ctx.measure_text(text) else {
+            return self.inner.estimate_text_size(text, style);
+        };
+        // The font's own height (its line box), as the page's text measured; the text's own where a
+        // browser does not tell the font's.
+        let font = metrics.font_bounding_box_ascent() + metrics.font_bounding_box_descent();
+        let height = if font > 0.0 {
+            font
+        } else {
+            metrics.actual_bounding_box_ascent() + metrics.actual_bounding_box_descent()
+        };
+        Ok((metrics.width().ceil() as u32, height.ceil() as u32))
     }
 
     fn blit_bitmap(&mut self, pos: BackendCoord, size: (u32, u32), src: &[u8]) -> Drawn {

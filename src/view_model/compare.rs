@@ -413,6 +413,20 @@ pub fn shown_paths(batch: &[(&str, Option<&str>)], in_use: &[String]) -> Vec<Opt
         .collect()
 }
 
+/// What changed from `was` to `now`, as one span: from `start`, `removed` items of `was` became `added`
+/// items of `now` (what lies before and after it is the same in both). A list of 600 runs' names that
+/// lost, gained or renamed one is changed in one place, not made anew.
+pub fn changed_span<T: PartialEq>(was: &[T], now: &[T]) -> (usize, usize, usize) {
+    let start = was.iter().zip(now).take_while(|(a, b)| a == b).count();
+    let end = was[start..]
+        .iter()
+        .rev()
+        .zip(now[start..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    (start, was.len() - start - end, now.len() - start - end)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -698,5 +712,38 @@ mod tests {
             tree.delta_bytes
         );
         assert_eq!(memograph_snapshot::format::signed_bytes(-1024), "-1.0 KiB");
+    }
+
+    #[test]
+    fn a_list_changes_in_one_span() {
+        let list = |s: &str| s.chars().collect::<Vec<_>>();
+        // One gone, one come, one renamed, one added at the end, nothing, everything.
+        assert_eq!(changed_span(&list("abcde"), &list("abde")), (2, 1, 0));
+        assert_eq!(changed_span(&list("abde"), &list("abcde")), (2, 0, 1));
+        assert_eq!(changed_span(&list("abcde"), &list("abxde")), (2, 1, 1));
+        assert_eq!(changed_span(&list("abc"), &list("abcd")), (3, 0, 1));
+        assert_eq!(changed_span(&list("abc"), &list("abc")), (3, 0, 0));
+        assert_eq!(changed_span(&list("abc"), &list("xyz")), (0, 3, 3));
+        assert_eq!(changed_span(&list(""), &list("ab")), (0, 0, 2));
+        assert_eq!(changed_span(&list("ab"), &list("")), (0, 2, 0));
+        // Repeats: the span never runs past either list.
+        assert_eq!(changed_span(&list("aaa"), &list("aa")), (2, 1, 0));
+        assert_eq!(changed_span(&list("aa"), &list("aaa")), (2, 0, 1));
+        // Applied, the span turns `was` into `now`.
+        for (was, now) in [
+            ("abcde", "axe"),
+            ("abab", "ab"),
+            ("b", "abba"),
+            ("xay", "xaay"),
+        ] {
+            let (was, now) = (list(was), list(now));
+            let (start, removed, added) = changed_span(&was, &now);
+            let mut made = was.clone();
+            made.splice(
+                start..start + removed,
+                now[start..start + added].iter().copied(),
+            );
+            assert_eq!(made, now);
+        }
     }
 }

@@ -21,8 +21,8 @@ use super::{Phase, Ui};
 use crate::load::{self, store};
 use crate::view_model::analysis::short_frame;
 use crate::view_model::compare::{
-    category_deltas, common_marks, component_deltas, default_b, diff_rows, entry_at, readout_picks,
-    refs, rows_in_view, sorted_order, values_at, Delta, SharedDigest,
+    category_deltas, changed_span, common_marks, component_deltas, default_b, diff_rows, entry_at,
+    readout_picks, refs, rows_in_view, sorted_order, values_at, Delta, SharedDigest,
 };
 
 /// A row of the comparison: a file (name and size) and a device.
@@ -761,9 +761,17 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView {
     let drag = StoredValue::new(None::<(f64, (f64, f64))>);
     let size = super::observed_size(canvas);
     // Drawn in a task of its own, once for every change made in one task: with 300 runs the curves
-    // take ~35 ms, and the table's own update as many in the task that changed the runs.
+    // take ~35 ms, and the table's own update as many in the task that changed the runs. Nor more
+    // often than leaves the page four times a drawing's time between two: as a batch of hundreds of
+    // files is read, each file that comes changes the runs, and the chart of 600 runs redrawn for
+    // every one held the page most of the time.
     let due = StoredValue::new(false);
+    // When the last drawing ended, and how long it took.
+    let last = StoredValue::new((f64::NEG_INFINITY, 0.0f64));
+    // The curves as the last drawing made them, stroked again where unchanged.
+    let paths = StoredValue::new_local(crate::render::charts::PathCache::default());
     let draw = move || {
+        let started = crate::load::now();
         let (Some(dark), Some(axis), Some(range), Some(Some(size)), Some(Some(el))) = (
             ui.dark.try_get_untracked(),
             ui.compare.axis.try_get_untracked(),
@@ -780,15 +788,20 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView {
                 .map(|(k, d)| (&**d, run_color(k)))
                 .collect();
             let mut area = None;
-            let drawn = crate::render::charts::draw_sized(&el, size, dark, |a, t| {
-                area = Some(memograph_charts::overlaid_curves(
-                    a, "", &colored, &axis, range, None, t,
-                )?);
-                Ok(Bars::default())
+            let drawn = paths.try_with_value(|paths| {
+                crate::render::charts::draw_sized(&el, size, dark, Some(paths), |a, t| {
+                    area = Some(memograph_charts::overlaid_curves(
+                        a, "", &colored, &axis, range, None, t,
+                    )?);
+                    Ok(Bars::default())
+                })
             });
+            let drawn = drawn.flatten();
             plot.set_value(drawn.and_then(|(_, dpr)| Some((area?, dpr))));
         });
         redrawn.try_update(|n| *n = n.wrapping_add(1));
+        let ended = crate::load::now();
+        last.try_set_value((ended, ended - started));
     };
     Effect::new(move |_| {
         ui.dark.track();
@@ -799,12 +812,26 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView {
         rows.track();
         if !due.get_value() {
             due.set_value(true);
-            leptos::task::spawn_local(async move {
-                crate::load::next_task().await;
-                if due.try_set_value(false).is_none() {
-                    draw();
-                }
-            });
+            let (ended, took) = last.get_value();
+            let wait = ended + 4.0 * took - crate::load::now();
+            // In the task after the page's next frame: what changed the runs (the table's rows) is
+            // laid out by then, and the chart's text, measured in the page (plotters), does not lay
+            // it out again and again (at 600 runs, half of a drawing's time).
+            let go = move || {
+                request_animation_frame(move || {
+                    leptos::task::spawn_local(async move {
+                        crate::load::next_task().await;
+                        if due.try_set_value(false).is_none() {
+                            draw();
+                        }
+                    })
+                })
+            };
+            if wait > 1.0 {
+                crate::load::after(wait as i32, go);
+            } else {
+                go();
+            }
         }
     });
     super::pointer_rule(ui, canvas, rule, plot, redrawn, move || {
@@ -1198,25 +1225,52 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView {
         })
     });
     let tree = Memo::new(move |_| pair.get().map(|(a, b)| diff(&a.live_set, &b.live_set)));
+    // Each run's label, in the runs' order.
+    let options = Memo::new(move |_| {
+        rows.with(|rows| {
+            let folder = folder_of(rows);
+            rows.iter()
+                .map(|d| {
+                    let label = format!("{} · cuda:{}", within(&d.file, &folder), d.device);
+                    (key_of(d), label)
+                })
+                .collect::<Vec<_>>()
+        })
+    });
     let picker = move |which: RwSignal<Option<RowKey>>, testid: &'static str, is_a: bool| {
+        let select = NodeRef::<leptos::html::Select>::new();
+        // The options as they are in the page, kept as runs come and go: only what changed is
+        // changed (made anew at every change, the two pickers' 1 200 options of 600 runs were the
+        // page's style and layout of them in every task that changed the runs).
+        let shown = StoredValue::new(Vec::<String>::new());
+        Effect::new(move |_| {
+            let Some(el) = select.get() else {
+                return;
+            };
+            let current = pair.with(|p| p.as_ref().map(|(a, b)| key_of(if is_a { a } else { b })));
+            options.with(|options| {
+                let now: Vec<String> = options.iter().map(|(_, label)| label.clone()).collect();
+                shown.update_value(|was| {
+                    show_options(&el, was, &now);
+                    *was = now;
+                });
+                let at = options
+                    .iter()
+                    .position(|(k, _)| Some(k) == current.as_ref());
+                el.set_selected_index(at.map_or(-1, |k| i32::try_from(k).unwrap_or(-1)));
+            });
+        });
         view! {
-            <select class="select" data-testid=testid on:change=move |ev| {
-                let k: usize = event_target_value(&ev).parse().unwrap_or(0);
+            // The options are the runs in order: the one picked is the run at its place.
+            <select class="select" data-testid=testid node_ref=select on:change=move |ev| {
+                let Some(el) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok()) else {
+                    return;
+                };
+                let k = usize::try_from(el.selected_index()).unwrap_or(0);
                 if let Some(d) = rows.get_untracked().get(k) {
                     which.set(Some(key_of(d)));
                 }
-            }>
-                {move || {
-                    let current = pair.with(|p| p.as_ref().map(|(a, b)| key_of(if is_a { a } else { b })));
-                    rows.with(|rows| {
-                        let folder = folder_of(rows);
-                        rows.iter().enumerate().map(|(k, d)| {
-                            let selected = current.as_ref() == Some(&key_of(d));
-                            view! { <option value=k.to_string() selected=selected>{format!("{} · cuda:{}", within(&d.file, &folder), d.device)}</option> }
-                        }).collect_view()
-                    })
-                }}
-            </select>
+            }></select>
         }
     };
     let totals = move || {
@@ -1352,8 +1406,11 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView {
             </div>
         })
     };
+    // Built again only when it comes or goes, not at every change of the runs (a batch of 600
+    // files read made it anew, its pickers' options and its tables, as each file came).
+    let two = Memo::new(move |_| rows.with(|r| r.len() >= 2));
     move || {
-        (rows.with(|r| r.len()) >= 2).then(|| {
+        two.get().then(|| {
             view! {
                 <section class="panel wide">
                     <h3>"Diff of two runs at their peaks"</h3>
@@ -1368,5 +1425,28 @@ fn DiffPanel(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView {
                 </section>
             }
         })
+    }
+}
+
+/// Makes `select`'s options read `now` where they read `was`, changing only the span that differs
+/// ([`changed_span`]).
+fn show_options(select: &web_sys::HtmlSelectElement, was: &[String], now: &[String]) {
+    let (start, removed, added) = changed_span(was, now);
+    let options = select.children();
+    for _ in 0..removed {
+        if let Some(option) = options.item(start as u32) {
+            option.remove();
+        }
+    }
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    // (`children` is live: what follows the span is at its start now.)
+    let before = options.item(start as u32);
+    for label in &now[start..start + added] {
+        if let Ok(option) = document.create_element("option") {
+            option.set_text_content(Some(label));
+            let _ = select.insert_before(&option, before.as_ref().map(|b| b.as_ref()));
+        }
     }
 }

@@ -1718,10 +1718,23 @@ where
 
 /// Draws a vertical rule at `marker` (the pointer) and the legend, and says where the plot is.
 fn finish_line_chart<'a, DB: DrawingBackend + 'a>(
-    mut chart: LineChart<'a, DB>,
+    chart: LineChart<'a, DB>,
     marker: Option<f64>,
     position: SeriesLabelPosition,
     theme: &Theme,
+) -> Result<PlotArea>
+where
+    DB::ErrorType: 'static,
+{
+    finish_line_chart_with(chart, marker, theme, |chart| legend(chart, position, theme))
+}
+
+/// [`finish_line_chart`] with a legend of the caller's.
+fn finish_line_chart_with<'a, DB: DrawingBackend + 'a>(
+    mut chart: LineChart<'a, DB>,
+    marker: Option<f64>,
+    theme: &Theme,
+    legend: impl FnOnce(&mut LineChart<'a, DB>) -> Result<()>,
 ) -> Result<PlotArea>
 where
     DB::ErrorType: 'static,
@@ -1733,7 +1746,7 @@ where
             theme.muted.stroke_width(theme.px(1)),
         )))?;
     }
-    legend(&mut chart, position, theme)?;
+    legend(&mut chart)?;
     let (px, py) = chart.plotting_area().get_pixel_range();
     Ok(PlotArea {
         x: (px.start, px.end),
@@ -1786,6 +1799,7 @@ where
         theme,
     )?;
     let width = theme.px(2);
+    let mut legend_lines = Vec::new();
     for (n, (points, (d, color))) in curves.iter().zip(runs).enumerate() {
         if points.is_empty() {
             continue;
@@ -1815,22 +1829,18 @@ where
         let style = color.stroke_width(width);
         if dashed {
             let (dash, gap) = (theme.px(6), theme.px(4));
-            let drawn = chart.draw_series(DashedLineSeries::new(steps, dash, gap, style))?;
-            if in_legend(n, runs.len()) {
-                drawn.label(label).legend(move |(x, y)| {
-                    EmptyElement::at((x, y))
-                        + PathElement::new(vec![(0, 0), (5, 0)], style)
-                        + PathElement::new(vec![(8, 0), (13, 0)], style)
-                });
-            }
+            chart.draw_series(DashedLineSeries::new(steps, dash, gap, style))?;
         } else {
-            let drawn = chart.draw_series(LineSeries::new(steps, style))?;
-            if in_legend(n, runs.len()) {
-                drawn
-                    .label(label)
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], style));
-            }
+            chart.draw_series(LineSeries::new(steps, style))?;
         }
+        if in_legend(n, runs.len()) {
+            legend_lines.push((label, Some((style, dashed))));
+        }
+    }
+    // Each run's peak (a dot) and where it ran out of memory (a cross), over every curve: drawn after
+    // them all, no run's curve hides another's marks (and on a canvas each curve is stroked whole,
+    // not cut at its marks).
+    for (points, (d, color)) in curves.iter().zip(runs) {
         if let Some(&(px, pb)) = points
             .iter()
             .max_by(|a, b| a.1.cmp(&b.1).then(b.0.total_cmp(&a.0)))
@@ -1843,7 +1853,6 @@ where
                 )))?;
             }
         }
-        // Where it ran out of memory: a cross on its curve.
         if let Some((ox, ob)) = oom_point(d, axis).filter(|p| (x0..=x1).contains(&p.0)) {
             chart.draw_series(std::iter::once(Cross::new(
                 (ox, ob as f64 / div),
@@ -1852,8 +1861,16 @@ where
             )))?;
         }
     }
-    more_in_legend(&mut chart, runs.len())?;
-    finish_line_chart(chart, marker, SeriesLabelPosition::UpperLeft, theme)
+    if runs.len() > LEGEND_RUNS {
+        legend_lines.push((more_runs(runs.len()), None));
+    }
+    finish_line_chart_with(chart, marker, theme, |chart| {
+        lines_legend(
+            &chart.plotting_area().strip_coord_spec(),
+            &legend_lines,
+            theme,
+        )
+    })
 }
 
 /// Runs a chart's legend names one by one; past them it names the first `LEGEND_RUNS - 1` and says how
@@ -1876,11 +1893,73 @@ where
     if runs > LEGEND_RUNS {
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-            .label(format!(
-                "… and {} more (colours as in the table)",
-                runs - (LEGEND_RUNS - 1)
-            ))
+            .label(more_runs(runs))
             .legend(|(x, y)| EmptyElement::at((x, y)));
+    }
+    Ok(())
+}
+
+fn more_runs(runs: usize) -> String {
+    format!(
+        "… and {} more (colours as in the table)",
+        runs - (LEGEND_RUNS - 1)
+    )
+}
+
+/// A legend's line: its text, and the line style of its swatch (dashed or not), if it has one.
+type LegendLine = (String, Option<(ShapeStyle, bool)>);
+
+/// The legend of `lines` in the upper left corner of `area`, laid out as plotters lays out its own
+/// (the same margins, swatch room and line height), its text measured by the backend
+/// (`estimate_text_size`) rather than by plotters' fonts: in a browser those put each text in the
+/// page to measure it, and the Compare chart, drawn again as each of hundreds of files came, spent
+/// more time there than on its curves.
+fn lines_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    lines: &[LegendLine],
+    theme: &Theme,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    if lines.is_empty() {
+        return Ok(());
+    }
+    // plotters' series labels: 10 pixels of margin, 30 for the swatch, lines 1.25 font sizes apart,
+    // 5 pixels from the corner.
+    let (margin, swatch, corner) = (10, 30, 5);
+    let font = theme.text(12);
+    let step = font.font.get_size() * 1.25;
+    let mut width = 0;
+    let mut last = 0;
+    for (text, _) in lines {
+        let (w, h) = area.estimate_text_size(text, &font)?;
+        width = width.max(w as i32);
+        last = h as i32;
+    }
+    let height = (step * (lines.len() - 1) as f64).round() as i32 + last;
+    let (x, y) = (corner, corner);
+    let (w, h) = (width + swatch + 2 * margin, height + 2 * margin);
+    area.draw(&Rectangle::new(
+        [(x, y), (x + w, y + h)],
+        theme.background.mix(0.85).filled(),
+    ))?;
+    area.draw(&Rectangle::new([(x, y), (x + w, y + h)], theme.muted))?;
+    for (k, (text, style)) in lines.iter().enumerate() {
+        let top = y + margin + (step * k as f64).round() as i32;
+        area.draw(&Text::new(text.as_str(), (x + margin + swatch, top), &font))?;
+        let (_, th) = area.estimate_text_size(text, &font)?;
+        let (sx, sy) = (x + margin, top + th as i32 / 2);
+        match *style {
+            Some((style, true)) => {
+                area.draw(&PathElement::new(vec![(sx, sy), (sx + 5, sy)], style))?;
+                area.draw(&PathElement::new(vec![(sx + 8, sy), (sx + 13, sy)], style))?;
+            }
+            Some((style, false)) => {
+                area.draw(&PathElement::new(vec![(sx, sy), (sx + 12, sy)], style))?;
+            }
+            None => {}
+        }
     }
     Ok(())
 }
