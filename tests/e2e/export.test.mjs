@@ -137,7 +137,10 @@ test('the compare curves and the step chart export as PNG and SVG', async () => 
   await p.setInputFiles('input[type=file]', [path.join(dir, 'run_a.pickle.gz'), path.join(dir, 'run_b.pickle.gz')]);
   await p.waitForFunction(() => (document.querySelector('[data-testid=compare-status]')?.textContent ?? '').startsWith('2 runs compared'), null, { timeout: 60000 });
   const c = await exportBoth(p, 'export-compare', '[data-testid=compare-chart]');
-  assert.ok(c.doc.texts.length > 0);
+  // The legend (laid out by the chart crate, not plotters) names each run with its peak.
+  for (const run of ['run_a', 'run_b']) {
+    assert.ok(c.doc.texts.some(t => t.includes(run) && t.includes('(peak ')), `${run} in the legend: ${c.doc.texts}`);
+  }
   await p.setInputFiles('input[type=file]', [path.join(dir, 'rank0_steps.jsonl')]);
   await p.waitForSelector('[data-testid=steps-chart]');
   const s = await exportBoth(p, 'export-steps', '[data-testid=steps-chart]');
