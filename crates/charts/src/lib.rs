@@ -1798,7 +1798,14 @@ where
         &x_label,
         theme,
     )?;
-    let width = theme.px(2);
+    // Past a few dozen runs, each curve one device pixel wide: a canvas strokes such a line with a
+    // rasteriser of its own many times faster than a wider one (600 runs' curves two pixels wide
+    // held the page's frames ~70 ms each), and hundreds of curves are a band either way.
+    let width = if runs.len() > THIN_PAST_RUNS {
+        1
+    } else {
+        theme.px(2)
+    };
     let mut legend_lines = Vec::new();
     for (n, (points, (d, color))) in curves.iter().zip(runs).enumerate() {
         if points.is_empty() {
@@ -1872,6 +1879,9 @@ where
         )
     })
 }
+
+/// How many overlaid curves are drawn [`theme`](Theme)-wide; past them, one device pixel wide.
+const THIN_PAST_RUNS: usize = 48;
 
 /// Runs a chart's legend names one by one; past them it names the first `LEGEND_RUNS - 1` and says how
 /// many more there are (32 ranks' names ran off the chart, over its axes).
