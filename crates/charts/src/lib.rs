@@ -316,22 +316,38 @@ fn over_entries(
     }
 }
 
-fn legend<'a, DB: DrawingBackend + 'a>(
-    chart: &mut LineChart<'a, DB>,
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
     position: SeriesLabelPosition,
     theme: &Theme,
 ) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
+    // plotters' margins and swatch room, scaled as the text is (on a screen of two pixels to the
+    // point they were half the text's measure, the swatches against the labels).
     chart
         .configure_series_labels()
         .position(position)
+        .margin(theme.px(LEGEND_MARGIN))
+        .legend_area_size(theme.px(LEGEND_SWATCH))
         .label_font(theme.text(12))
         .background_style(theme.background.mix(0.85))
         .border_style(theme.muted)
         .draw()?;
     Ok(())
+}
+
+/// plotters' own legend measures, at one pixel to the point: the margin inside its box, the room
+/// for a swatch, and how far the box stands from the plot's corner.
+const LEGEND_MARGIN: u32 = 10;
+const LEGEND_SWATCH: u32 = 30;
+const LEGEND_CORNER: u32 = 5;
+
+/// A legend's swatch for a line drawn in `style`: a short stroke of it.
+fn line_swatch(style: ShapeStyle, theme: &Theme) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
+    let len = theme.px(12) as i32;
+    move |(x, y)| PathElement::new(vec![(x, y), (x + len, y)], style)
 }
 
 fn swatch(color: RGBColor, theme: &Theme) -> impl Fn((i32, i32)) -> Rectangle<(i32, i32)> {
@@ -361,21 +377,44 @@ where
     // The axis begins at -1, before the first entry, where a peak of memory held before recording lies.
     let x = r.peak.event.max(-1) as f64;
     let y = r.peak.bytes as f64 / div;
+    let (x_range, y_range) = (chart.x_range(), chart.y_range());
+    let right = x > x_range.end / 2.0;
+    let h = if right { HPos::Right } else { HPos::Left };
+    let text = format!(" peak {} {} ", bytes(r.peak.bytes), at_entry(r.peak.event));
+    let style = theme.text(13).color(&PEAK).pos(Pos::new(h, VPos::Bottom));
+    // The label stands above what is drawn under it: the reserved bytes, which are over the
+    // allocated peak (the reserved curve ran through the label), a few pixels clear of them, and
+    // inside the plot.
+    let area = chart.plotting_area();
+    let (w, th) = area.estimate_text_size(&text, &style)?;
+    let (xs, ys) = area.get_pixel_range();
+    let per_x = (x_range.end - x_range.start) / f64::from((xs.end - xs.start).max(1));
+    let per_y = (y_range.end - y_range.start) / f64::from((ys.end - ys.start).max(1));
+    let span = f64::from(w) * per_x;
+    let (lo, hi) = if right { (x - span, x) } else { (x, x + span) };
+    let under = reserved_over(&r.over_time, lo, hi).max(r.peak.bytes) as f64 / div;
+    let top = y_range.end - f64::from(th) * per_y;
+    let at = (under + f64::from(theme.px(4)) * per_y)
+        .min(top)
+        .max(y * 1.05);
     chart.draw_series(std::iter::once(PathElement::new(
-        vec![(x, 0.0), (x, y * 1.04)],
+        vec![(x, 0.0), (x, at - f64::from(theme.px(1)) * per_y)],
         PEAK.stroke_width(theme.px(2)),
     )))?;
-    let h = if x > chart.x_range().end / 2.0 {
-        HPos::Right
-    } else {
-        HPos::Left
-    };
-    chart.draw_series(std::iter::once(Text::new(
-        format!(" peak {} {} ", bytes(r.peak.bytes), at_entry(r.peak.event)),
-        (x, y * 1.05),
-        theme.text(13).color(&PEAK).pos(Pos::new(h, VPos::Bottom)),
-    )))?;
+    chart.draw_series(std::iter::once(Text::new(text, (x, at), style)))?;
     Ok(())
+}
+
+/// The most bytes `series` reserves from trace entry `lo` to `hi`: its samples there, and the one
+/// before (a sample holds until the next).
+fn reserved_over(series: &CategorySeries, lo: f64, hi: f64) -> u64 {
+    let from = series.entries.partition_point(|&e| (e as f64) <= lo);
+    let to = series.entries.partition_point(|&e| (e as f64) <= hi);
+    series
+        .reserved
+        .get(from.saturating_sub(1)..to.max(from))
+        .and_then(|r| r.iter().copied().max())
+        .unwrap_or(0)
 }
 
 /// Live bytes per category over the trace (stacked), reserved bytes and the peak.
@@ -463,7 +502,7 @@ where
     chart
         .draw_series(LineSeries::new(reserved, ink.stroke_width(width)))?
         .label("reserved by the allocator")
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], ink.stroke_width(width)));
+        .legend(line_swatch(ink.stroke_width(width), theme));
     peak_marker(&mut chart, r, div, theme)?;
     legend(&mut chart, away_from_peak(r), theme)
 }
@@ -864,14 +903,7 @@ where
             .label(what)
             .legend(swatch(color, theme));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .label_font(theme.text(12))
-        .background_style(theme.background.mix(0.85))
-        .border_style(theme.muted)
-        .draw()?;
-    Ok(())
+    legend(&mut chart, SeriesLabelPosition::UpperRight, theme)
 }
 
 /// A line of small text at the bottom left of `area`.
@@ -1511,6 +1543,75 @@ mod tests {
     }
 
     #[test]
+    fn the_peak_label_stands_clear_of_the_reserved_bytes_under_it() {
+        use memograph_snapshot::analysis::categories::Rules;
+        use memograph_snapshot::analysis::report::{device_report, ReportOptions};
+        let written = memograph_snapshot::synth::pickle(40);
+        let s = memograph_snapshot::read_bytes(&written.bytes).unwrap();
+        let r = device_report(&s, 0, &Rules::built_in(), &ReportOptions::default());
+        let peak = r.peak.event as usize;
+        let at_peak = |v: &[u64]| {
+            let k = r.over_time.entries.partition_point(|&e| e <= peak as i64);
+            v[k.saturating_sub(1)]
+        };
+        assert!(
+            at_peak(&r.over_time.reserved) > r.peak.bytes,
+            "the case: reserved over the peak"
+        );
+        let theme = Theme::light();
+        let ink = (theme.ink.0, theme.ink.1, theme.ink.2);
+        type Chart = fn(&DrawingArea<Recorder, Shift>, &DeviceReport, &Theme);
+        let charts: [(&str, Chart, (u8, u8, u8)); 2] = [
+            (
+                "memory_overview",
+                |a, r, t| memory_overview(a, "", r, t).unwrap(),
+                ink,
+            ),
+            (
+                "allocated_vs_reserved",
+                |a, r, t| allocated_vs_reserved(a, "", r, t).unwrap(),
+                (RESERVED.0, RESERVED.1, RESERVED.2),
+            ),
+        ];
+        for (name, chart, reserved_colour) in charts {
+            for size in [(900, 340), (640, 200)] {
+                let drawn = drawn_by(size, |area| chart(area, &r, &theme));
+                let (text, (x, bottom)) = drawn
+                    .texts
+                    .iter()
+                    .find(|(t, _)| t.starts_with(" peak "))
+                    .unwrap()
+                    .clone();
+                // Right-aligned past the middle (the Recorder's text is 6 pixels a character).
+                let width = text.chars().count() as i32 * 6;
+                let (left, right) = if x > size.0 as i32 / 2 {
+                    (x - width, x)
+                } else {
+                    (x, x + width)
+                };
+                // The reserved bytes as drawn: the ink line, or the outline of the reserved area.
+                let under: Vec<_> = drawn
+                    .lines
+                    .iter()
+                    .filter(|(a, b, c)| {
+                        *c == reserved_colour && a.0.max(b.0) >= left && a.0.min(b.0) <= right
+                    })
+                    .collect();
+                assert!(
+                    !under.is_empty(),
+                    "{name} {size:?}: no reserved line under the label"
+                );
+                for (a, b, _) in under {
+                    assert!(
+                        a.1.min(b.1) >= bottom,
+                        "{name} {size:?}: the label (bottom {bottom}) over the line {a:?}–{b:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn an_out_of_memory_is_placed_where_its_entry_is_on_every_axis() {
         use memograph_snapshot::analysis::categories::Rules;
         use memograph_snapshot::analysis::compare::{digests, OomPoint};
@@ -1935,9 +2036,12 @@ where
     if lines.is_empty() {
         return Ok(());
     }
-    // plotters' series labels: 10 pixels of margin, 30 for the swatch, lines 1.25 font sizes apart,
-    // 5 pixels from the corner.
-    let (margin, swatch, corner) = (10, 30, 5);
+    // As plotters lays out its series labels (see `legend`), lines 1.25 font sizes apart.
+    let (margin, swatch, corner) = (
+        theme.px(LEGEND_MARGIN) as i32,
+        theme.px(LEGEND_SWATCH) as i32,
+        theme.px(LEGEND_CORNER) as i32,
+    );
     let font = theme.text(12);
     let step = font.font.get_size() * 1.25;
     let mut width = 0;
@@ -1960,14 +2064,16 @@ where
         area.draw(&Text::new(text.as_str(), (x + margin + swatch, top), &font))?;
         let (_, th) = area.estimate_text_size(text, &font)?;
         let (sx, sy) = (x + margin, top + th as i32 / 2);
+        let px = |v| theme.px(v) as i32;
         match *style {
             Some((style, true)) => {
-                area.draw(&PathElement::new(vec![(sx, sy), (sx + 5, sy)], style))?;
-                area.draw(&PathElement::new(vec![(sx + 8, sy), (sx + 13, sy)], style))?;
+                area.draw(&PathElement::new(vec![(sx, sy), (sx + px(5), sy)], style))?;
+                area.draw(&PathElement::new(
+                    vec![(sx + px(8), sy), (sx + px(13), sy)],
+                    style,
+                ))?;
             }
-            Some((style, false)) => {
-                area.draw(&PathElement::new(vec![(sx, sy), (sx + 12, sy)], style))?;
-            }
+            Some((style, false)) => area.draw(&line_swatch(style, theme)((sx, sy)))?,
             None => {}
         }
     }
@@ -2139,9 +2245,7 @@ where
                 ink.stroke_width(thin),
             ))?
             .label(format!("GPU memory ({name}, {})", bytes(total)))
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 12, y)], ink.stroke_width(thin))
-            });
+            .legend(line_swatch(ink.stroke_width(thin), theme));
     }
     // Whether static, theoretical, OOM and retry marks have their legend entry yet.
     let mut labelled = (false, false, false, false);
@@ -2154,9 +2258,6 @@ where
             r.rank.map_or(String::new(), |x| format!(" rank {x}")),
             if r.simulated { " (simulated)" } else { "" }
         );
-        let legend = move |(x, y): (i32, i32)| {
-            PathElement::new(vec![(x, y), (x + 12, y)], color.stroke_width(width))
-        };
         // A run of few steps has a dot at each: a line of one point draws nothing, and a short run
         // beside a long one is a line narrower than a pixel.
         if line.len() <= FEW_STEPS {
@@ -2176,7 +2277,9 @@ where
             chart.draw_series(LineSeries::new(line, color.stroke_width(width)))?
         };
         if in_legend(k, runs.len()) {
-            drawn.label(label).legend(legend);
+            drawn
+                .label(label)
+                .legend(line_swatch(color.stroke_width(width), theme));
         }
         let hline = |bytes: u64, c: RGBColor| {
             PathElement::new(
@@ -2189,18 +2292,18 @@ where
         if let Some(b) = r.static_bytes {
             let drawn = chart.draw_series(std::iter::once(hline(b, green)))?;
             if !std::mem::replace(&mut labelled.0, true) {
-                drawn.label("static memory").legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 12, y)], green.stroke_width(thin))
-                });
+                drawn
+                    .label("static memory")
+                    .legend(line_swatch(green.stroke_width(thin), theme));
             }
         }
         if options.theoretical {
             if let Some(b) = r.theoretical_bytes {
                 let drawn = chart.draw_series(std::iter::once(hline(b, PEAK)))?;
                 if !std::mem::replace(&mut labelled.1, true) {
-                    drawn.label("theoretical memory").legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 12, y)], PEAK.stroke_width(thin))
-                    });
+                    drawn
+                        .label("theoretical memory")
+                        .legend(line_swatch(PEAK.stroke_width(thin), theme));
                 }
             }
         }
@@ -2218,7 +2321,7 @@ where
                 )))?;
                 if !std::mem::replace(&mut labelled.2, true) {
                     drawn.label("out of memory").legend(move |(x, y)| {
-                        Cross::new((x + 6, y), cross, PEAK.stroke_width(width))
+                        Cross::new((x + cross as i32, y), cross, PEAK.stroke_width(width))
                     });
                 }
             } else if now.0 > last.0 {
@@ -2229,7 +2332,7 @@ where
                 )))?;
                 if !std::mem::replace(&mut labelled.3, true) {
                     drawn.label("allocation retries").legend(move |(x, y)| {
-                        TriangleMarker::new((x + 6, y), triangle, PENDING.filled())
+                        TriangleMarker::new((x + cross as i32, y), triangle, PENDING.filled())
                     });
                 }
             }
