@@ -434,7 +434,11 @@ fn Chart(
             super::export::save_picture(&name, &el, dark, svg, &(draw, r));
         });
     };
+    // The buttons beside the panel's heading (style/main.css), not over the chart.
     view! {
+        <div class="heading-buttons">
+            <super::export::ExportButtons testid=testid png=move || export(false) svg=move || export(true) />
+        </div>
         <div class="chart-box">
             <canvas class="chart" class:clickable=pick.is_some() data-testid=testid node_ref=canvas
                 tabindex=pick.map(|_| "0")
@@ -443,7 +447,6 @@ fn Chart(
             <Show when=move || pick.is_some() && ring().is_some()>
                 <div class="bar-focus" data-testid=format!("{testid}-focus") style=ring></div>
             </Show>
-            <super::export::ExportButtons testid=testid png=move || export(false) svg=move || export(true) />
         </div>
     }
 }

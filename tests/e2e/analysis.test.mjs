@@ -41,6 +41,19 @@ test('the analysis view shows the peak by category, component and call stack, wi
   const legend = await page.locator('.panel .legend.flat .legend-item').allTextContents();
   assert.ok(legend.some(l => /^Optimizer state 25\.6 GiB/.test(l)), legend.join(' | '));
   assert.match(await page.textContent('[data-testid=recommendations]'), /expandable_segments:True/);
+  // Each chart's PNG/SVG buttons stand beside its panel's heading, not over what the chart draws
+  // (the peak's label is drawn in its top right corner), and the heading's text keeps clear of them.
+  const placed = await page.$$eval('.panel', panels => panels.filter(p => p.querySelector(':scope > .heading-buttons'))
+    .map(p => {
+      const box = e => e.getBoundingClientRect();
+      const [h3, buttons, canvas] = [box(p.querySelector('h3')), box(p.querySelector('.export-buttons')), box(p.querySelector('.chart-box canvas'))];
+      const text = document.createRange();
+      text.selectNodeContents(p.querySelector('h3'));
+      return { heading: p.querySelector('h3').textContent, above: buttons.bottom <= canvas.top + 1,
+        inline: buttons.top < h3.bottom && buttons.bottom > h3.top, clear: text.getBoundingClientRect().right <= buttons.left };
+    }));
+  assert.ok(placed.length >= 6, JSON.stringify(placed));
+  for (const p of placed) assert.ok(p.above && p.inline && p.clear, JSON.stringify(p));
   await page.waitForTimeout(200);
   await shot(page, 'analysis-peak');
   await page.locator('[data-testid=overview-chart]').scrollIntoViewIfNeeded();
@@ -74,8 +87,9 @@ test('clicking a call path, a bar or a category highlights its allocations on th
   await page.mouse.click(top.x + top.width * 0.6, top.y + 22);
   assert.match(await chip.textContent(), /Highlighted: b[0-9a-f]+_\d+ 100\.0 MiB \(1 allocation\)/);
   // The keyboard picks bars too: Tab reaches the chart, the arrows move a ring round a bar, Enter picks it.
-  await page.locator('[data-testid=components-chart-png]').focus();
-  await page.keyboard.press('Shift+Tab');
+  // (The chart's PNG/SVG buttons, beside its heading, come before it.)
+  await page.locator('[data-testid=components-chart-svg]').focus();
+  await page.keyboard.press('Tab');
   assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), 'components-chart');
   for (const key of ['Home', 'ArrowRight', 'ArrowRight', 'ArrowRight', 'ArrowLeft']) await page.keyboard.press(key);
   assert.match(await page.getAttribute('[data-testid=components-chart]', 'aria-label'), /^Optimizer state: Enter highlights it$/);
