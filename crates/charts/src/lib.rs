@@ -2044,13 +2044,13 @@ where
     );
     let font = theme.text(12);
     let step = font.font.get_size() * 1.25;
-    let mut width = 0;
-    let mut last = 0;
-    for (text, _) in lines {
-        let (w, h) = area.estimate_text_size(text, &font)?;
-        width = width.max(w as i32);
-        last = h as i32;
-    }
+    // Each line's text measured once (in a browser, by the canvas).
+    let sizes = lines
+        .iter()
+        .map(|(text, _)| area.estimate_text_size(text, &font))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let width = sizes.iter().map(|&(w, _)| w as i32).max().unwrap_or(0);
+    let last = sizes.last().map_or(0, |&(_, h)| h as i32);
     let height = (step * (lines.len() - 1) as f64).round() as i32 + last;
     let (x, y) = (corner, corner);
     let (w, h) = (width + swatch + 2 * margin, height + 2 * margin);
@@ -2059,10 +2059,9 @@ where
         theme.background.mix(0.85).filled(),
     ))?;
     area.draw(&Rectangle::new([(x, y), (x + w, y + h)], theme.muted))?;
-    for (k, (text, style)) in lines.iter().enumerate() {
+    for (k, ((text, style), &(_, th))) in lines.iter().zip(&sizes).enumerate() {
         let top = y + margin + (step * k as f64).round() as i32;
         area.draw(&Text::new(text.as_str(), (x + margin + swatch, top), &font))?;
-        let (_, th) = area.estimate_text_size(text, &font)?;
         let (sx, sy) = (x + margin, top + th as i32 / 2);
         let px = |v| theme.px(v) as i32;
         match *style {
