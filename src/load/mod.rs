@@ -52,6 +52,13 @@
 //!   718 → 693 ms then). With the load's other costs gone it cost more than it saved: cold A/B, 8
 //!   each, 177 MB median 468 → 448 and 488 → 474 ms (worst 537 → 478, 516 → 487), kk 167 → 151,
 //!   193 MB tiled 561 → 562 (worst 647 → 601). Removed.
+//! - **No primer.** Nor does the first worker parse anything before its file. Tried: as soon as it was
+//!   up, it parsed `synth`'s 3-step pickle (37 KB) 32 times, 4 to a task, a `Start` cutting it short,
+//!   so that a file chosen as the page opened would find the parse's code compiled and its optimising
+//!   compiles under way. A file chosen so comes 25–120 ms after the worker is up; the primer's first
+//!   task took 16–23 ms (the browser compiles each function at its first call), the next ones 2 ms.
+//!   Cold A/B on the 177 MB long-run file, 10 and 16 loads each, first timeline medians 900 → 959 and
+//!   965 → 972 ms, means 853 → 870 and 972 → 942: no difference the benchmark's machine could show.
 //! - **Spare worker.** A worker is started ahead of time with the module loaded, so a file never waits
 //!   for one to load.
 //! - **Heap growth.** Before building something of known size (the worker's snapshot, the page's
