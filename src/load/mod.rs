@@ -57,8 +57,9 @@
 //!   so that a file chosen as the page opened would find the parse's code compiled and its optimising
 //!   compiles under way. A file chosen so comes 25–120 ms after the worker is up; the primer's first
 //!   task took 16–23 ms (the browser compiles each function at its first call), the next ones 2 ms.
-//!   Cold A/B on the 177 MB long-run file, 10 and 16 loads each, first timeline medians 900 → 959 and
-//!   965 → 972 ms, means 853 → 870 and 972 → 942: no difference the benchmark's machine could show.
+//!   Cold A/B on the 177 MB long-run file, 10 and 16 loads each, first timeline (without → with it):
+//!   medians 900 → 959 and 965 → 972 ms, means 853 → 870 and 972 → 942: no difference the
+//!   benchmark's machine could show.
 //! - **Spare worker.** A worker is started ahead of time with the module loaded, so a file never waits
 //!   for one to load.
 //! - **Heap growth.** Before building something of known size (the worker's snapshot, the page's
