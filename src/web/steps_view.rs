@@ -1,6 +1,6 @@
 //! Steps: per-step memory records (training logs, memograph-capture's step files, Megatron traces, CSV)
-//! as one line per run × rank, static memory as a green baseline and theoretical memory as a red line
-//! (on request), simulated runs dashed, retries and OOMs marked; the per-run table (Copy as Markdown,
+//! as one line per run × rank, each run's static memory as a dotted baseline and its theoretical memory
+//! as a dash-dotted line (on request) in its colour, simulated runs dashed, retries and OOMs marked; the per-run table (Copy as Markdown,
 //! CSV) and the runs that grow step after step; components against the measured peak; snapshots of the same run marked on the chart (a click
 //! opens one). Figures are the engine's (`memograph_snapshot::steps`); the chart is `memograph-charts`'
 //! (`memograph steps -o` draws the same).
@@ -110,7 +110,7 @@ pub fn StepsView(ui: Ui) -> impl IntoView {
                 </section>
                 <StepRankSets ui=ui runs=runs />
                 <section class="panel wide">
-                    <h3>"Memory per step" <span class="muted">" · static memory green, theoretical red, the GPU's memory black dashed, simulated runs dashed; ▲ allocation retries, ✕ out of memory; ○ a snapshot of the run (click to open it)"</span></h3>
+                    <h3>"Memory per step" <span class="muted">" · each run's static memory dotted and theoretical dash-dotted in its colour, the GPU's memory black dashed, simulated runs dashed; ▲ allocation retries, ✕ out of memory; ○ a snapshot of the run (click to open it)"</span></h3>
                     <StepsChart ui=ui runs=runs />
                 </section>
                 <Breakdowns runs=runs />

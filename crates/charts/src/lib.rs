@@ -19,8 +19,10 @@ use plotters::coord::ranged1d::SegmentValue;
 use plotters::coord::ranged1d::SegmentedCoord;
 use plotters::coord::types::{RangedCoordf64, RangedCoordu32};
 use plotters::coord::Shift;
+use plotters::element::{Drawable, DynElement, IntoDynElement, PointCollection};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters_backend::{BackendCoord, DrawingErrorKind};
 
 pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
@@ -1126,6 +1128,8 @@ mod tests {
         lines: Vec<(BackendCoord, BackendCoord, (u8, u8, u8))>,
         texts: Vec<(String, (i32, i32))>,
         dots: Vec<Dot>,
+        /// Paths of any width (a one-pixel one is in `lines` too), with their colour.
+        paths: Vec<(Vec<BackendCoord>, (u8, u8, u8))>,
     }
 
     /// A filled circle drawn: its centre and colour.
@@ -1162,6 +1166,24 @@ mod tests {
                 .borrow_mut()
                 .lines
                 .push((from, to, style.color().rgb));
+            Ok(())
+        }
+        fn draw_path<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
+            &mut self,
+            path: I,
+            style: &S,
+        ) -> std::result::Result<(), DrawingErrorKind<std::io::Error>> {
+            // As the trait's own: lines, or a wide path's polygon in scan lines.
+            let path: Vec<BackendCoord> = path.into_iter().collect();
+            if style.stroke_width() == 1 {
+                for pair in path.windows(2) {
+                    self.draw_line(pair[0], pair[1], style)?;
+                }
+            } else {
+                let outline = plotters_backend::rasterizer::polygonize(&path, style.stroke_width());
+                self.fill_polygon(outline, &style.color())?;
+            }
+            self.0.borrow_mut().paths.push((path, style.color().rgb));
             Ok(())
         }
         fn draw_rect<S: BackendStyle>(
@@ -1421,6 +1443,89 @@ mod tests {
             .filter(|t| ["4", "5", "6"].contains(t))
             .collect();
         assert_eq!(labels, ["4", "5", "6"]);
+    }
+
+    #[test]
+    fn dashes_follow_their_pattern_and_stop_at_the_end() {
+        // Two pixels on, three off, a unit to a pixel: cut at 12.
+        assert_eq!(
+            dashes(0.0, 12.0, 1.0, &[2, 3]),
+            [(0.0, 2.0), (5.0, 7.0), (10.0, 12.0)]
+        );
+        assert_eq!(
+            dashes(10.0, 30.0, 1.0, &[9, 3, 2, 3]),
+            [(10.0, 19.0), (22.0, 24.0), (27.0, 30.0)]
+        );
+        // In the data's units: a step of 0.5 to a pixel.
+        assert_eq!(dashes(0.0, 4.0, 0.5, &[2, 2]), [(0.0, 1.0), (2.0, 3.0)]);
+        // Nothing to repeat, or no width: a plain line (never a loop without end).
+        assert_eq!(dashes(0.0, 5.0, 1.0, &[]), [(0.0, 5.0)]);
+        assert_eq!(dashes(0.0, 5.0, 0.0, &[2, 3]), [(0.0, 5.0)]);
+        assert_eq!(dashes(0.0, 5.0, f64::NAN, &[2, 3]), [(0.0, 5.0)]);
+        assert_eq!(dashes(5.0, 5.0, 1.0, &[2, 3]), [(5.0, 5.0)]);
+    }
+
+    #[test]
+    fn each_run_s_static_and_theoretical_lines_are_in_its_colour() {
+        // Two runs with their static and theoretical memory: one colour for every static line (and
+        // another for every theoretical one) left nobody able to tell whose line was whose.
+        let run = |name: &str, peak: u64, fixed: u64, theory: u64| StepRun {
+            name: name.into(),
+            static_bytes: Some(fixed),
+            theoretical_bytes: Some(theory),
+            steps: (1..=10)
+                .map(|step| StepRecord {
+                    step,
+                    peak_allocated_bytes: Some(peak),
+                    ..StepRecord::default()
+                })
+                .collect(),
+            ..StepRun::default()
+        };
+        let (a, b) = (
+            run("a", 8 << 30, 3 << 30, 5 << 30),
+            run("b", 4 << 30, 1 << 30, 2 << 30),
+        );
+        let options = StepChartOptions {
+            reserved: false,
+            theoretical: true,
+        };
+        let drawn = drawn_by((800, 400), |area| {
+            step_chart(area, "", &[&a, &b], options, &[], None, &Theme::light()).unwrap();
+        });
+        let colour = |k: usize| {
+            let c = run_color(k);
+            (c.0, c.1, c.2)
+        };
+        // The heights at which a run's colour has many short horizontal dashes (its legend swatch,
+        // a short line too, is one).
+        let dashed_at = |k: usize| {
+            let mut by_height = std::collections::BTreeMap::<i32, usize>::new();
+            for (p, c) in &drawn.paths {
+                if *c == colour(k) && p.len() == 2 && p[0].1 == p[1].1 && p[1].0 - p[0].0 < 40 {
+                    *by_height.entry(p[0].1).or_default() += 1;
+                }
+            }
+            by_height
+                .into_iter()
+                .filter(|&(_, n)| n > 50)
+                .map(|(y, _)| y)
+                .collect::<Vec<_>>()
+        };
+        // Each run: two reference lines (theoretical above static), each of many dashes.
+        for k in 0..2 {
+            assert_eq!(dashed_at(k).len(), 2, "run {k}: {:?}", dashed_at(k));
+        }
+        // Run a's lines stand above run b's (3 and 5 GiB against 1 and 2).
+        assert!(dashed_at(0)[1] < dashed_at(1)[0]);
+        let legend: Vec<&str> = drawn.texts.iter().map(|t| t.0.as_str()).collect();
+        for entry in ["static memory", "theoretical memory"] {
+            assert_eq!(
+                legend.iter().filter(|t| **t == entry).count(),
+                1,
+                "{legend:?}"
+            );
+        }
     }
 
     #[test]
@@ -2179,9 +2284,82 @@ pub fn step_value(s: &StepRecord, reserved: bool) -> Option<u64> {
     }
 }
 
-/// One line per run × rank over its steps, in run colours (simulated runs dashed); static memory as a
-/// green horizontal line and, when asked, theoretical memory as a red one (each only where the input
-/// has it); steps with new allocation retries or OOMs marked. `marks`: (run, step, label) points to
+/// The step chart's reference lines, in pixels at scale 1: dash, gap, dash, gap… (repeated).
+const STATIC_PATTERN: [u32; 2] = [2, 3];
+const THEORETICAL_PATTERN: [u32; 4] = [9, 3, 2, 3];
+
+/// The dashes of `pattern` (pixels: dash, gap, …, repeated) from `x0` to `x1`, as (from, to) in the
+/// data's x (`x_per_px` of it to a pixel); the last one cut at `x1`. A pattern of no length or a plot
+/// of no width: one plain line.
+fn dashes(x0: f64, x1: f64, x_per_px: f64, pattern: &[u32]) -> Vec<(f64, f64)> {
+    let period = f64::from(pattern.iter().sum::<u32>()) * x_per_px;
+    if !(period > 0.0 && period.is_finite() && x1 > x0) {
+        return vec![(x0, x1)];
+    }
+    let mut out = Vec::new();
+    let mut at = x0;
+    'periods: loop {
+        for (k, &len) in pattern.iter().enumerate() {
+            if at >= x1 {
+                break 'periods;
+            }
+            let end = at + f64::from(len) * x_per_px;
+            if k % 2 == 0 {
+                out.push((at, end.min(x1)));
+            }
+            at = end;
+        }
+    }
+    out
+}
+
+/// A legend swatch drawn in `pattern` (pixels at scale 1) over the swatch's length.
+fn pattern_swatch<DB: DrawingBackend>(
+    style: ShapeStyle,
+    pattern: &'static [u32],
+    theme: &Theme,
+) -> impl Fn((i32, i32)) -> DynElement<'static, DB, (i32, i32)> {
+    let len = theme.px(14) as i32;
+    let pattern: Vec<u32> = pattern.iter().map(|&p| theme.px(p).max(1)).collect();
+    move |(x, y)| {
+        let pieces: Vec<PathElement<(i32, i32)>> = dashes(0.0, f64::from(len), 1.0, &pattern)
+            .into_iter()
+            .map(|(a, b)| PathElement::new(vec![(x + a as i32, y), (x + b as i32, y)], style))
+            .collect();
+        Swatch(pieces).into_dyn()
+    }
+}
+
+/// Several paths drawn as one legend swatch.
+struct Swatch(Vec<PathElement<(i32, i32)>>);
+
+impl<'a> PointCollection<'a, (i32, i32)> for &'a Swatch {
+    type Point = &'a (i32, i32);
+    type IntoIter = Box<dyn Iterator<Item = &'a (i32, i32)> + 'a>;
+    fn point_iter(self) -> Self::IntoIter {
+        Box::new(self.0.iter().flat_map(|p| p.point_iter()))
+    }
+}
+
+impl<DB: DrawingBackend> Drawable<DB> for Swatch {
+    fn draw<I: Iterator<Item = BackendCoord>>(
+        &self,
+        mut points: I,
+        backend: &mut DB,
+        size: (u32, u32),
+    ) -> std::result::Result<(), DrawingErrorKind<DB::ErrorType>> {
+        for path in &self.0 {
+            let n = path.point_iter().len();
+            path.draw((&mut points).take(n), backend, size)?;
+        }
+        Ok(())
+    }
+}
+
+/// One line per run × rank over its steps, in run colours (simulated runs dashed); each run's static
+/// memory as a dotted horizontal line and, when asked, its theoretical memory as a dash-dotted one, in
+/// the run's colour (each only where the input has it: one colour for all made three runs' static
+/// lines nobody's); steps with new allocation retries or OOMs marked. `marks`: (run, step, label) points to
 /// circle (a snapshot of the same run). `marker`: a step to draw a vertical rule at (the pointer).
 pub fn step_chart<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -2231,7 +2409,11 @@ where
         theme,
     )?;
     let width = theme.px(2);
-    let green = RGBColor(0x2c, 0xa0, 0x2c);
+    // The data's x per pixel, for the reference lines' patterns (drawn in pixels).
+    let x_per_px = {
+        let (px, _) = chart.plotting_area().get_pixel_range();
+        (x1 - x0) / f64::from((px.end - px.start).max(1))
+    };
     if let Some((name, total)) = ceiling {
         let y = total as f64 / div;
         let ink = theme.ink;
@@ -2244,7 +2426,7 @@ where
                 ink.stroke_width(thin),
             ))?
             .label(format!("GPU memory ({name}, {})", bytes(total)))
-            .legend(line_swatch(ink.stroke_width(thin), theme));
+            .legend(pattern_swatch(ink.stroke_width(thin), &[5, 3], theme));
     }
     // Whether static, theoretical, OOM and retry marks have their legend entry yet.
     let mut labelled = (false, false, false, false);
@@ -2276,33 +2458,44 @@ where
             chart.draw_series(LineSeries::new(line, color.stroke_width(width)))?
         };
         if in_legend(k, runs.len()) {
-            drawn
-                .label(label)
-                .legend(line_swatch(color.stroke_width(width), theme));
-        }
-        let hline = |bytes: u64, c: RGBColor| {
-            PathElement::new(
-                vec![(x0, bytes as f64 / div), (x1, bytes as f64 / div)],
-                c.stroke_width(theme.px(2).max(1)),
-            )
-        };
-        // The first line or mark of each kind carries its legend entry.
-        let thin = theme.px(2).max(1);
-        if let Some(b) = r.static_bytes {
-            let drawn = chart.draw_series(std::iter::once(hline(b, green)))?;
-            if !std::mem::replace(&mut labelled.0, true) {
+            let style = color.stroke_width(width);
+            if r.simulated {
                 drawn
-                    .label("static memory")
-                    .legend(line_swatch(green.stroke_width(thin), theme));
+                    .label(label)
+                    .legend(pattern_swatch(style, &[4, 3], theme));
+            } else {
+                drawn.label(label).legend(line_swatch(style, theme));
+            }
+        }
+        // The first line or mark of each kind carries its legend entry (its swatch in ink: the
+        // pattern tells the kind, the colour the run).
+        let thin = theme.px(2).max(1);
+        let reference = |bytes: u64, pattern: &[u32]| {
+            let pattern: Vec<u32> = pattern.iter().map(|&p| theme.px(p).max(1)).collect();
+            let y = bytes as f64 / div;
+            dashes(x0, x1, x_per_px, &pattern)
+                .into_iter()
+                .map(move |(a, b)| PathElement::new(vec![(a, y), (b, y)], color.stroke_width(thin)))
+        };
+        if let Some(b) = r.static_bytes {
+            let drawn = chart.draw_series(reference(b, &STATIC_PATTERN))?;
+            if !std::mem::replace(&mut labelled.0, true) {
+                drawn.label("static memory").legend(pattern_swatch(
+                    theme.ink.stroke_width(thin),
+                    &STATIC_PATTERN,
+                    theme,
+                ));
             }
         }
         if options.theoretical {
             if let Some(b) = r.theoretical_bytes {
-                let drawn = chart.draw_series(std::iter::once(hline(b, PEAK)))?;
+                let drawn = chart.draw_series(reference(b, &THEORETICAL_PATTERN))?;
                 if !std::mem::replace(&mut labelled.1, true) {
-                    drawn
-                        .label("theoretical memory")
-                        .legend(line_swatch(PEAK.stroke_width(thin), theme));
+                    drawn.label("theoretical memory").legend(pattern_swatch(
+                        theme.ink.stroke_width(thin),
+                        &THEORETICAL_PATTERN,
+                        theme,
+                    ));
                 }
             }
         }
