@@ -77,7 +77,9 @@
 //!   copied). A piece's reads run in JavaScript (index.html's `memographFill`): the browser hands a
 //!   file over in reads of 64 KiB, 2 300 for 177 MB, and a future awaited in wasm for each cost the
 //!   page's thread more than the read did (warm 177 MB load, A/B of 8 each: first timeline median
-//!   384 → 360 ms).
+//!   384 → 360 ms). The other ways a browser reads a file are slower (177 MB alone, 3 rounds, 8 MiB
+//!   pieces): the byte stream 186–402 ms on the page and 187–204 in a worker, slices'
+//!   `arrayBuffer()` 345–459, `FileReader` 428–466, `FileReaderSync` in a worker 326–439.
 //! - **Fresh memory is time.** The first write to each page of memory is a page fault (0.3 ms per MiB
 //!   on the benchmark's machine): a fresh buffer per piece cost the page's thread about 60 ms of a
 //!   177 MB load, and tables that double copy themselves into fresh memory (the engine sizes them from
@@ -90,7 +92,10 @@
 //!   button, a drag over the page), so an idle page with files open does not hold it. The page does
 //!   the same for its own side while the worker parses: up to 0.4× the file (at most 512 MiB; the
 //!   loaded model takes more), freed for the decoding when the model comes (at 185 MB its decode went
-//!   from about 50 to 35 ms).
+//!   from about 50 to 35 ms). Its steps share the page's thread with the reading, and it still pays:
+//!   without it (and the model's buffers below), cold A/B on the 177 MB long run, 8 loads each,
+//!   twice: the parse and the read no faster, the decode 55 → 86–93 ms, first timeline medians
+//!   786 → 791 and 764 → 785 ms.
 //! - **Model pieces written ahead.** The worker writes the model's encoding into buffers of its
 //!   pieces, which travel to the page (transferred, so never reused). Fresh buffers cost the worker
 //!   page faults while the page waits for the model: in a browser test, 24 MB of pieces took 25 ms
