@@ -1361,11 +1361,11 @@ mod tests {
         assert_eq!(count_label(1e15 + 0.5), "1P");
     }
 
-    #[test]
-    fn snapshots_at_one_point_are_labelled_once() {
-        // Four ranks' exit snapshots at the last step: three at one peak, one higher.
-        let run = |peak: u64| StepRun {
-            steps: (1..=20)
+    /// A run named `name` at `peak` allocated bytes over `steps`.
+    fn flat_run(name: &str, steps: std::ops::Range<u64>, peak: u64) -> StepRun {
+        StepRun {
+            name: name.into(),
+            steps: steps
                 .map(|step| StepRecord {
                     step,
                     peak_allocated_bytes: Some(peak),
@@ -1373,7 +1373,13 @@ mod tests {
                 })
                 .collect(),
             ..StepRun::default()
-        };
+        }
+    }
+
+    #[test]
+    fn snapshots_at_one_point_are_labelled_once() {
+        // Four ranks' exit snapshots at the last step: three at one peak, one higher.
+        let run = |peak: u64| flat_run("", 1..21, peak);
         let runs = [run(40 << 30), run(40 << 30), run(46 << 30), run(40 << 30)];
         let refs: Vec<&StepRun> = runs.iter().collect();
         let mut marks: Vec<(usize, u64, String)> = (0..4).map(|k| (k, 20, "exit".into())).collect();
@@ -1392,17 +1398,7 @@ mod tests {
 
     #[test]
     fn a_short_run_beside_a_long_one_is_drawn_as_dots() {
-        let run = |name: &str, steps: std::ops::Range<u64>| StepRun {
-            name: name.into(),
-            steps: steps
-                .map(|step| StepRecord {
-                    step,
-                    peak_allocated_bytes: Some(1 << 30),
-                    ..StepRecord::default()
-                })
-                .collect(),
-            ..StepRun::default()
-        };
+        let run = |name: &str, steps: std::ops::Range<u64>| flat_run(name, steps, 1 << 30);
         let (long, short) = (run("long", 0..20_000), run("short", 5..8));
         let options = StepChartOptions {
             reserved: false,
@@ -1470,17 +1466,9 @@ mod tests {
         // Two runs with their static and theoretical memory: one colour for every static line (and
         // another for every theoretical one) left nobody able to tell whose line was whose.
         let run = |name: &str, peak: u64, fixed: u64, theory: u64| StepRun {
-            name: name.into(),
             static_bytes: Some(fixed),
             theoretical_bytes: Some(theory),
-            steps: (1..=10)
-                .map(|step| StepRecord {
-                    step,
-                    peak_allocated_bytes: Some(peak),
-                    ..StepRecord::default()
-                })
-                .collect(),
-            ..StepRun::default()
+            ..flat_run(name, 1..11, peak)
         };
         let (a, b) = (
             run("a", 8 << 30, 3 << 30, 5 << 30),
