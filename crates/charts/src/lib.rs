@@ -1354,6 +1354,10 @@ mod tests {
         assert_eq!(step_range(&run(&[50_000, 50_100])), (50_000.0, 50_100.0));
         assert_eq!(step_range(&run(&[5])), (4.0, 6.0));
         assert_eq!(step_range(&run(&[0])), (0.0, 2.0));
+        // Past 2^53 steps are not one apart in f64: the span still has a width.
+        let far = (1u64 << 57) as f64;
+        let (a, b) = step_range(&run(&[1 << 57]));
+        assert!(a < far && far < b, "{a}..{b}");
         assert_eq!(step_range(&[]), (0.0, 1.0));
         // Ticks between whole steps have no label (they read "0 0 1 2 2 2 3").
         assert_eq!(count_label(0.5), "");
@@ -1459,6 +1463,16 @@ mod tests {
         assert_eq!(dashes(0.0, 5.0, 0.0, &[2, 3]), [(0.0, 5.0)]);
         assert_eq!(dashes(0.0, 5.0, f64::NAN, &[2, 3]), [(0.0, 5.0)]);
         assert_eq!(dashes(5.0, 5.0, 1.0, &[2, 3]), [(5.0, 5.0)]);
+        assert_eq!(dashes(5.0, 4.0, 1.0, &[2, 3]), [(5.0, 4.0)]);
+        // Steps near 2^57 (a file's absurd step numbers): the x's precision has no room for a dash,
+        // and accumulating one would never move (a hang): a plain line.
+        let far = (1u64 << 57) as f64;
+        assert_eq!(
+            dashes(far - 1.0, far + 1.0, 0.002, &[2, 3]),
+            [(far - 1.0, far + 1.0)]
+        );
+        // More periods than any plot has pixels: a plain line, not millions of dashes.
+        assert_eq!(dashes(0.0, 1e9, 1.0, &[2, 3]), [(0.0, 1e9)]);
     }
 
     #[test]
@@ -2250,7 +2264,10 @@ fn step_range(points: &[Vec<(f64, u64)>]) -> (f64, f64) {
     if hi > lo {
         (if lo <= hi - lo { 0.0 } else { lo }, hi)
     } else {
-        ((lo - 1.0).max(0.0), (lo - 1.0).max(0.0) + 2.0)
+        // A step either side, or as many as the x's precision needs to tell the ends apart (past
+        // 2^53 a step is not one apart in f64: a span of no width drew no reference lines).
+        let half = (lo * f64::EPSILON * 2.0).max(1.0);
+        ((lo - half).max(0.0), (lo - half).max(0.0) + 2.0 * half)
     }
 }
 
@@ -2259,7 +2276,7 @@ fn step_range(points: &[Vec<(f64, u64)>]) -> (f64, f64) {
 pub struct StepChartOptions {
     /// Peak reserved per step instead of peak allocated.
     pub reserved: bool,
-    /// Each run's theoretical memory as a red line (where the input has it).
+    /// Each run's theoretical memory, dash-dotted in its colour (where the input has it).
     pub theoretical: bool,
 }
 
@@ -2277,22 +2294,26 @@ const STATIC_PATTERN: [u32; 2] = [2, 3];
 const THEORETICAL_PATTERN: [u32; 4] = [9, 3, 2, 3];
 
 /// The dashes of `pattern` (pixels: dash, gap, …, repeated) from `x0` to `x1`, as (from, to) in the
-/// data's x (`x_per_px` of it to a pixel); the last one cut at `x1`. A pattern of no length or a plot
-/// of no width: one plain line.
+/// data's x (`x_per_px` of it to a pixel); the last one cut at `x1`. One plain line where there is
+/// nothing to repeat, no width, more periods than any plot has pixels, or a period too fine for the
+/// x's precision (steps near 2^57 are 16 apart in f64: adding a dash to them adds nothing).
 fn dashes(x0: f64, x1: f64, x_per_px: f64, pattern: &[u32]) -> Vec<(f64, f64)> {
+    const MAX_PERIODS: f64 = 100_000.0;
     let period = f64::from(pattern.iter().sum::<u32>()) * x_per_px;
-    if !(period > 0.0 && period.is_finite() && x1 > x0) {
+    let periods = ((x1 - x0) / period).ceil();
+    let resolved = (x0 + period) - x0 > period * 0.5 && (x1 - period) < x1;
+    if !(period > 0.0 && (1.0..=MAX_PERIODS).contains(&periods) && resolved) {
         return vec![(x0, x1)];
     }
     let mut out = Vec::new();
-    let mut at = x0;
-    'periods: loop {
-        for (k, &len) in pattern.iter().enumerate() {
+    for k in 0..periods as usize {
+        let mut at = x0 + k as f64 * period;
+        for (n, &len) in pattern.iter().enumerate() {
             if at >= x1 {
-                break 'periods;
+                break;
             }
             let end = at + f64::from(len) * x_per_px;
-            if k % 2 == 0 {
+            if n % 2 == 0 {
                 out.push((at, end.min(x1)));
             }
             at = end;
