@@ -1046,11 +1046,30 @@ mod tests {
 
     #[test]
     fn counts_on_an_axis_are_whole_under_a_million_and_short_above() {
-        assert_eq!(count_label(0.0), "0");
-        assert_eq!(count_label(999_999.0), "999999");
-        assert_eq!(count_label(1_000_000.0), "1M");
-        assert_eq!(count_label(1_500_000.0), "1.5M");
-        assert_eq!(count_label(2e18), "2E");
+        let wide = 1e19;
+        assert_eq!(count_label(0.0, wide), "0");
+        assert_eq!(count_label(999_999.0, wide), "999999");
+        assert_eq!(count_label(1_000_000.0, wide), "1M");
+        assert_eq!(count_label(1_500_000.0, 2e6), "1.5M");
+        assert_eq!(count_label(2e18, wide), "2E");
+        // A run resumed at a million steps, 200 of them: ticks 20 apart, each its own label.
+        assert_eq!(count_label(1_000_020.0, 200.0), "1000020");
+        assert_eq!(count_label(1_000_040.0, 200.0), "1000040");
+        // Too narrow for a decimal of G, wide enough for one of M.
+        assert_eq!(count_label(3_500_000_000.0, 5e8), "3500M");
+    }
+
+    #[test]
+    fn a_zoomed_in_axis_has_the_decimals_its_ticks_need() {
+        assert_eq!(decimals_for(100.0), 0);
+        assert_eq!(decimals_for(10.0), 0);
+        assert_eq!(decimals_for(1.0), 1);
+        assert_eq!(decimals_for(0.5), 2);
+        assert_eq!(decimals_for(0.1), 2);
+        assert_eq!(decimals_for(1e-12), 6);
+        for nothing in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(decimals_for(nothing), 0);
+        }
     }
 
     #[test]
@@ -1360,9 +1379,9 @@ mod tests {
         assert!(a < far && far < b, "{a}..{b}");
         assert_eq!(step_range(&[]), (0.0, 1.0));
         // Ticks between whole steps have no label (they read "0 0 1 2 2 2 3").
-        assert_eq!(count_label(0.5), "");
-        assert_eq!(count_label(2.0), "2");
-        assert_eq!(count_label(1e15 + 0.5), "1P");
+        assert_eq!(count_label(0.5, 2.0), "");
+        assert_eq!(count_label(2.0, 2.0), "2");
+        assert_eq!(count_label(1e15 + 0.5, 1e16), "1P");
     }
 
     /// A run named `name` at `peak` allocated bytes over `steps`.
@@ -1866,10 +1885,12 @@ impl PlotArea {
     }
 }
 
-/// A count on an axis (steps, entries): whole numbers under a million, then with M, G, T… and a decimal
-/// (`1.5M`), so that a long run's labels do not run into each other. Counts are whole, so a tick
-/// between two (a range of a few steps has ticks every 0.5) has no label rather than its neighbour's.
-fn count_label(x: f64) -> String {
+/// A count on an axis (steps, entries) spanning `span`: whole numbers under a million, then with M, G,
+/// T… and a decimal (`1.5M`), so that a long run's labels do not run into each other; whole numbers
+/// again where the span is too narrow for a decimal of the unit to tell ticks apart (steps
+/// 1 000 000–1 000 200 were all "1M"). Counts are whole, so a tick between two (a range of a few
+/// steps has ticks every 0.5) has no label rather than its neighbour's.
+fn count_label(x: f64, span: f64) -> String {
     if (x - x.round()).abs() > 1e-6 * x.abs().max(1.0) {
         return String::new();
     }
@@ -1880,13 +1901,28 @@ fn count_label(x: f64) -> String {
         (1e9, "G"),
         (1e6, "M"),
     ];
-    match big.into_iter().find(|(div, _)| x.abs() >= *div) {
+    // Ticks are at least a tenth of the span apart (plotters' ten labels at most); a decimal of
+    // the unit tells them apart where that is at least a tenth of the unit.
+    match big
+        .into_iter()
+        .find(|(div, _)| x.abs() >= *div && span >= *div)
+    {
         Some((div, suffix)) => {
             let v = format!("{:.1}", x / div);
             format!("{}{suffix}", v.strip_suffix(".0").unwrap_or(&v))
         }
         None => format!("{x:.0}"),
     }
+}
+
+/// The decimals a tick label needs where ticks are at least a tenth of `span` apart (in the label's
+/// own unit): none for a span of 10 or more, one for 1, … at most 6.
+fn decimals_for(span: f64) -> usize {
+    let spacing = span / 10.0;
+    if !(spacing > 0.0 && spacing.is_finite()) {
+        return 0;
+    }
+    (-spacing.log10() - 1e-9).ceil().clamp(0.0, 6.0) as usize
 }
 
 /// A line chart over `x` with a byte axis reaching `top` (with room above it): `descs` are the x and y
@@ -1992,10 +2028,12 @@ where
         CompareAxis::Seconds => "seconds from each trace's start".to_string(),
         CompareAxis::AtMark(name) => format!("entries from '{name}'"),
     };
+    // As many decimals as a zoomed-in axis needs to tell its ticks apart.
+    let span = x1 - x0;
     let x_label = |x: &f64| match axis {
-        CompareAxis::Fraction => format!("{:.0} %", x * 100.0),
-        CompareAxis::Seconds => format!("{x:.2}"),
-        CompareAxis::AtMark(_) => count_label(*x),
+        CompareAxis::Fraction => format!("{:.*} %", decimals_for(span * 100.0), x * 100.0),
+        CompareAxis::Seconds => format!("{x:.*}", decimals_for(span).max(2)),
+        CompareAxis::AtMark(_) => count_label(*x, span),
     };
     let (mut chart, div) = line_chart(
         area,
@@ -2414,7 +2452,7 @@ where
         (x0, x1),
         top,
         ("step", y_desc),
-        &|x| count_label(*x),
+        &|x| count_label(*x, x1 - x0),
         theme,
     )?;
     let width = theme.px(2);
