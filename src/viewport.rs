@@ -111,6 +111,19 @@ pub fn nice_ticks(lo: f64, hi: f64, count: usize) -> Vec<f64> {
         .collect()
 }
 
+/// The decimals that tell `ticks` (as [`nice_ticks`] makes them: evenly spaced) apart, at least
+/// `least` and at most 6: a wall-clock axis zoomed in to microseconds read "1.234 s" at every tick.
+pub fn tick_decimals(ticks: &[f64], least: usize) -> usize {
+    let step = match ticks {
+        [a, b, ..] => b - a,
+        _ => return least,
+    };
+    if !(step > 0.0 && step.is_finite()) {
+        return least;
+    }
+    ((-step.log10() - 1e-9).ceil().clamp(0.0, 6.0) as usize).max(least)
+}
+
 /// Byte ticks on binary boundaries (powers of 1024 times 1, 2, 5 … of the unit), about `count`; an
 /// axis of a few bytes has whole bytes only (it read "0 B" five times).
 pub fn byte_ticks(max: f64, count: usize) -> Vec<f64> {
@@ -128,6 +141,24 @@ pub fn byte_ticks(max: f64, count: usize) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tick_labels_have_the_decimals_their_step_needs() {
+        assert_eq!(tick_decimals(&nice_ticks(0.0, 12.0, 8), 3), 3);
+        // Zoomed in to a few microseconds: ticks a microsecond apart.
+        let fine = nice_ticks(1.234_001, 1.234_008, 8);
+        assert_eq!(tick_decimals(&fine, 3), 6);
+        let labels: Vec<String> = fine.iter().map(|t| format!("{t:.6}")).collect();
+        let mut distinct = labels.clone();
+        distinct.dedup();
+        assert_eq!(labels, distinct);
+        assert_eq!(tick_decimals(&nice_ticks(0.0, 0.05, 8), 3), 3);
+        assert_eq!(tick_decimals(&nice_ticks(0.0, 0.002, 8), 3), 4);
+        // One tick, or none: the least.
+        assert_eq!(tick_decimals(&[5.0], 3), 3);
+        assert_eq!(tick_decimals(&[], 2), 2);
+        assert_eq!(tick_decimals(&[1.0, f64::NAN], 2), 2);
+    }
 
     #[test]
     fn zooming_keeps_the_point_under_the_cursor() {

@@ -13,7 +13,7 @@ use crate::pixels::{self, Pixels};
 use crate::scale::{annotation_strip, Scale, ANNOTATION_ROW, ANNOTATION_ROWS};
 use crate::view_model::lit::{any_bit, LitBand, LitBands, LitRaster};
 use crate::view_model::{AnnotationSpan, OomMark, TimelineModel, LIT_IN_A_FRAME};
-use crate::viewport::{byte_ticks, nice_ticks};
+use crate::viewport::{byte_ticks, nice_ticks, tick_decimals};
 
 /// What to draw besides the bands.
 pub struct Overlay<'a> {
@@ -110,9 +110,11 @@ fn draw_x_axis<P: Pen>(s: &Surface<P>, f: &Scale, theme: &Theme) {
     let y = f.plot.top + f.plot.height + 6.0;
     match f.time_range() {
         Some((t0, a, b)) => {
-            for t in nice_ticks((a - t0) / 1e6, (b - t0) / 1e6, 8) {
+            let ticks = nice_ticks((a - t0) / 1e6, (b - t0) / 1e6, 8);
+            let decimals = tick_decimals(&ticks, 3);
+            for t in ticks {
                 let px = f.px_at_time(t0 + t * 1e6);
-                ctx.fill_text(&format!("{t:.3} s"), px, y);
+                ctx.fill_text(&format!("{t:.decimals$} s"), px, y);
             }
         }
         None => {
