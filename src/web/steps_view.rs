@@ -110,7 +110,7 @@ pub fn StepsView(ui: Ui) -> impl IntoView {
                 </section>
                 <StepRankSets ui=ui runs=runs />
                 <section class="panel wide">
-                    <h3>"Memory per step" <span class="muted">" · each run's static memory dotted and theoretical dash-dotted in its colour, the GPU's memory black dashed, simulated runs dashed; ▲ allocation retries, ✕ out of memory; ○ a snapshot of the run (click to open it)"</span></h3>
+                    <h3>"Memory per step" <span class="muted">" · each run's static memory dotted and theoretical dash-dotted in its colour, the GPU's memory a dashed ceiling, simulated runs dashed; ▲ allocation retries, ✕ out of memory; ○ a snapshot of the run (click to open it)"</span></h3>
                     <StepsChart ui=ui runs=runs />
                 </section>
                 <Breakdowns runs=runs />
