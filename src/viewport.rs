@@ -114,14 +114,10 @@ pub fn nice_ticks(lo: f64, hi: f64, count: usize) -> Vec<f64> {
 /// The decimals that tell `ticks` (as [`nice_ticks`] makes them: evenly spaced) apart, at least
 /// `least` and at most 6: a wall-clock axis zoomed in to microseconds read "1.234 s" at every tick.
 pub fn tick_decimals(ticks: &[f64], least: usize) -> usize {
-    let step = match ticks {
-        [a, b, ..] => b - a,
-        _ => return least,
-    };
-    if !(step > 0.0 && step.is_finite()) {
-        return least;
+    match ticks {
+        [a, b, ..] => memograph_snapshot::format::tick_decimals(b - a).max(least),
+        _ => least,
     }
-    ((-step.log10() - 1e-9).ceil().clamp(0.0, 6.0) as usize).max(least)
 }
 
 /// Byte ticks on binary boundaries (powers of 1024 times 1, 2, 5 … of the unit), about `count`; an

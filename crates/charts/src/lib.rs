@@ -13,7 +13,7 @@ use memograph_snapshot::analysis::compare::{common_folder, within, Digest};
 use memograph_snapshot::analysis::efficiency::Bucket;
 use memograph_snapshot::analysis::report::{CategorySeries, Component, DeviceReport};
 use memograph_snapshot::analysis::stats::SegmentStats;
-use memograph_snapshot::format::{at_entry, bytes, count};
+use memograph_snapshot::format::{at_entry, bytes, count, tick_decimals};
 use memograph_snapshot::steps::{StepRecord, StepRun};
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::coord::ranged1d::SegmentedCoord;
@@ -97,6 +97,11 @@ impl Theme {
 
     fn px(&self, v: u32) -> u32 {
         (f64::from(v) * self.scale).round() as u32
+    }
+
+    /// A dash pattern (pixels at scale 1) at this theme's scale, each part at least a pixel.
+    fn px_pattern(&self, pattern: &[u32]) -> Vec<u32> {
+        pattern.iter().map(|&p| self.px(p).max(1)).collect()
     }
 
     fn text(&self, size: u32) -> TextStyle<'static> {
@@ -1915,14 +1920,10 @@ fn count_label(x: f64, span: f64) -> String {
     }
 }
 
-/// The decimals a tick label needs where ticks are at least a tenth of `span` apart (in the label's
-/// own unit): none for a span of 10 or more, one for 1, … at most 6.
+/// The decimals a tick label needs where ticks are at least a tenth of `span` apart (plotters' ten
+/// labels at most; in the label's own unit): none for a span of 10 or more, one for 1, … at most 6.
 fn decimals_for(span: f64) -> usize {
-    let spacing = span / 10.0;
-    if !(spacing > 0.0 && spacing.is_finite()) {
-        return 0;
-    }
-    (-spacing.log10() - 1e-9).ceil().clamp(0.0, 6.0) as usize
+    tick_decimals(span / 10.0)
 }
 
 /// A line chart over `x` with a byte axis reaching `top` (with room above it): `descs` are the x and y
@@ -2367,7 +2368,7 @@ fn pattern_swatch<DB: DrawingBackend>(
     theme: &Theme,
 ) -> impl Fn((i32, i32)) -> DynElement<'static, DB, (i32, i32)> {
     let len = theme.px(14) as i32;
-    let pattern: Vec<u32> = pattern.iter().map(|&p| theme.px(p).max(1)).collect();
+    let pattern = theme.px_pattern(pattern);
     move |(x, y)| {
         let pieces: Vec<PathElement<(i32, i32)>> = dashes(0.0, f64::from(len), 1.0, &pattern)
             .into_iter()
@@ -2518,9 +2519,8 @@ where
         // pattern tells the kind, the colour the run).
         let thin = theme.px(2).max(1);
         let reference = |bytes: u64, pattern: &[u32]| {
-            let pattern: Vec<u32> = pattern.iter().map(|&p| theme.px(p).max(1)).collect();
             let y = bytes as f64 / div;
-            dashes(x0, x1, x_per_px, &pattern)
+            dashes(x0, x1, x_per_px, &theme.px_pattern(pattern))
                 .into_iter()
                 .map(move |(a, b)| PathElement::new(vec![(a, y), (b, y)], color.stroke_width(thin)))
         };

@@ -102,9 +102,32 @@ pub fn seconds_since(times: &[i64], i: usize) -> Option<String> {
     Some(format!("+{:.3} s", t.saturating_sub(*t0) as f64 / 1e6))
 }
 
+/// The decimals that tell axis ticks `step` apart (0 for a step of 1 or more, 1 for 0.1, …), at most
+/// 6: every axis that zooms in (charts, the page's timeline) labels its ticks with these, so that
+/// zoomed in they do not all read the same. 0 for a step that is no step (0, negative, not finite).
+pub fn tick_decimals(step: f64) -> usize {
+    if !(step > 0.0 && step.is_finite()) {
+        return 0;
+    }
+    (-step.log10() - 1e-9).ceil().clamp(0.0, 6.0) as usize
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ticks_get_the_decimals_their_step_needs() {
+        assert_eq!(tick_decimals(10.0), 0);
+        assert_eq!(tick_decimals(1.0), 0);
+        assert_eq!(tick_decimals(0.1), 1);
+        assert_eq!(tick_decimals(0.05), 2);
+        assert_eq!(tick_decimals(0.01), 2);
+        assert_eq!(tick_decimals(1e-13), 6);
+        for nothing in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(tick_decimals(nothing), 0);
+        }
+    }
 
     #[test]
     fn counts_name_one_in_the_singular() {
