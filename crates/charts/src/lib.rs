@@ -1674,6 +1674,78 @@ mod tests {
     }
 
     #[test]
+    fn a_curve_zoomed_to_a_millionth_is_drawn_within_reach_of_its_view() {
+        use memograph_snapshot::analysis::categories::Rules;
+        use memograph_snapshot::analysis::compare::digests;
+        let written = memograph_snapshot::synth::pickle(40);
+        let s = memograph_snapshot::read_bytes(&written.bytes).unwrap();
+        let d = digests(&s, &Rules::built_in(), "run.pickle", 0).remove(0);
+        // The page's deepest zoom (a millionth of the traces) exported at 2×: the trace's end lies
+        // 0.95 M views to the right, past 2^31 px (plotters' i32 overflowed there).
+        let width = 2800;
+        let colour = run_color(0);
+        for dashed in [false, true] {
+            let runs: Vec<(&Digest, RGBColor)> = if dashed {
+                // The palette's second round is dashed.
+                (0..=RUN_COLORS.len()).map(|_| (&d, colour)).collect()
+            } else {
+                vec![(&d, colour)]
+            };
+            let drawn = drawn_by((width, 700), |area| {
+                overlaid_curves(
+                    area,
+                    "",
+                    &runs,
+                    &CompareAxis::Fraction,
+                    Some((0.05, 0.05 + 1e-6)),
+                    None,
+                    &Theme::light().scaled(2.0),
+                )
+                .unwrap();
+            });
+            let rgb = (colour.0, colour.1, colour.2);
+            let curve: Vec<_> = drawn.lines.iter().filter(|l| l.2 == rgb).collect();
+            assert!(!curve.is_empty());
+            let reach = 3 * width as i32;
+            let far = curve
+                .iter()
+                .find(|(a, b, _)| a.0.abs().max(b.0.abs()) > reach);
+            assert!(far.is_none(), "{far:?}");
+        }
+    }
+
+    #[test]
+    fn a_step_path_keeps_what_shows_of_it() {
+        // Out of sight to the left, a vertical run there, in view, out of sight to the right.
+        let path = vec![
+            (-50.0, 1.0),
+            (-40.0, 1.0),
+            (-40.0, 3.0),
+            (-40.0, 2.0),
+            (0.5, 2.0),
+            (0.5, 4.0),
+            (1.0, 4.0),
+            (70.0, 4.0),
+            (70.0, 0.0),
+        ];
+        assert_eq!(
+            within_view(path, 0.0, 1.0),
+            vec![
+                (-1.0, 1.0),
+                (-1.0, 2.0),
+                (0.5, 2.0),
+                (0.5, 4.0),
+                (1.0, 4.0),
+                (2.0, 4.0),
+                (2.0, 0.0),
+            ]
+        );
+        // At the view's edge a vertical run shows whole.
+        let edge = vec![(0.0, 1.0), (0.0, 5.0), (0.0, 2.0)];
+        assert_eq!(within_view(edge.clone(), 0.0, 1.0), edge);
+    }
+
+    #[test]
     fn the_peak_label_stands_clear_of_the_reserved_bytes_under_it() {
         use memograph_snapshot::analysis::categories::Rules;
         use memograph_snapshot::analysis::report::{device_report, ReportOptions};
@@ -1846,6 +1918,33 @@ fn from_the_start(points: Vec<(f64, u64)>) -> Vec<(f64, u64)> {
         [(x, b)] if x > 0.0 => vec![(0.0, b), (x, b)],
         _ => points,
     }
+}
+
+/// A path of horizontal and vertical segments (a curve drawn as steps) as it shows between `x0` and
+/// `x1`: each point's x held to a view's width either side, and of points held to one side only the
+/// first and last kept. What shows is the same, but no point lies where its pixel overflows an `i32`
+/// (a curve zoomed in to a millionth of its trace reached 2^31 px at the export's 2× scale: plotters'
+/// mapping wrapped it, in release, to a line across the chart), and a dashed curve is not dashed over
+/// millions of pixels out of sight.
+fn within_view(path: Vec<(f64, f64)>, x0: f64, x1: f64) -> Vec<(f64, f64)> {
+    let span = x1 - x0;
+    let (lo, hi) = (x0 - span, x1 + span);
+    let held: Vec<(f64, f64)> = path
+        .into_iter()
+        .map(|(x, y)| (x.clamp(lo, hi), y))
+        .collect();
+    let mut out = Vec::with_capacity(held.len());
+    for (k, &p) in held.iter().enumerate() {
+        // Out of sight (not merely at the view's edge, where a vertical run's every point shows).
+        let inner = !(x0..=x1).contains(&p.0)
+            && k > 0
+            && held[k - 1].0 == p.0
+            && held.get(k + 1).is_some_and(|n| n.0 == p.0);
+        if !inner {
+            out.push(p);
+        }
+    }
+    out
 }
 
 /// The x range that holds every point of `curves`.
@@ -2074,6 +2173,7 @@ where
             }
             steps.push((x, y));
         }
+        let steps = within_view(steps, x0, x1);
         let color = *color;
         let label = format!(
             "{} (peak {})",
