@@ -38,11 +38,13 @@ step "32-bit native tests (the engine and the page's view models on i686: wasm32
 cargo test --target i686-unknown-linux-gnu -p memograph-snapshot -p memograph-web
 
 step "fuzz targets, a few seconds each on the corpus in the repo (with overflow checks)"
-for target in pull push open steps; do
+for target in pull push open steps charts; do
   corpus=$(mktemp -d)
   seeds=fuzz/corpus/seeds
   [ "$target" = steps ] && seeds=fuzz/corpus/steps
-  (cd crates/snapshot && cargo +nightly fuzz run -a "$target" "$corpus" "$seeds" -- \
+  # The charts are drawn from snapshots and from step records.
+  [ "$target" = charts ] && seeds="fuzz/corpus/seeds fuzz/corpus/steps"
+  (cd crates/snapshot && cargo +nightly fuzz run -a "$target" "$corpus" $seeds -- \
     -max_total_time=8 -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 2>&1 | tail -4)
   rm -rf "$corpus"
 done
