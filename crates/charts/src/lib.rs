@@ -26,8 +26,21 @@ use plotters_backend::{BackendCoord, DrawingErrorKind};
 
 pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
-/// The font family every chart asks for. The CLI registers DejaVu Sans under it; browsers map it.
+/// The font family every chart asks for. The CLI registers DejaVu Sans under it
+/// ([`register_embedded_fonts`]); browsers map it.
 pub const FONT: &str = "sans-serif";
+
+/// Registers DejaVu Sans, compiled in, as [`FONT`] (normal and bold) for plotters' ab_glyph text, once
+/// per process: charts then look the same on every machine, with no system font lookup.
+#[cfg(any(feature = "embedded-fonts", test))]
+pub fn register_embedded_fonts() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // DejaVu's own TTFs: parsing them cannot fail, and text would only be missing if it did.
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
+    });
+}
 
 /// The chart files of a report and their titles, in the order a README shows them.
 pub const CHARTS: [(&str, &str); 5] = [
@@ -1254,12 +1267,7 @@ mod tests {
 
     /// What `draw` draws on a canvas of `size` (with the CLI's fonts: legends are laid out with them).
     fn drawn_by(size: (u32, u32), draw: impl FnOnce(&DrawingArea<Recorder, Shift>)) -> Drawn {
-        static FONTS: std::sync::Once = std::sync::Once::new();
-        FONTS.call_once(|| {
-            let _ =
-                plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
-            let _ = plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
-        });
+        register_embedded_fonts();
         let drawn = std::rc::Rc::new(std::cell::RefCell::new(Drawn::default()));
         draw(&Recorder(drawn.clone(), size).into_drawing_area());
         std::rc::Rc::try_unwrap(drawn).ok().unwrap().into_inner()

@@ -2,10 +2,9 @@
 //! Sans compiled into the binary, so a report looks the same on every machine (no system font lookup).
 
 use std::path::Path;
-use std::sync::Once;
 
 use memograph_charts::{
-    compare_page, report_page, step_chart, StepChartOptions, Theme, CHARTS, FONT,
+    compare_page, register_embedded_fonts, report_page, step_chart, StepChartOptions, Theme, CHARTS,
 };
 use memograph_snapshot::analysis::compare::Digest;
 use memograph_snapshot::analysis::report::DeviceReport;
@@ -15,15 +14,6 @@ use plotters::prelude::*;
 pub use memograph_charts::CHARTS as FILES;
 
 const SIZE: (u32, u32) = (1400, 800);
-
-fn register_fonts() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // DejaVu's own TTFs: parsing them cannot fail, and text would only be missing if it did.
-        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
-        let _ = plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
-    });
-}
 
 /// Why a chart could not be written to `path`: the file system's reason when the file cannot be
 /// created (plotters' own error names it inside a chain of its types), else plotters'.
@@ -62,7 +52,7 @@ pub fn png_path(v: &str) -> Result<std::path::PathBuf, String> {
 
 /// Draws the five charts of `r` into `dir`.
 pub fn draw_all(r: &DeviceReport, name: &str, dir: &Path) -> Result<(), String> {
-    register_fonts();
+    register_embedded_fonts();
     for (which, (file, _)) in CHARTS.iter().enumerate() {
         let path = dir.join(file);
         let drawn = (|| -> memograph_charts::Result<()> {
@@ -78,7 +68,7 @@ pub fn draw_all(r: &DeviceReport, name: &str, dir: &Path) -> Result<(), String> 
 
 /// `compare.png`: the overlaid live curves and the peaks of several runs.
 pub fn draw_compare(runs: &[&Digest], path: &Path) -> Result<(), String> {
-    register_fonts();
+    register_embedded_fonts();
     let drawn = (|| -> memograph_charts::Result<()> {
         let root = BitMapBackend::new(path, SIZE).into_drawing_area();
         compare_page(&root, runs, &Theme::light())?;
@@ -95,7 +85,7 @@ pub fn draw_steps(
     theoretical: bool,
     path: &Path,
 ) -> Result<(), String> {
-    register_fonts();
+    register_embedded_fonts();
     let drawn = (|| -> memograph_charts::Result<()> {
         let root = BitMapBackend::new(path, SIZE).into_drawing_area();
         let theme = Theme::light();

@@ -6,11 +6,9 @@
 //! values (steps near 2^57 once made the dashes of a reference line an endless loop).
 #![no_main]
 
-use std::sync::Once;
-
 use memograph_charts::{
-    compare_page, overlaid_curves, report_page, run_color, step_chart, CompareAxis,
-    StepChartOptions, Theme, CHARTS, FONT,
+    compare_page, overlaid_curves, register_embedded_fonts, report_page, run_color, step_chart,
+    CompareAxis, StepChartOptions, Theme, CHARTS,
 };
 use memograph_snapshot::analysis::categories::{categorize, Rules};
 use memograph_snapshot::analysis::compare::digests;
@@ -35,11 +33,7 @@ const NAMES: [&str; 5] = [
 const SIZE: (u32, u32) = (700, 400);
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    static FONTS: Once = Once::new();
-    FONTS.call_once(|| {
-        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
-        let _ = plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
-    });
+    register_embedded_fonts();
     let themes = [Theme::light(), Theme::dark().scaled(2.0)];
     if let Ok(s) = read_bytes(data) {
         let rules = Rules::built_in();
