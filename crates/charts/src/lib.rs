@@ -31,8 +31,9 @@ pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
 pub const FONT: &str = "sans-serif";
 
 /// Registers DejaVu Sans, compiled in, as [`FONT`] (normal and bold) for plotters' ab_glyph text, once
-/// per process: charts then look the same on every machine, with no system font lookup.
-#[cfg(any(feature = "embedded-fonts", test))]
+/// per process: charts then look the same on every machine, with no system font lookup. Not on wasm32,
+/// where plotters' text is the canvas' own.
+#[cfg(all(not(target_arch = "wasm32"), any(feature = "embedded-fonts", test)))]
 pub fn register_embedded_fonts() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
