@@ -77,9 +77,11 @@
 //!   copied). A piece's reads run in JavaScript (index.html's `memographFill`): the browser hands a
 //!   file over in reads of 64 KiB, 2 300 for 177 MB, and a future awaited in wasm for each cost the
 //!   page's thread more than the read did (warm 177 MB load, A/B of 8 each: first timeline median
-//!   384 → 360 ms). The other ways a browser reads a file are slower (177 MB alone, 3 rounds, 8 MiB
-//!   pieces): the byte stream 186–402 ms on the page and 187–204 in a worker, slices'
-//!   `arrayBuffer()` 345–459, `FileReader` 428–466, `FileReaderSync` in a worker 326–439.
+//!   384 → 360 ms). Read alone (177 MB, 3 rounds, 8 MiB pieces), the page's byte stream took
+//!   186–402 ms; slices' `arrayBuffer()` (345–459), `FileReader` (428–466) and `FileReaderSync` in a
+//!   worker (326–439) are slower. The byte stream in a worker was as quick alone (187–204) but is not
+//!   tried in a load: there its reads would share a thread with the parse, or need a third one on
+//!   the benchmark's two cores.
 //! - **Fresh memory is time.** The first write to each page of memory is a page fault (0.3 ms per MiB
 //!   on the benchmark's machine): a fresh buffer per piece cost the page's thread about 60 ms of a
 //!   177 MB load, and tables that double copy themselves into fresh memory (the engine sizes them from
