@@ -26,7 +26,9 @@
 //   - wasm memory after load, and after 100 % detail with pan/zoom; frame times while panning, plain
 //     and highlighted;
 //   - Chromium's CPU time during each load, by process (Linux): on two cores a cold load shares them
-//     with the browser's own start (a spare renderer, the browser process).
+//     with the browser's own start (a spare renderer, the browser process); all of it against the
+//     native run's CPU time, and the share of the machine's cores it kept busy (a load takes at
+//     least its CPU ÷ the cores: what no spreading of its work over threads can beat).
 // Files: the arguments, or the default set (generated into bench-out/ when missing): the kk fixture,
 // a 185 MB long-run shape (`tile_snapshot.py --rounds`), a 193 MB tiled one (`tile_snapshot.py`), and
 // with BIG=1 a 1 GB synthetic one, a 1 GB long-run shape and a 2 GB synthetic one.
@@ -34,6 +36,7 @@
 // DIST=dist-b measures another build (one run per build, alternated, for an A/B on one machine).
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { serve, browser, panAndZoom, built, twoFrames, openEveryView, settle, FIXTURES, ROOT } from '../tests/e2e/harness.mjs';
 
@@ -65,13 +68,27 @@ const cli = path.join(ROOT, 'target', 'release', 'memograph');
 
 /** The native `summary` of `file`, timed once the machine is quiet (see `settle`): taken right after a
  *  load, it shared two cores with the page's own work after its first frame, and ran up to 3× its
- *  quiet time (171–500 ms where a quiet run takes 160–170). */
-async function nativeSeconds(file) {
+ *  quiet time (171–500 ms where a quiet run takes 160–170). Its wall time in seconds, and its CPU time
+ *  in milliseconds (what this process's waited-for children used, Linux; null elsewhere). */
+async function nativeRun(file) {
   await settle();
+  const cpu = childrenCpuMs();
   const t = process.hrtime.bigint();
   const r = spawnSync(cli, ['summary', '--json', file], { stdio: 'ignore' });
   if (r.status !== 0) throw new Error(`memograph failed on ${file}`);
-  return Number(process.hrtime.bigint() - t) / 1e9;
+  const seconds = Number(process.hrtime.bigint() - t) / 1e9;
+  const after = childrenCpuMs();
+  return { seconds, cpuMs: cpu === null || after === null ? null : after - cpu };
+}
+/** The CPU milliseconds this process's finished and waited-for children have used (cutime + cstime
+ *  in /proc/self/stat, clock ticks of 10 ms); null where there is no /proc. */
+function childrenCpuMs() {
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    return (Number(stat[13]) + Number(stat[14])) * 10;
+  } catch {
+    return null;
+  }
 }
 /** CPU milliseconds each Chromium process has used so far, by pid and process type (Linux's /proc;
  *  empty elsewhere). */
@@ -108,6 +125,10 @@ function cpuBetween(before, after) {
   by.renderers.sort((a, b) => b - a);
   return by;
 }
+
+const CORES = os.cpus().length;
+/** All the CPU milliseconds of a `cpuBetween` reading. */
+const cpuTotal = c => c.renderers.reduce((a, b) => a + b, 0) + c.browser + c.other;
 
 const pct = (v, p) => { const s = [...v].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
 const median = v => pct(v, 0.5);
@@ -157,11 +178,12 @@ async function loadOnce(file, warm) {
   await page.waitForSelector('#app[data-state=empty]');
   if (warm) await new Promise(r => setTimeout(r, 1500));
   const cpuBefore = chromiumCpu();
+  const cpuFrom = Date.now();
   const chosen = await page.evaluate(() => performance.now());
   await page.setInputFiles('input[type=file]', file);
   await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawMs
     || document.querySelector('#app').dataset.state === 'error', null, { timeout: 900000, polling: POLL_MS });
-  const cpu = cpuBetween(cpuBefore, chromiumCpu());
+  const cpu = { ...cpuBetween(cpuBefore, chromiumCpu()), wall: Date.now() - cpuFrom };
   if (await page.$eval('#app', e => e.dataset.state) === 'error') {
     throw new Error(`${file}: ${await page.$eval('body', e => e.textContent.slice(0, 400))}`);
   }
@@ -233,15 +255,17 @@ const RUNS = Number(process.env.RUNS || 3);
 const results = [];
 for (const file of files) {
   const size = fs.statSync(file).size;
-  const rows = { cold: [], warm: [] }, natives = [], reads = [];
+  const rows = { cold: [], warm: [] }, natives = [], nativeCpus = [], reads = [];
   let last;
   for (let k = 0; k < RUNS; k++) {
     reads.push(await readAlone(file));
     for (const kind of ['cold', 'warm']) {
       const run = await loadOnce(file, kind === 'warm');
-      run.native = await nativeSeconds(file);
+      const native = await nativeRun(file);
+      run.native = native.seconds;
       rows[kind].push(run);
       natives.push(run.native);
+      if (native.cpuMs !== null) nativeCpus.push(native.cpuMs);
       if (last) await last.page.close();
       last = run;
     }
@@ -281,6 +305,7 @@ for (const file of files) {
   const wasmAfterDetail = await page.evaluate(() => window.__wasm.memory.buffer.byteLength);
   await page.close();
   const native = median(natives);
+  const nativeCpu = nativeCpus.length ? median(nativeCpus) : null;
   const summary = kind => {
     const r = rows[kind];
     const first = r.map(x => x.first), ready = r.map(x => Math.round(x.ready));
@@ -301,13 +326,22 @@ for (const file of files) {
       longest_task_ms: Math.round(Math.max(...r.map(x => x.loadLongest))),
       handed_ms: median(r.map(x => x.timings.handed_ms)),
       parts_ms: r.map(x => x.timings),
-      // Chromium's CPU time from the choice to the first timeline, by process (renderers busiest first).
+      // Chromium's CPU time from the choice to the first timeline, by process (renderers busiest first),
+      // and the wall time it was read over (to the first poll that saw the timeline).
       cpu_ms: r.map(x => x.cpu),
+      // That CPU, all processes together, ÷ the native summary's (median): the work a load does per
+      // unit of the native run's. A load's wall time is at least its CPU ÷ CORES, however its work is
+      // spread over threads (the reading here runs to the first poll that saw the timeline, up to
+      // POLL_MS after it, so it is a little high).
+      cpu_to_native_cpu: nativeCpu ? spread(r.map(x => +(cpuTotal(x.cpu) / nativeCpu).toFixed(2))) : null,
+      // The share of the machine's cores Chromium kept busy meanwhile.
+      cores_busy: spread(r.map(x => +(cpuTotal(x.cpu) / (x.cpu.wall * CORES)).toFixed(2))),
     };
   };
   const r = {
     file: path.basename(file), mb: +(size / 1e6).toFixed(1), runs: RUNS, loads_in: LOADS_IN,
     native_summary_ms: { median: Math.round(native * 1000), all: natives.map(n => Math.round(n * 1000)) },
+    native_summary_cpu_ms: nativeCpu === null ? null : { median: nativeCpu, all: nativeCpus },
     read_alone_ms: { ...spread(reads), all: reads, ratio_to_native: +(median(reads) / 1000 / native).toFixed(2) },
     cold: summary('cold'), warm: summary('warm'),
     views_ms: views.viewsMs, views_longest_task_ms: Math.round(views.viewsLongest),
@@ -352,4 +386,12 @@ const cpuLine = runs => {
   return `${m(c => c.renderers[0] || 0)} / ${m(c => c.renderers.slice(1).reduce((a, b) => a + b, 0))} / ${m(c => c.browser)} / ${m(c => c.other)}`;
 };
 for (const r of results) console.log(`${r.file}: cold ${cpuLine(r.cold.cpu_ms)}; warm ${cpuLine(r.warm.cpu_ms)}`);
+console.log(`\nthat CPU (all Chromium's processes, to the first poll that saw the timeline: up to ${POLL_MS} ms after it) ÷ the native summary's CPU,`);
+console.log(`and the share of the ${CORES} cores it kept busy, median (worst), cold / warm: a load's wall time is at least its CPU ÷ ${CORES}, however it spreads its work over threads`);
+for (const r of results) {
+  if (!r.cold.cpu_to_native_cpu) continue;
+  const a = (k, m) => `${r[k][m].median} (${r[k][m].worst})`;
+  console.log(`${r.file}: ${a('cold', 'cpu_to_native_cpu')} / ${a('warm', 'cpu_to_native_cpu')}× the native CPU (${r.native_summary_cpu_ms.median} ms); ` +
+    `cores busy ${a('cold', 'cores_busy')} / ${a('warm', 'cores_busy')}`);
+}
 fs.writeFileSync(path.join(OUT, 'web.json'), JSON.stringify(results, null, 1));
