@@ -80,12 +80,18 @@ async function nativeRun(file) {
   const after = childrenCpuMs();
   return { seconds, cpuMs: cpu === null || after === null ? null : after - cpu };
 }
-/** The CPU milliseconds this process's finished and waited-for children have used (cutime + cstime
- *  in /proc/self/stat, clock ticks of 10 ms); null where there is no /proc. */
+/** CPU milliseconds from a process's `/proc/PID/stat` (Linux): the two fields at `first` counted after
+ *  its name (11: utime + stime, its own; 13: cutime + cstime, its waited-for children's), in clock
+ *  ticks of 10 ms. Throws where there is no such file. */
+function statCpuMs(pid, first) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(stat[first]) + Number(stat[first + 1])) * 10;
+}
+/** The CPU milliseconds this process's finished and waited-for children have used; null where there
+ *  is no /proc. */
 function childrenCpuMs() {
   try {
-    const stat = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
-    return (Number(stat[13]) + Number(stat[14])) * 10;
+    return statCpuMs('self', 13);
   } catch {
     return null;
   }
@@ -100,10 +106,8 @@ function chromiumCpu() {
     try {
       const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       if (!/chrom/i.test(cmd)) continue;
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
       const type = (cmd.match(/--type=([a-z-]+)/) || [, 'browser'])[1];
-      // utime + stime, in clock ticks of 10 ms.
-      used[`${pid}:${type}`] = (Number(stat[11]) + Number(stat[12])) * 10;
+      used[`${pid}:${type}`] = statCpuMs(pid, 11);
     } catch { /* the process ended */ }
   }
   return used;
