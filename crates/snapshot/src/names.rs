@@ -35,10 +35,14 @@ pub fn pickle_named(path: &str) -> bool {
 
 /// Endings of what lies beside snapshots and is none, whatever its name says: pages and reports
 /// (`memograph html` names its page after the folder: `memograph_snapshots.html`), charts, notes,
-/// tables, code, archives.
-const NOT_SNAPSHOTS: [&str; 22] = [
-    ".html", ".htm", ".md", ".png", ".jpg", ".jpeg", ".svg", ".pdf", ".csv", ".tsv", ".log",
-    ".txt", ".jsonl", ".py", ".ipynb", ".sh", ".yaml", ".yml", ".toml", ".zip", ".tar", ".pt",
+/// tables, configs, archives and checkpoints, and code and what builds make of it (a project's
+/// `snapshot_utils.py`, a `snapshotter.js` in its `node_modules`, a `libmemory_snapshot.so`).
+const NOT_SNAPSHOTS: &[&str] = &[
+    ".html", ".htm", ".md", ".rst", ".png", ".jpg", ".jpeg", ".svg", ".pdf", ".csv", ".tsv",
+    ".log", ".txt", ".jsonl", ".ipynb", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".xml", ".zip",
+    ".tar", ".pt", ".pth", ".whl", ".py", ".pyc", ".pyi", ".sh", ".js", ".mjs", ".cjs", ".ts",
+    ".css", ".map", ".wasm", ".rs", ".rlib", ".rmeta", ".d", ".c", ".h", ".cc", ".cpp", ".hpp",
+    ".cu", ".cuh", ".o", ".a", ".so", ".dylib", ".dll", ".exe", ".lock",
 ];
 
 /// A name a folder's snapshots go by: a pickle's, a `.pt.trace`, or one with `snapshot` in it
@@ -48,7 +52,7 @@ pub fn snapshot_named(path: &str) -> bool {
     let name = plain(path);
     pickle_named(path)
         || name.ends_with(".pt.trace")
-        || (name.contains("snapshot") && !ends_with_any(&name, &NOT_SNAPSHOTS))
+        || (name.contains("snapshot") && !ends_with_any(&name, NOT_SNAPSHOTS))
 }
 
 /// Endings a snapshot's name may carry, stripped (in any order, any case) to name what came of it:
@@ -218,6 +222,10 @@ mod tests {
         assert!(snapshot_named("RUN.PKL.GZ"));
         assert!(snapshot_named("traces/memory_snapshot.json"));
         assert!(snapshot_named("trace.pt.trace.gz"));
+        // Names without an ending of their own, or with one no code or page has.
+        assert!(snapshot_named("snapshots/memory_snapshot_step100"));
+        assert!(snapshot_named("oom_snapshot.bin"));
+        assert!(snapshot_named("memory_snapshot.rank3"));
         // In capture's folder, its other files are no snapshots.
         for other in [
             "memograph_snapshots.html",
@@ -227,6 +235,13 @@ mod tests {
             "memograph_snapshots/rank0_steps.jsonl",
             "memograph_snapshots/rank0_run.json",
             "memograph_snapshots\\chart.png",
+            // A project's code, and what its builds and packages hold.
+            "tools/snapshot_utils.py",
+            "node_modules/playwright-core/lib/server/trace/recorder/snapshotter.js",
+            "target/release/deps/libmemograph_snapshot-10bbcc3c.rlib",
+            "target/release/deps/memograph_snapshot-10bbcc3c.d",
+            "build/libmemory_snapshot.so",
+            "checkpoints/snapshot_step100.pt",
         ] {
             assert!(!snapshot_named(other), "{other}");
         }
