@@ -141,6 +141,21 @@ pub(crate) fn recognise(head: &[u8]) -> Option<String> {
         "a PNG image"
     } else if head.starts_with(b"%PDF") {
         "a PDF document"
+    } else if head.starts_with(b"\x7fELF")
+        || [
+            b"\xfe\xed\xfa\xce",
+            b"\xfe\xed\xfa\xcf",
+            b"\xce\xfa\xed\xfe",
+            b"\xcf\xfa\xed\xfe",
+        ]
+        .iter()
+        .any(|m| head.starts_with(*m))
+    {
+        "a program or library (an executable file)"
+    } else if head.starts_with(b"\x89HDF\r\n\x1a\n") {
+        "an HDF5 file"
+    } else if head.starts_with(b"SQLite format 3\x00") {
+        "an SQLite database"
     } else {
         return None;
     };

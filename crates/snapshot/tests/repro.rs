@@ -210,6 +210,14 @@ fn files_that_are_no_pickle_are_named() {
             [vec![b'x'; 257], b"ustar\x0000".to_vec()].concat(),
             "a tar archive",
         ),
+        // What else lies in a project's folders: its programs, its data.
+        (b"\x7fELF\x02\x01\x01\x00".to_vec(), "a program or library"),
+        (b"\xcf\xfa\xed\xfe\x07\x00".to_vec(), "a program or library"),
+        (b"\x89HDF\r\n\x1a\n\x00\x00".to_vec(), "an HDF5 file"),
+        (
+            b"SQLite format 3\x00\x10\x00".to_vec(),
+            "an SQLite database",
+        ),
     ];
     for (bytes, what) in cases {
         let e = error_of(bytes);
