@@ -197,20 +197,30 @@ test('colouring by category shows a legend whose totals add up to the peak, and 
   await page.close();
 });
 
-test('a narrow window leaves the timeline most of its width; below 760 px the side panels go under their views', async () => {
+test('a narrow window leaves the timeline most of its width; below 760 px the side panels go under their views; nothing runs past a phone\'s', async () => {
   // The stack panel once kept 420 px whatever the window: at 720 px the plot had 215, at 480 none.
-  for (const width of [1000, 720, 480]) {
+  // The welcome took its code's longest line as its width, and the analysis panels 520 px: on a
+  // phone both ran past the window's edge, cut off (their scrolling boxes hid it from scrollWidth).
+  const pastTheEdge = (page, selector) => page.$$eval(selector, els => els
+    .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
+    .map(e => `${e.tagName.toLowerCase()}.${e.className} ends at ${Math.round(e.getBoundingClientRect().right)} px`));
+  for (const width of [1000, 720, 480, 390]) {
     const { page, errors } = await open(b, server.url, { width, height: 800 });
+    assert.deepEqual(await pastTheEdge(page, '.welcome, .welcome h1, .welcome h2, .welcome p'), [], `the welcome at ${width} px`);
     await loadFile(page, path.join(ROOT, 'tests', 'fixtures', 'training.pickle'));
     await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawAt);
     const plot = (await page.locator('[data-testid=timeline]').boundingBox()).width;
     assert.ok(plot >= width * (width > 760 ? 0.55 : 0.9), `at ${width} px the timeline is ${plot} px wide`);
-    for (const view of ['state', 'timeline']) {
+    for (const view of ['state', 'analysis', 'timeline']) {
       await page.selectOption('[data-testid=view-select]', view);
       await page.waitForTimeout(300);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       assert.equal(overflow, 0, `${view} at ${width} px runs ${overflow} px past the window`);
-      if (width === 480) await shot(page, `narrow-${view}`);
+      if (view === 'analysis') {
+        await page.waitForSelector('.panel');
+        assert.deepEqual(await pastTheEdge(page, '.panel'), [], `the analysis panels at ${width} px`);
+      }
+      if (width <= 480) await shot(page, `narrow-${width}-${view}`);
     }
     assert.deepEqual(errors, []);
     await page.close();
