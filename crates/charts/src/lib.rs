@@ -546,10 +546,16 @@ where
     let label_width = (f64::from(w) * label_share) as u32;
     let chars = (f64::from(label_width) / (7.0 * theme.scale)) as usize;
     let labels: Vec<String> = rows.iter().map(|r| tail(&r.0, chars)).collect();
+    // Room right of the longest bar for its figure, and a figure on the value axis every 60 px or
+    // more (a narrow window's chart had ten of them run into each other).
+    let plot = f64::from(w.saturating_sub(label_width + 2 * theme.px(12)).max(1));
+    let figure = (bytes(max).chars().count() + 1) as f64 * 7.0 * theme.scale;
+    let headroom = (plot / (plot - figure).max(plot * 0.3)).max(1.25);
+    let ticks = (plot / (60.0 * theme.scale)).clamp(2.0, 10.0) as usize;
     let mut chart = builder(area, heading, theme)
         .x_label_area_size(theme.px(36))
         .y_label_area_size(label_width)
-        .build_cartesian_2d(0f64..max as f64 * 1.25 / div, slots(n))?;
+        .build_cartesian_2d(0f64..max as f64 * headroom / div, slots(n))?;
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -557,6 +563,7 @@ where
         .light_line_style(TRANSPARENT)
         .axis_style(theme.muted)
         .x_desc(unit_name)
+        .x_labels(ticks)
         .y_labels(n as usize)
         .y_label_formatter(&|v| match v {
             SegmentValue::CenterOf(i) => (n - 1)
@@ -640,16 +647,46 @@ where
         .map(|(k, c)| (k, c.bytes))
         .collect();
     let (w, h) = area.dim_in_pixel();
-    let radius = (f64::from(w) * 0.27).min(f64::from(h) * 0.42);
-    let center = ((f64::from(w) * 0.3) as i32, (f64::from(h) * 0.5) as i32);
+    let (w, h) = (f64::from(w), f64::from(h));
     if slices.is_empty() {
         area.draw(&Text::new(
             "nothing is live here",
-            center,
+            ((w * 0.5) as i32, (h * 0.5) as i32),
             theme.text(14).pos(Pos::new(HPos::Center, VPos::Center)),
         ))?;
         return Ok(());
     }
+    // The legend right of the donut, as wide as its longest line (measured); without the bytes
+    // where that would leave the donut under half the width.
+    let font = theme.text(12);
+    let side = theme.px(12) as i32;
+    let share = |b: u64| b as f64 * 100.0 / r.live_bytes.max(1) as f64;
+    let lines = |with_bytes: bool| -> Result<(Vec<String>, f64)> {
+        let texts: Vec<String> = slices
+            .iter()
+            .map(|&(k, b)| match with_bytes {
+                true => format!(
+                    "{}  {}  {:.1} %",
+                    r.categories[k].category,
+                    bytes(b),
+                    share(b)
+                ),
+                false => format!("{}  {:.1} %", r.categories[k].category, share(b)),
+            })
+            .collect();
+        let mut widest = 0.0f64;
+        for t in &texts {
+            widest = widest.max(f64::from(area.estimate_text_size(t, &font)?.0));
+        }
+        Ok((texts, widest + f64::from(side) * 1.5 + theme.px(12) as f64))
+    };
+    let (mut texts, mut legend) = lines(true)?;
+    if legend > w * 0.5 {
+        (texts, legend) = lines(false)?;
+    }
+    let left = (w - legend).max(w * 0.4);
+    let radius = (left * 0.45).min(h * 0.42);
+    let center = ((left * 0.5) as i32, (h * 0.5) as i32);
     let sizes: Vec<f64> = slices.iter().map(|s| s.1 as f64).collect();
     let colors: Vec<RGBColor> = slices.iter().map(|s| category_color(s.0, count)).collect();
     let labels: Vec<String> = vec![String::new(); slices.len()];
@@ -662,22 +699,16 @@ where
         center,
         theme.bold(16).pos(Pos::new(HPos::Center, VPos::Center)),
     ))?;
-    let x = (f64::from(w) * 0.62) as i32;
+    let x = left as i32;
     let line = theme.px(24) as i32;
     let top = (h as i32 - line * slices.len() as i32) / 2;
-    let side = theme.px(12) as i32;
-    for (i, (k, b)) in slices.iter().enumerate() {
+    for (i, ((k, _), text)) in slices.iter().zip(texts).enumerate() {
         let y = top + i as i32 * line;
         area.draw(&Rectangle::new(
             [(x, y), (x + side, y + side)],
             category_color(*k, count).filled(),
         ))?;
-        let share = *b as f64 * 100.0 / r.live_bytes.max(1) as f64;
-        area.draw(&Text::new(
-            format!("{}  {}  {share:.1} %", r.categories[*k].category, bytes(*b)),
-            (x + side + side / 2, y),
-            theme.text(12),
-        ))?;
+        area.draw(&Text::new(text, (x + side + side / 2, y), font.clone()))?;
     }
     Ok(())
 }
@@ -749,13 +780,40 @@ where
         bar.set_margin(0, 0, gap, gap);
         bar
     }))?;
-    chart.draw_series(cols.iter().enumerate().map(|(i, c)| {
-        Text::new(
-            c.note.clone(),
-            (SegmentValue::CenterOf(i as u32), c.bytes as f64 / div),
-            theme.quiet(11).pos(Pos::new(HPos::Center, VPos::Bottom)),
-        )
-    }))?;
+    // A note is drawn where it runs into no other: the tallest columns' first (a narrow chart's
+    // counts over its small buckets ran into each other).
+    let mut order: Vec<usize> = (0..cols.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(cols[i].bytes));
+    let style = theme.quiet(11).pos(Pos::new(HPos::Center, VPos::Bottom));
+    // (centre, bottom, half width) of each note placed.
+    let mut placed: Vec<(f64, f64, f64)> = Vec::new();
+    let mut shown = vec![false; cols.len()];
+    for i in order {
+        let note = &cols[i].note;
+        if note.is_empty() {
+            continue;
+        }
+        let at = (SegmentValue::CenterOf(i as u32), cols[i].bytes as f64 / div);
+        let (x, y) = chart.backend_coord(&at);
+        let (w, h) = chart.plotting_area().estimate_text_size(note, &style)?;
+        let (x, y, half) = (f64::from(x), f64::from(y), f64::from(w) / 2.0);
+        if placed
+            .iter()
+            .all(|&(px, py, ph)| (x - px).abs() >= half + ph || (y - py).abs() >= f64::from(h))
+        {
+            placed.push((x, y, half));
+            shown[i] = true;
+        }
+    }
+    chart.draw_series(
+        cols.iter()
+            .enumerate()
+            .filter(|&(i, _)| shown[i])
+            .map(|(i, c)| {
+                let at = (SegmentValue::CenterOf(i as u32), c.bytes as f64 / div);
+                Text::new(c.note.clone(), at, style.clone())
+            }),
+    )?;
     Ok(bars_of(chart.plotting_area(), cols.len(), false))
 }
 
@@ -1333,6 +1391,77 @@ mod tests {
             .collect();
         assert_eq!(counts.len(), buckets.len() - 1);
         assert!(!counts.contains(&"×0"));
+    }
+
+    #[test]
+    fn a_narrow_histogram_draws_the_counts_that_fit_the_tallest_first() {
+        // cs_memory_snapshot's live allocations at the peak (16 B to 512 MiB), on a phone's panel:
+        // every count drawn ran into its neighbours.
+        let counts = [
+            1, 0, 4, 0, 1, 61, 0, 7, 73, 29, 3, 28, 14, 1, 0, 0, 0, 0, 5, 74, 143, 14, 36, 0, 26,
+            0, 1,
+        ];
+        let buckets: Vec<Bucket> = counts
+            .iter()
+            .enumerate()
+            .map(|(k, &count)| Bucket {
+                from: 16 << k,
+                count,
+                bytes: count * (16 << k),
+            })
+            .collect();
+        let drawn = drawn_by((340, 280), |area| {
+            size_histogram(area, "Sizes", &buckets, ALLOCATED, &Theme::light()).unwrap()
+        });
+        // As the recorder measures them: 6 px a character, 11 high, anchored at their centre's foot.
+        let notes: Vec<&(String, (i32, i32))> = drawn
+            .texts
+            .iter()
+            .filter(|(t, _)| t.starts_with('×'))
+            .collect();
+        assert!(notes.len() >= 6 && notes.len() < 20, "{notes:?}");
+        for (k, (a, (ax, ay))) in notes.iter().enumerate() {
+            for (b, (bx, by)) in &notes[k + 1..] {
+                let apart =
+                    (ax - bx).abs() * 2 >= (a.chars().count() + b.chars().count()) as i32 * 6;
+                assert!(
+                    apart || (ay - by).abs() >= 11,
+                    "{a} at {ax},{ay} touches {b} at {bx},{by}"
+                );
+            }
+        }
+        // The tallest columns keep theirs (×143's, just lower than ×36's and beside it, goes).
+        for tall in ["×26", "×36", "×74"] {
+            assert!(notes.iter().any(|(t, _)| t == tall), "{tall} in {notes:?}");
+        }
+    }
+
+    #[test]
+    fn a_narrow_donut_keeps_its_legend_inside_its_chart() {
+        use memograph_snapshot::analysis::categories::Rules;
+        use memograph_snapshot::analysis::report::{device_report, ReportOptions};
+        let written = memograph_snapshot::synth::pickle(40);
+        let s = memograph_snapshot::read_bytes(&written.bytes).unwrap();
+        let r = device_report(&s, 0, &Rules::built_in(), &ReportOptions::default());
+        let legend = |width: u32| {
+            let drawn = drawn_by((width, 280), |area| {
+                category_donut(area, &r, &Theme::light()).unwrap()
+            });
+            drawn
+                .texts
+                .into_iter()
+                .filter(|(t, _)| t.ends_with('%'))
+                .collect::<Vec<_>>()
+        };
+        // A phone's panel: the bytes go (the page lists them under the chart), the shares stay.
+        let narrow = legend(340);
+        assert!(narrow.len() >= 2, "{narrow:?}");
+        for (text, (x, _)) in &narrow {
+            assert!(x + text.chars().count() as i32 * 6 <= 340, "{text} at {x}");
+            assert!(!text.contains("iB"), "{text}");
+        }
+        // Half a desktop page: each line has both.
+        assert!(legend(620).iter().all(|(t, _)| t.contains("iB")));
     }
 
     #[test]
