@@ -249,6 +249,20 @@ fn tail(text: &str, max: usize) -> String {
     }
 }
 
+/// `text` cut in its middle (`…`) to at most `max` characters: a run's label keeps the start of its
+/// name and its figures at the end.
+fn middle_cut(text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    if n <= max {
+        return text.to_string();
+    }
+    let head = max.saturating_sub(1) * 2 / 5;
+    let end = max.saturating_sub(1) - head;
+    let start: String = text.chars().take(head).collect();
+    let last: String = text.chars().skip(n - end).collect();
+    format!("{start}…{last}")
+}
+
 /// `n` equal slots for bars, at least two: plotters' integer ranges include their end (so `0..n`
 /// would make `n + 1`), and one slot (`0..0`) maps every bar edge to the same pixel, a bar of no
 /// width (a histogram of one bucket, the only allocation live). A lone bar takes the first of two.
@@ -1465,6 +1479,33 @@ mod tests {
     }
 
     #[test]
+    fn a_legend_wider_than_its_chart_cuts_its_lines_in_the_middle() {
+        assert_eq!(middle_cut("short", 8), "short");
+        assert_eq!(
+            middle_cut("kk_memory_ctx128_fullstep.pickle (peak 51.0 GiB)", 21),
+            "kk_memor…ak 51.0 GiB)"
+        );
+        let lines: Vec<LegendLine> = [
+            "kk_memory_ctx128_forward.pickle (peak 16.4 GiB)",
+            "kk_memory_ctx128_fullstep.pickle (peak 51.0 GiB)",
+            "magma (peak 13.0 GiB)",
+        ]
+        .iter()
+        .map(|t| (t.to_string(), None))
+        .collect();
+        // A phone's chart, 300 px: the two long names are cut to fit, the short one stays whole.
+        let drawn = drawn_by((300, 200), |area| {
+            lines_legend(area, &lines, &Theme::light()).unwrap()
+        });
+        assert_eq!(drawn.texts.len(), 3);
+        for (text, (x, _)) in &drawn.texts {
+            assert!(x + text.chars().count() as i32 * 6 <= 300, "{text} at {x}");
+        }
+        assert!(drawn.texts[0].0.contains('…') && drawn.texts[0].0.ends_with("GiB)"));
+        assert_eq!(drawn.texts[2].0, "magma (peak 13.0 GiB)");
+    }
+
+    #[test]
     fn the_six_components_are_each_labelled() {
         let cols: Vec<Column> = [
             "Parameters",
@@ -2428,11 +2469,23 @@ where
     );
     let font = theme.text(12);
     let step = font.font.get_size() * 1.25;
-    // Each line's text measured once (in a browser, by the canvas).
-    let sizes = lines
-        .iter()
-        .map(|(text, _)| area.estimate_text_size(text, &font))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
+    // Each line's text measured once (in a browser, by the canvas); one wider than the chart is cut
+    // in its middle to fit (a narrow window's run names ran past its edge), measured again each cut.
+    let room = area.dim_in_pixel().0 as i32 - 2 * corner - swatch - 2 * margin;
+    let mut texts = Vec::with_capacity(lines.len());
+    let mut sizes = Vec::with_capacity(lines.len());
+    for (text, _) in lines {
+        let mut text = text.clone();
+        let mut size = area.estimate_text_size(&text, &font)?;
+        while size.0 as i32 > room && text.chars().count() > 8 {
+            let n = text.chars().count();
+            let fits = (n as f64 * f64::from(room.max(0)) / f64::from(size.0)) as usize;
+            text = middle_cut(&text, fits.clamp(8, n - 1));
+            size = area.estimate_text_size(&text, &font)?;
+        }
+        texts.push(text);
+        sizes.push(size);
+    }
     let width = sizes.iter().map(|&(w, _)| w as i32).max().unwrap_or(0);
     let last = sizes.last().map_or(0, |&(_, h)| h as i32);
     let height = (step * (lines.len() - 1) as f64).round() as i32 + last;
@@ -2443,7 +2496,7 @@ where
         theme.background.mix(0.85).filled(),
     ))?;
     area.draw(&Rectangle::new([(x, y), (x + w, y + h)], theme.muted))?;
-    for (k, ((text, style), &(_, th))) in lines.iter().zip(&sizes).enumerate() {
+    for (k, (((_, style), text), &(_, th))) in lines.iter().zip(&texts).zip(&sizes).enumerate() {
         let top = y + margin + (step * k as f64).round() as i32;
         area.draw(&Text::new(text.as_str(), (x + margin + swatch, top), &font))?;
         let (sx, sy) = (x + margin, top + th as i32 / 2);
