@@ -677,3 +677,30 @@ test('a folder of many runs: rows are kept as more come, and change in place wit
   await shot(page, 'compare-many-runs');
   assert.deepEqual(errors, []);
 }));
+
+test('a phone-wide window: the diff\'s pickers keep to it and each call path has a line of its own over its figures', async () => {
+  // At 390 px the pickers ran past the window's edge and the call path's column was left ~20 px.
+  const context = await b.newContext({ viewport: { width: 390, height: 844 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', e => errors.push(String(e)));
+  await page.goto(server.url);
+  await page.waitForSelector('#app[data-state=empty]');
+  await pick(page, ['training.pickle', 'compiled.pickle'].map(f => path.join(ROOT, 'tests', 'fixtures', f)), 2);
+  await page.waitForSelector('[data-testid=compare-diff] .diff-row:not(.head)');
+  const width = await page.evaluate(() => document.documentElement.clientWidth);
+  for (const picker of ['diff-a', 'diff-b']) {
+    const box = await page.locator(`[data-testid=${picker}]`).boundingBox();
+    assert.ok(box.x + box.width <= width, `${picker} ends at ${box.x + box.width} px of ${width}`);
+  }
+  const rows = await page.$$eval('[data-testid=compare-diff] .diff-row', rows => rows.map(r => {
+    const frame = r.querySelector('.frame').getBoundingClientRect();
+    const num = r.querySelector('.num').getBoundingClientRect();
+    return { frame: frame.width, over: frame.bottom <= num.top + 1 };
+  }));
+  assert.ok(rows.length >= 2 && rows.every(r => r.frame > 200 && r.over), JSON.stringify(rows));
+  await page.locator('[data-testid=compare-diff]').scrollIntoViewIfNeeded();
+  await shot(page, 'compare-diff-phone');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
