@@ -281,15 +281,21 @@ pub const TEXT_ENDINGS: [&str; 6] = [".jsonl", ".json", ".csv", ".tsv", ".log", 
 /// Whether the first bytes of a file look like step records rather than a snapshot (the page asks
 /// before choosing how to read a file).
 pub fn looks_like_steps(head: &[u8]) -> bool {
-    let text = if crate::is_gzip(head) {
-        let mut out = Vec::new();
+    let mut out = Vec::new();
+    let bytes = if crate::is_gzip(head) {
         let _ = flate2::read::MultiGzDecoder::new(head)
             .take(1 << 16)
             .read_to_end(&mut out);
-        String::from_utf8_lossy(&out).into_owned()
+        &out[..]
     } else {
-        String::from_utf8_lossy(&head[..head.len().min(1 << 16)]).into_owned()
+        &head[..head.len().min(1 << 16)]
     };
+    // Text has no NUL byte; a program's strings may hold a mark (memograph's own does), and a
+    // pickle's are all binary.
+    if bytes.contains(&0) {
+        return false;
+    }
+    let text = String::from_utf8_lossy(bytes);
     // A spreadsheet's CSV starts with a byte-order mark, which `read_steps` skips too.
     let text = text.trim_start_matches('\u{feff}');
     if text.contains("\"device_traces\"") || text.contains("\"segments\"") {

@@ -313,6 +313,18 @@ fn snapshots_and_other_files_are_not_step_records() {
     ));
     assert!(!looks_like_steps(b"\x80\x04\x95"));
     assert!(!looks_like_steps(b"hello, world\nnothing here\n"));
+    // A program whose strings hold a mark (memograph's own holds every one): the page read it as
+    // step records and said "not text (UTF-8)", where as a snapshot it is named for what it is.
+    let program = [
+        &b"\x7fELF\x02\x01\x01\x00\x00\x00"[..],
+        b"\"allocated_peak_bytes\"\x00",
+    ]
+    .concat();
+    assert!(!looks_like_steps(&program));
+    let e = memograph_snapshot::read_bytes(&program)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("a program or library"), "{e}");
     assert!(read_steps("notes.txt", b"hello\n")
         .unwrap_err()
         .starts_with("no step records found"));
