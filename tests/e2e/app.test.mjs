@@ -200,13 +200,19 @@ test('colouring by category shows a legend whose totals add up to the peak, and 
 test('a narrow window leaves the timeline most of its width; below 760 px the side panels go under their views; nothing runs past a phone\'s', async () => {
   // The stack panel once kept 420 px whatever the window: at 720 px the plot had 215, at 480 none.
   // The welcome took its code's longest line as its width, and the analysis panels 520 px: on a
-  // phone both ran past the window's edge, cut off (their scrolling boxes hid it from scrollWidth).
+  // phone both ran past the window's edge, cut off (their scrolling boxes hid it from scrollWidth),
+  // and so did the shortcuts' list.
   const pastTheEdge = (page, selector) => page.$$eval(selector, els => els
     .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
     .map(e => `${e.tagName.toLowerCase()}.${e.className} ends at ${Math.round(e.getBoundingClientRect().right)} px`));
   for (const width of [1000, 720, 480, 390]) {
     const { page, errors } = await open(b, server.url, { width, height: 800 });
     assert.deepEqual(await pastTheEdge(page, '.welcome, .welcome h1, .welcome h2, .welcome p'), [], `the welcome at ${width} px`);
+    // The shortcuts' list too (its columns were 360 px or more).
+    await page.keyboard.press('?');
+    await page.waitForSelector('.shortcuts');
+    assert.deepEqual(await pastTheEdge(page, '.shortcuts, .shortcuts dd'), [], `the shortcuts at ${width} px`);
+    await page.keyboard.press('Escape');
     await loadFile(page, path.join(ROOT, 'tests', 'fixtures', 'training.pickle'));
     await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawAt);
     const plot = (await page.locator('[data-testid=timeline]').boundingBox()).width;
