@@ -197,14 +197,25 @@ test('colouring by category shows a legend whose totals add up to the peak, and 
   await page.close();
 });
 
+/** A copy of training.pickle in a scratch folder under a long name, as a job's files have:
+ *  `{ dir, file }` (the caller removes `dir`). */
+function longNamed(tag) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `memograph-e2e-${tag}-`));
+  const file = path.join(dir, 'llama3_8b_fsdp_ctx8192_bs4_bf16_rank0_step1200_memory_snapshot.pickle');
+  fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'training.pickle'), file);
+  return { dir, file };
+}
+
 test('a narrow window leaves the timeline most of its width; below 760 px the side panels go under their views; nothing runs past a phone\'s', async () => {
   // The stack panel once kept 420 px whatever the window: at 720 px the plot had 215, at 480 none.
   // The welcome took its code's longest line as its width, and the analysis panels 520 px: on a
   // phone both ran past the window's edge, cut off (their scrolling boxes hid it from scrollWidth),
-  // and so did the shortcuts' list.
+  // and so did the shortcuts' list and the settings' values.
   const pastTheEdge = (page, selector) => page.$$eval(selector, els => els
     .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
     .map(e => `${e.tagName.toLowerCase()}.${e.className} ends at ${Math.round(e.getBoundingClientRect().right)} px`));
+  // A name without a space to wrap at.
+  const { dir, file } = longNamed('narrow');
   for (const width of [1000, 720, 480, 390]) {
     const { page, errors } = await open(b, server.url, { width, height: 800 });
     assert.deepEqual(await pastTheEdge(page, '.welcome, .welcome h1, .welcome h2, .welcome p'), [], `the welcome at ${width} px`);
@@ -213,11 +224,11 @@ test('a narrow window leaves the timeline most of its width; below 760 px the si
     await page.waitForSelector('.shortcuts');
     assert.deepEqual(await pastTheEdge(page, '.shortcuts, .shortcuts dd'), [], `the shortcuts at ${width} px`);
     await page.keyboard.press('Escape');
-    await loadFile(page, path.join(ROOT, 'tests', 'fixtures', 'training.pickle'));
+    await loadFile(page, file);
     await page.waitForFunction(() => document.querySelector('#app').dataset.firstDrawAt);
     const plot = (await page.locator('[data-testid=timeline]').boundingBox()).width;
     assert.ok(plot >= width * (width > 760 ? 0.55 : 0.9), `at ${width} px the timeline is ${plot} px wide`);
-    for (const view of ['state', 'analysis', 'timeline']) {
+    for (const view of ['state', 'analysis', 'settings', 'timeline']) {
       await page.selectOption('[data-testid=view-select]', view);
       await page.waitForTimeout(300);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
@@ -226,17 +237,17 @@ test('a narrow window leaves the timeline most of its width; below 760 px the si
         await page.waitForSelector('.panel');
         assert.deepEqual(await pastTheEdge(page, '.panel'), [], `the analysis panels at ${width} px`);
       }
+      if (view === 'settings') assert.deepEqual(await pastTheEdge(page, 'table.settings td'), [], `the settings at ${width} px`);
       if (width <= 480) await shot(page, `narrow-${width}-${view}`);
     }
     assert.deepEqual(errors, []);
     await page.close();
   }
+  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 test('the header stays one row at 1366 and 1280 px with a file of a long name open', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-e2e-header-'));
-  const file = path.join(dir, 'llama3_8b_fsdp_ctx8192_bs4_bf16_rank0_step1200_memory_snapshot.pickle');
-  fs.copyFileSync(path.join(ROOT, 'tests', 'fixtures', 'training.pickle'), file);
+  const { dir, file } = longNamed('header');
   for (const width of [1366, 1280]) {
     const { page, errors } = await open(b, server.url, { width, height: 700 });
     await loadFile(page, file);
