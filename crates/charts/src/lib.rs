@@ -263,6 +263,60 @@ fn middle_cut(text: &str, max: usize) -> String {
     format!("{start}…{last}")
 }
 
+/// Where each of `names` differs from the others: the characters past the longest beginning it
+/// shares with another and before the longest ending it shares with another, widened to whole words
+/// (`kk_memory_ctx128_forward.pickle` beside `…_fullstep.pickle`: `forward`), so that a name cut to
+/// fit keeps what tells it apart. A name that shares nothing is all its own. Pairwise: for a legend's
+/// dozen lines.
+fn distinct_parts(names: &[&str]) -> Vec<(usize, usize)> {
+    let chars: Vec<Vec<char>> = names.iter().map(|n| n.chars().collect()).collect();
+    let shared = |x: &[char], y: &[char], from_end: bool| {
+        let n = x.len().min(y.len());
+        let at = |c: &[char], k: usize| if from_end { c[c.len() - 1 - k] } else { c[k] };
+        (0..n).take_while(|&k| at(x, k) == at(y, k)).count()
+    };
+    let word = |c: &char| "_-./ ".contains(*c);
+    chars
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let others = chars.iter().enumerate().filter(|&(j, _)| j != i);
+            let begin = others.clone().map(|(_, o)| shared(c, o, false)).max();
+            let end = others.map(|(_, o)| shared(c, o, true)).max();
+            let begin = begin.unwrap_or(0);
+            let end = end.unwrap_or(0).min(c.len() - begin);
+            let a = c[..begin].iter().rposition(word).map_or(0, |k| k + 1);
+            let b = c.len() - end;
+            let b = c[b..].iter().position(word).map_or(c.len(), |k| b + k);
+            (a, b)
+        })
+        .collect()
+}
+
+/// `name` cut to at most `max` characters keeping `keep` (a character range: what tells it from
+/// the names beside it): first the end of what follows `keep`, then the middle of what precedes it
+/// (its first characters stay), and only then `keep`'s own middle.
+fn cut_keeping(name: &str, max: usize, (a, b): (usize, usize)) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let n = chars.len();
+    if n <= max {
+        return name.to_string();
+    }
+    let text = |r: std::ops::Range<usize>| chars[r].iter().collect::<String>();
+    let (a, b) = (a.min(n), b.clamp(a.min(n), n));
+    if b < max {
+        return format!("{}…", text(0..max.saturating_sub(1)));
+    }
+    let (lead, tail) = (usize::from(a > 0), usize::from(b < n));
+    let mark = |on: usize| if on == 1 { "…" } else { "" };
+    let rest = max.saturating_sub(b - a + 1 + tail);
+    if a > 0 && rest >= 1 {
+        return format!("{}…{}{}", text(0..rest), text(a..b), mark(tail));
+    }
+    let inner = middle_cut(&text(a..b), max.saturating_sub(lead + tail));
+    format!("{}{inner}{}", mark(lead), mark(tail))
+}
+
 /// `n` equal slots for bars, at least two: plotters' integer ranges include their end (so `0..n`
 /// would make `n + 1`), and one slot (`0..0`) maps every bar edge to the same pixel, a bar of no
 /// width (a histogram of one bucket, the only allocation live). A lone bar takes the first of two.
@@ -1479,30 +1533,85 @@ mod tests {
     }
 
     #[test]
-    fn a_legend_wider_than_its_chart_cuts_its_lines_in_the_middle() {
-        assert_eq!(middle_cut("short", 8), "short");
+    fn a_cut_name_keeps_what_tells_it_from_the_others() {
+        let names = [
+            "kk_memory_ctx128_forward.pickle",
+            "kk_memory_ctx128_fullstep.pickle",
+        ];
+        let keep = distinct_parts(&names);
+        assert_eq!(keep, [(17, 24), (17, 25)]);
+        // The shared ending goes first, then the shared beginning's middle.
         assert_eq!(
-            middle_cut("kk_memory_ctx128_fullstep.pickle (peak 51.0 GiB)", 21),
-            "kk_memor…ak 51.0 GiB)"
+            cut_keeping(names[0], 26, keep[0]),
+            "kk_memory_ctx128_forward.…"
         );
-        let lines: Vec<LegendLine> = [
-            "kk_memory_ctx128_forward.pickle (peak 16.4 GiB)",
-            "kk_memory_ctx128_fullstep.pickle (peak 51.0 GiB)",
-            "magma (peak 13.0 GiB)",
-        ]
-        .iter()
-        .map(|t| (t.to_string(), None))
-        .collect();
+        assert_eq!(cut_keeping(names[0], 16, keep[0]), "kk_memo…forward…");
+        assert_eq!(cut_keeping(names[1], 16, keep[1]), "kk_mem…fullstep…");
+        // Words: "enable" and "disable" share "able", which stays with each.
+        let names = ["cache_enable.pickle", "cache_disable.pickle"];
+        let keep = distinct_parts(&names);
+        assert_eq!(cut_keeping(names[1], 12, keep[1]), "cac…disable…");
+        // Ranks: the number is in the first word.
+        let names = ["rank0_snapshot.pickle", "rank12_snapshot.pickle"];
+        let keep = distinct_parts(&names);
+        assert_eq!(keep, [(0, 5), (0, 6)]);
+        assert_eq!(cut_keeping(names[1], 9, keep[1]), "rank12_s…");
+        // Alone, or where the part to keep is longer than the room: its middle goes.
+        assert_eq!(distinct_parts(&["magma.pickle"]), [(0, 12)]);
+        assert_eq!(cut_keeping("short", 8, (0, 5)), "short");
+        assert_eq!(
+            cut_keeping("kk_memory_ctx128_fullstep.pickle", 12, (0, 32)),
+            "kk_m….pickle"
+        );
+        assert_eq!(
+            cut_keeping("x_a_very_long_distinct_part_y", 12, (2, 27)),
+            "…a_v…t_part…"
+        );
+        // Names the same but for their case or an ending of their own.
+        assert_eq!(distinct_parts(&["run", "run"]), [(0, 3), (0, 3)]);
+        assert_eq!(distinct_parts(&["run", "run.1"]), [(0, 3), (0, 5)]);
+        // Each against the name it is most like.
+        let names = ["kk_ctx128_forward", "kk_ctx128_fullstep", "magma"];
+        assert_eq!(distinct_parts(&names), [(10, 17), (10, 18), (0, 5)]);
+    }
+
+    #[test]
+    fn a_legend_wider_than_its_chart_keeps_each_runs_own_words_and_figures() {
+        let line = |name: &str, keep, peak: &str| LegendLine {
+            name: name.to_string(),
+            keep,
+            figures: format!(" (peak {peak})"),
+            key: Key::None,
+        };
+        let names = [
+            "kk_memory_ctx128_forward.pickle",
+            "kk_memory_ctx128_fullstep.pickle",
+            "magma",
+        ];
+        let keep = distinct_parts(&names);
+        let lines = vec![
+            line(names[0], keep[0], "16.4 GiB"),
+            line(names[1], keep[1], "51.0 GiB"),
+            line(names[2], keep[2], "13.0 GiB"),
+            LegendLine::plain("… and 3 more (colours as in the table)".into(), Key::None),
+        ];
         // A phone's chart, 300 px: the two long names are cut to fit, the short one stays whole.
         let drawn = drawn_by((300, 200), |area| {
-            lines_legend(area, &lines, &Theme::light()).unwrap()
+            let legend = Legend::new(area, &lines, &Theme::light()).unwrap();
+            (legend.draw(area, SeriesLabelPosition::UpperLeft, &Theme::light())).unwrap()
         });
-        assert_eq!(drawn.texts.len(), 3);
+        assert_eq!(drawn.texts.len(), 4);
         for (text, (x, _)) in &drawn.texts {
             assert!(x + text.chars().count() as i32 * 6 <= 300, "{text} at {x}");
         }
-        assert!(drawn.texts[0].0.contains('…') && drawn.texts[0].0.ends_with("GiB)"));
-        assert_eq!(drawn.texts[2].0, "magma (peak 13.0 GiB)");
+        let texts: Vec<&str> = drawn.texts.iter().map(|t| t.0.as_str()).collect();
+        assert!(texts[0].contains("…forward") && texts[0].ends_with("(peak 16.4 GiB)"));
+        assert!(
+            texts[1].contains("…fullstep") && texts[1].ends_with("(peak 51.0 GiB)"),
+            "{texts:?}"
+        );
+        assert_eq!(texts[2], "magma (peak 13.0 GiB)");
+        assert_eq!(texts[3], "… and 3 more (colours as in the table)");
     }
 
     #[test]
@@ -1771,6 +1880,62 @@ mod tests {
         );
         // Twelve runs: each named.
         assert_eq!(legend(&refs[..12]).len(), 12);
+    }
+
+    #[test]
+    fn a_narrow_charts_legend_stands_under_its_plot() {
+        let run = |name: &str, peak: u64| StepRun {
+            name: name.to_string(),
+            steps: (1..40)
+                .map(|step| StepRecord {
+                    step,
+                    peak_allocated_bytes: Some(peak + step * (1 << 20)),
+                    ..StepRecord::default()
+                })
+                .collect(),
+            static_bytes: Some(peak / 2),
+            ..StepRun::default()
+        };
+        let runs = [
+            run("llama_ctx4096_bs8", 40 << 30),
+            run("llama_ctx8192_bs8", 60 << 30),
+        ];
+        let refs: Vec<&StepRun> = runs.iter().collect();
+        let options = StepChartOptions {
+            reserved: false,
+            theoretical: false,
+        };
+        let legend_at = |size: (u32, u32)| {
+            let mut plot = None;
+            let drawn = drawn_by(size, |area| {
+                plot =
+                    Some(step_chart(area, "", &refs, options, &[], None, &Theme::light()).unwrap());
+            });
+            let plot = plot.unwrap();
+            let lines: Vec<(String, (i32, i32))> = (drawn.texts.into_iter())
+                .filter(|t| t.0.starts_with("llama") || t.0 == "static memory")
+                .collect();
+            (plot, lines)
+        };
+        // On a phone the legend (three lines, over half the plot's width) goes under the chart, whole.
+        let (plot, lines) = legend_at((360, 440));
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        for (text, (_, y)) in &lines {
+            assert!(
+                *y > plot.y.1 + 30,
+                "{text} at {y}, the plot ends at {}",
+                plot.y.1
+            );
+        }
+        assert!(plot.y.1 - plot.y.0 > 200, "{plot:?}");
+        // On a wide chart it stays in the plot's lower right corner.
+        let (plot, lines) = legend_at((1000, 340));
+        for (text, (x, y)) in &lines {
+            assert!(
+                *y < plot.y.1 && *x > (plot.x.0 + plot.x.1) / 2,
+                "{text} at {x},{y}"
+            );
+        }
     }
 
     #[test]
@@ -2204,6 +2369,10 @@ fn decimals_for(span: f64) -> usize {
     tick_decimals(span / 10.0)
 }
 
+/// How much narrower a line chart's plot is than its area: the margins and the byte axis's labels
+/// (see [`line_chart`]).
+const LINE_CHART_SIDES: u32 = 12 + 64 + 24 + 12;
+
 /// A line chart over `x` with a byte axis reaching `top` (with room above it): `descs` are the x and y
 /// axis descriptions (`{unit}` in the y one becomes the byte unit). Returns the unit's divisor too.
 fn line_chart<'a, DB: DrawingBackend>(
@@ -2219,6 +2388,13 @@ where
     DB::ErrorType: 'static,
 {
     let (div, unit_name) = unit(top);
+    // Ten x labels at most (plotters' own count), at least 48 pixels (at scale 1) apart: on a phone
+    // ten of "10 %" ran into each other.
+    let plot = area
+        .dim_in_pixel()
+        .0
+        .saturating_sub(theme.px(LINE_CHART_SIDES));
+    let x_labels = (plot / theme.px(48).max(1)).clamp(2, 10) as usize;
     let mut chart = builder(area, heading, theme)
         // Room for half of the last x label ("100 %"), centred on the plot's right edge.
         .margin_right(theme.px(24))
@@ -2228,6 +2404,7 @@ where
     chart
         .configure_mesh()
         .x_desc(descs.0)
+        .x_labels(x_labels)
         .x_label_formatter(x_label)
         .y_desc(descs.1.replace("{unit}", unit_name))
         .label_style(theme.text(12))
@@ -2239,21 +2416,9 @@ where
     Ok((chart, div))
 }
 
-/// Draws a vertical rule at `marker` (the pointer) and the legend, and says where the plot is.
+/// Draws a vertical rule at `marker` (the pointer) and the legend (`legend` draws it), and says
+/// where the plot is.
 fn finish_line_chart<'a, DB: DrawingBackend + 'a>(
-    chart: LineChart<'a, DB>,
-    marker: Option<f64>,
-    position: SeriesLabelPosition,
-    theme: &Theme,
-) -> Result<PlotArea>
-where
-    DB::ErrorType: 'static,
-{
-    finish_line_chart_with(chart, marker, theme, |chart| legend(chart, position, theme))
-}
-
-/// [`finish_line_chart`] with a legend of the caller's.
-fn finish_line_chart_with<'a, DB: DrawingBackend + 'a>(
     mut chart: LineChart<'a, DB>,
     marker: Option<f64>,
     theme: &Theme,
@@ -2314,15 +2479,6 @@ where
         CompareAxis::Seconds => format!("{x:.*}", decimals_for(span).max(2)),
         CompareAxis::AtMark(_) => count_label(*x, span),
     };
-    let (mut chart, div) = line_chart(
-        area,
-        heading,
-        (x0, x1),
-        top,
-        (&x_desc, "{unit}"),
-        &x_label,
-        theme,
-    )?;
     // Past a few dozen runs, each curve one device pixel wide: a canvas strokes such a line with a
     // rasteriser of its own many times faster than a wider one (600 runs' curves two pixels wide
     // held the page's frames ~70 ms each), and hundreds of curves are a band either way.
@@ -2331,14 +2487,45 @@ where
     } else {
         theme.px(2)
     };
-    let mut legend_lines = Vec::new();
-    for (n, (points, (d, color))) in curves.iter().zip(runs).enumerate() {
+    // Dashed, legend too, on the palette's second time round (callers colour run `n` with
+    // `run_color(n)`).
+    let style = |n: usize| (runs[n].1.stroke_width(width), run_dashed(n));
+    let legend_runs: Vec<usize> = (0..runs.len())
+        .filter(|&n| in_legend(n, runs.len()) && !curves[n].is_empty())
+        .collect();
+    let names: Vec<&str> = (legend_runs.iter())
+        .map(|&n| within(&runs[n].0.file, folder))
+        .collect();
+    let mut lines: Vec<LegendLine> = (legend_runs.iter().zip(&names))
+        .zip(distinct_parts(&names))
+        .map(|((&n, name), keep)| LegendLine {
+            name: name.to_string(),
+            keep,
+            figures: format!(" (peak {})", bytes(runs[n].0.timeline_peak_bytes)),
+            key: match style(n) {
+                (style, true) => Key::Pattern(style, &DASHED_KEY),
+                (style, false) => Key::Line(style),
+            },
+        })
+        .collect();
+    if runs.len() > LEGEND_RUNS {
+        lines.push(LegendLine::plain(more_runs(runs.len()), Key::None));
+    }
+    let legend = Legend::new(area, &lines, theme)?;
+    let (area, below) = legend.room(area, theme);
+    let (mut chart, div) = line_chart(
+        &area,
+        heading,
+        (x0, x1),
+        top,
+        (&x_desc, "{unit}"),
+        &x_label,
+        theme,
+    )?;
+    for (n, points) in curves.iter().enumerate() {
         if points.is_empty() {
             continue;
         }
-        // Dashed, legend too, on the palette's second time round (callers colour run `n` with
-        // `run_color(n)`).
-        let dashed = run_dashed(n);
         let drawn = match axis {
             CompareAxis::Fraction => from_the_start(points.clone()),
             _ => points.clone(),
@@ -2353,21 +2540,14 @@ where
             steps.push((x, y));
         }
         let steps = within_view(steps, x0, x1);
-        let color = *color;
-        let label = format!(
-            "{} (peak {})",
-            within(&d.file, folder),
-            bytes(d.timeline_peak_bytes)
-        );
-        let style = color.stroke_width(width);
-        if dashed {
-            let (dash, gap) = (theme.px(6), theme.px(4));
-            chart.draw_series(DashedLineSeries::new(steps, dash, gap, style))?;
-        } else {
-            chart.draw_series(LineSeries::new(steps, style))?;
-        }
-        if in_legend(n, runs.len()) {
-            legend_lines.push((label, Some((style, dashed))));
+        match style(n) {
+            (style, true) => {
+                let (dash, gap) = (theme.px(6), theme.px(4));
+                chart.draw_series(DashedLineSeries::new(steps, dash, gap, style))?;
+            }
+            (style, false) => {
+                chart.draw_series(LineSeries::new(steps, style))?;
+            }
         }
     }
     // Each run's peak (a dot) and where it ran out of memory (a cross), over every curve: drawn after
@@ -2394,15 +2574,13 @@ where
             )))?;
         }
     }
-    if runs.len() > LEGEND_RUNS {
-        legend_lines.push((more_runs(runs.len()), None));
-    }
-    finish_line_chart_with(chart, marker, theme, |chart| {
-        lines_legend(
+    finish_line_chart(chart, marker, theme, |chart| match below {
+        Some(strip) => legend.draw(&strip, SeriesLabelPosition::UpperLeft, theme),
+        None => legend.draw(
             &chart.plotting_area().strip_coord_spec(),
-            &legend_lines,
+            SeriesLabelPosition::UpperLeft,
             theme,
-        )
+        ),
     })
 }
 
@@ -2418,23 +2596,6 @@ fn in_legend(k: usize, runs: usize) -> bool {
     runs <= LEGEND_RUNS || k < LEGEND_RUNS - 1
 }
 
-/// The legend's last line when it cannot name every run: how many more runs there are.
-fn more_in_legend<'a, DB: DrawingBackend + 'a>(
-    chart: &mut LineChart<'a, DB>,
-    runs: usize,
-) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
-    if runs > LEGEND_RUNS {
-        chart
-            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-            .label(more_runs(runs))
-            .legend(|(x, y)| EmptyElement::at((x, y)));
-    }
-    Ok(())
-}
-
 fn more_runs(runs: usize) -> String {
     format!(
         "… and {} more (colours as in the table)",
@@ -2442,78 +2603,181 @@ fn more_runs(runs: usize) -> String {
     )
 }
 
-/// A legend's line: its text, and the line style of its swatch (dashed or not), if it has one.
-type LegendLine = (String, Option<(ShapeStyle, bool)>);
+/// What a legend's line draws before its text: nothing, a stroke of a curve's style, the same in a
+/// pattern of dashes (pixels at scale 1), or a mark of the chart's.
+#[derive(Clone, Copy)]
+enum Key {
+    None,
+    Line(ShapeStyle),
+    Pattern(ShapeStyle, &'static [u32]),
+    Cross(ShapeStyle, u32),
+    Triangle(RGBColor, u32),
+}
 
-/// The legend of `lines` in the upper left corner of `area`, laid out as plotters lays out its own
-/// (the same margins, swatch room and line height), its text measured by the backend
-/// (`estimate_text_size`) rather than by plotters' fonts: in a browser those put each text in the
-/// page to measure it, and the Compare chart, drawn again as each of hundreds of files came, spent
-/// more time there than on its curves.
-fn lines_legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    lines: &[LegendLine],
-    theme: &Theme,
-) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
-    if lines.is_empty() {
-        return Ok(());
-    }
-    // As plotters lays out its series labels (see `legend`), lines 1.25 font sizes apart.
-    let (margin, swatch, corner) = (
-        theme.px(LEGEND_MARGIN) as i32,
-        theme.px(LEGEND_SWATCH) as i32,
-        theme.px(LEGEND_CORNER) as i32,
-    );
-    let font = theme.text(12);
-    let step = font.font.get_size() * 1.25;
-    // Each line's text measured once (in a browser, by the canvas); one wider than the chart is cut
-    // in its middle to fit (a narrow window's run names ran past its edge), measured again each cut.
-    let room = area.dim_in_pixel().0 as i32 - 2 * corner - swatch - 2 * margin;
-    let mut texts = Vec::with_capacity(lines.len());
-    let mut sizes = Vec::with_capacity(lines.len());
-    for (text, _) in lines {
-        let mut text = text.clone();
-        let mut size = area.estimate_text_size(&text, &font)?;
-        while size.0 as i32 > room && text.chars().count() > 8 {
-            let n = text.chars().count();
-            let fits = (n as f64 * f64::from(room.max(0)) / f64::from(size.0)) as usize;
-            text = middle_cut(&text, fits.clamp(8, n - 1));
-            size = area.estimate_text_size(&text, &font)?;
+/// A dashed curve's key: its dashes as they come out over a swatch's length.
+const DASHED_KEY: [u32; 2] = [5, 3];
+
+/// A legend's line: a name that may be cut to fit, keeping its part `keep` (see [`cut_keeping`]),
+/// then `figures` whole, after its `key`.
+struct LegendLine {
+    name: String,
+    keep: (usize, usize),
+    figures: String,
+    key: Key,
+}
+
+impl LegendLine {
+    /// A line of `text` after `key`, cut in its middle if need be.
+    fn plain(text: String, key: Key) -> LegendLine {
+        let keep = (0, text.chars().count());
+        LegendLine {
+            name: text,
+            keep,
+            figures: String::new(),
+            key,
         }
-        texts.push(text);
-        sizes.push(size);
     }
-    let width = sizes.iter().map(|&(w, _)| w as i32).max().unwrap_or(0);
-    let last = sizes.last().map_or(0, |&(_, h)| h as i32);
-    let height = (step * (lines.len() - 1) as f64).round() as i32 + last;
-    let (x, y) = (corner, corner);
-    let (w, h) = (width + swatch + 2 * margin, height + 2 * margin);
-    area.draw(&Rectangle::new(
-        [(x, y), (x + w, y + h)],
-        theme.background.mix(0.85).filled(),
-    ))?;
-    area.draw(&Rectangle::new([(x, y), (x + w, y + h)], theme.muted))?;
-    for (k, (((_, style), text), &(_, th))) in lines.iter().zip(&texts).zip(&sizes).enumerate() {
-        let top = y + margin + (step * k as f64).round() as i32;
-        area.draw(&Text::new(text.as_str(), (x + margin + swatch, top), &font))?;
-        let (sx, sy) = (x + margin, top + th as i32 / 2);
-        let px = |v| theme.px(v) as i32;
-        match *style {
-            Some((style, true)) => {
-                area.draw(&PathElement::new(vec![(sx, sy), (sx + px(5), sy)], style))?;
-                area.draw(&PathElement::new(
-                    vec![(sx + px(8), sy), (sx + px(13), sy)],
-                    style,
-                ))?;
+}
+
+/// The fewest characters of a name a legend's line keeps, however narrow its chart.
+const LEGEND_NAME_MIN: usize = 6;
+
+/// A legend laid out as plotters lays out its own (the same margins, swatch room and line height,
+/// see `legend`), its text measured by the backend (`estimate_text_size`) rather than by plotters'
+/// fonts: in a browser those put each text in the page to measure it, and the Compare chart, drawn
+/// again as each of hundreds of files came, spent more time there than on its curves.
+struct Legend<'a> {
+    lines: &'a [LegendLine],
+    /// Each line's text as drawn, and its size.
+    texts: Vec<(String, (u32, u32))>,
+    /// The box's size, its margins included.
+    size: (i32, i32),
+}
+
+impl<'a> Legend<'a> {
+    /// `lines` laid out for a chart as wide as `area`. A line wider than that has its name cut to fit
+    /// (a narrow window's run names ran past its edge), keeping what tells it from the others and
+    /// its figures whole, measured again after each cut.
+    fn new<DB: DrawingBackend>(
+        area: &DrawingArea<DB, Shift>,
+        lines: &'a [LegendLine],
+        theme: &Theme,
+    ) -> Result<Legend<'a>>
+    where
+        DB::ErrorType: 'static,
+    {
+        let (margin, swatch, corner) = Legend::measures(theme);
+        let font = theme.text(12);
+        let room = area.dim_in_pixel().0 as i32 - 2 * corner - swatch - 2 * margin;
+        let mut texts = Vec::with_capacity(lines.len());
+        for line in lines {
+            let mut max = line.name.chars().count();
+            let mut text = format!("{}{}", line.name, line.figures);
+            let mut size = area.estimate_text_size(&text, &font)?;
+            while size.0 as i32 > room && max > LEGEND_NAME_MIN {
+                let per_char = f64::from(size.0) / text.chars().count().max(1) as f64;
+                let over = (f64::from(size.0 as i32 - room) / per_char).ceil() as usize;
+                max = max.saturating_sub(over).clamp(LEGEND_NAME_MIN, max - 1);
+                text = format!(
+                    "{}{}",
+                    cut_keeping(&line.name, max, line.keep),
+                    line.figures
+                );
+                size = area.estimate_text_size(&text, &font)?;
             }
-            Some((style, false)) => area.draw(&line_swatch(style, theme)((sx, sy)))?,
-            None => {}
+            texts.push((text, size));
         }
+        let width = texts.iter().map(|t| t.1 .0 as i32).max().unwrap_or(0);
+        let last = texts.last().map_or(0, |t| t.1 .1 as i32);
+        let height = (Legend::step(theme) * lines.len().saturating_sub(1) as f64).round() as i32;
+        Ok(Legend {
+            lines,
+            texts,
+            size: (width + swatch + 2 * margin, height + last + 2 * margin),
+        })
     }
-    Ok(())
+
+    /// The margin inside the box, the room for a key and the box's distance from its corner, in
+    /// backend pixels.
+    fn measures(theme: &Theme) -> (i32, i32, i32) {
+        (
+            theme.px(LEGEND_MARGIN) as i32,
+            theme.px(LEGEND_SWATCH) as i32,
+            theme.px(LEGEND_CORNER) as i32,
+        )
+    }
+
+    /// Lines 1.25 font sizes apart, as plotters lays out its series labels.
+    fn step(theme: &Theme) -> f64 {
+        theme.text(12).font.get_size() * 1.25
+    }
+
+    /// Draws the legend in `corner` of `area`.
+    fn draw<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        corner: SeriesLabelPosition,
+        theme: &Theme,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        if self.lines.is_empty() {
+            return Ok(());
+        }
+        let (margin, swatch, gap) = Legend::measures(theme);
+        let (w, h) = self.size;
+        let (aw, ah) = area.dim_in_pixel();
+        let (x, y) = match corner {
+            SeriesLabelPosition::LowerRight => (aw as i32 - gap - w, ah as i32 - gap - h),
+            _ => (gap, gap),
+        };
+        area.draw(&Rectangle::new(
+            [(x, y), (x + w, y + h)],
+            theme.background.mix(0.85).filled(),
+        ))?;
+        area.draw(&Rectangle::new([(x, y), (x + w, y + h)], theme.muted))?;
+        let font = theme.text(12);
+        for (k, (line, (text, (_, th)))) in self.lines.iter().zip(&self.texts).enumerate() {
+            let top = y + margin + (Legend::step(theme) * k as f64).round() as i32;
+            area.draw(&Text::new(text.as_str(), (x + margin + swatch, top), &font))?;
+            let at = (x + margin, top + *th as i32 / 2);
+            match line.key {
+                Key::Line(style) => area.draw(&line_swatch(style, theme)(at))?,
+                Key::Pattern(style, pattern) => {
+                    area.draw(&pattern_swatch::<DB>(style, pattern, theme)(at))?
+                }
+                Key::Cross(style, size) => {
+                    area.draw(&Cross::new((at.0 + size as i32, at.1), size, style))?
+                }
+                Key::Triangle(color, size) => area.draw(&TriangleMarker::new(
+                    (at.0 + size as i32, at.1),
+                    size,
+                    color.filled(),
+                ))?,
+                Key::None => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Where a line chart on `area` has its legend: over its plot (`None`), or, where there it would
+    /// cover over half the plot's width (a phone's chart: the Steps legend hid the curves under it),
+    /// in a strip of its own under the chart. Returns the chart's area, and that strip.
+    fn room<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        theme: &Theme,
+    ) -> (DrawingArea<DB, Shift>, Option<DrawingArea<DB, Shift>>) {
+        let (w, h) = area.dim_in_pixel();
+        let plot = w as i32 - theme.px(LINE_CHART_SIDES) as i32;
+        let strip = self.size.1 + 2 * Legend::measures(theme).2;
+        if self.lines.is_empty() || 2 * self.size.0 <= plot || strip * 2 > h as i32 {
+            return (area.clone(), None);
+        }
+        let (chart, below) = area.split_vertically(h as i32 - strip);
+        (chart, Some(below))
+    }
 }
 
 /// The peaks of several runs as labelled bars in their run colours.
@@ -2738,8 +3002,79 @@ where
     } else {
         "peak allocated per step ({unit})"
     };
+    let width = theme.px(2);
+    let thin = theme.px(2).max(1);
+    let (cross, triangle) = (theme.px(6), theme.px(5));
+    let failures: Vec<Vec<Failure>> = runs
+        .iter()
+        .map(|r| new_failures(r, options.reserved))
+        .collect();
+    // The legend: the GPU's memory, the runs, then each kind of line or mark once, in ink (the
+    // pattern tells the kind, the colour the run).
+    let mut lines = Vec::new();
+    if let Some((name, total)) = &ceiling {
+        lines.push(LegendLine::plain(
+            format!("GPU memory ({name}, {})", bytes(*total)),
+            Key::Pattern(theme.ink.stroke_width(thin), &[5, 3]),
+        ));
+    }
+    let legend_runs: Vec<usize> = (0..runs.len())
+        .filter(|&k| in_legend(k, runs.len()))
+        .collect();
+    let names: Vec<String> = legend_runs.iter().map(|&k| run_label(runs[k])).collect();
+    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    for ((&k, name), keep) in legend_runs
+        .iter()
+        .zip(&names)
+        .zip(distinct_parts(&name_refs))
+    {
+        let style = run_color(k).stroke_width(width);
+        lines.push(LegendLine {
+            name: name.clone(),
+            keep,
+            figures: String::new(),
+            key: if runs[k].simulated {
+                Key::Pattern(style, &[4, 3])
+            } else {
+                Key::Line(style)
+            },
+        });
+    }
+    if runs.len() > LEGEND_RUNS {
+        lines.push(LegendLine::plain(more_runs(runs.len()), Key::None));
+    }
+    let ink = theme.ink.stroke_width(thin);
+    let kinds = [
+        (
+            runs.iter().any(|r| r.static_bytes.is_some()),
+            "static memory",
+            Key::Pattern(ink, &STATIC_PATTERN),
+        ),
+        (
+            options.theoretical && runs.iter().any(|r| r.theoretical_bytes.is_some()),
+            "theoretical memory",
+            Key::Pattern(ink, &THEORETICAL_PATTERN),
+        ),
+        (
+            failures.iter().flatten().any(|f| f.oom),
+            "out of memory",
+            Key::Cross(PEAK.stroke_width(width), cross),
+        ),
+        (
+            failures.iter().flatten().any(|f| !f.oom),
+            "allocation retries",
+            Key::Triangle(PENDING, triangle),
+        ),
+    ];
+    for (shown, text, key) in kinds {
+        if shown {
+            lines.push(LegendLine::plain(text.to_string(), key));
+        }
+    }
+    let legend = Legend::new(area, &lines, theme)?;
+    let (area, below) = legend.room(area, theme);
     let (mut chart, div) = line_chart(
-        area,
+        &area,
         heading,
         (x0, x1),
         top,
@@ -2747,37 +3082,23 @@ where
         &|x| count_label(*x, x1 - x0),
         theme,
     )?;
-    let width = theme.px(2);
     // The data's x per pixel, for the reference lines' patterns (drawn in pixels).
     let x_per_px = {
         let (px, _) = chart.plotting_area().get_pixel_range();
         (x1 - x0) / f64::from((px.end - px.start).max(1))
     };
-    if let Some((name, total)) = ceiling {
+    if let Some((_, total)) = ceiling {
         let y = total as f64 / div;
-        let ink = theme.ink;
-        let thin = theme.px(2).max(1);
-        chart
-            .draw_series(DashedLineSeries::new(
-                [(x0, y), (x1, y)],
-                theme.px(8),
-                theme.px(5),
-                ink.stroke_width(thin),
-            ))?
-            .label(format!("GPU memory ({name}, {})", bytes(total)))
-            .legend(pattern_swatch(ink.stroke_width(thin), &[5, 3], theme));
+        chart.draw_series(DashedLineSeries::new(
+            [(x0, y), (x1, y)],
+            theme.px(8),
+            theme.px(5),
+            ink,
+        ))?;
     }
-    // Whether static, theoretical, OOM and retry marks have their legend entry yet.
-    let mut labelled = (false, false, false, false);
-    for (k, (r, pts)) in runs.iter().zip(&points).enumerate() {
+    for (k, ((r, pts), failures)) in runs.iter().zip(&points).zip(&failures).enumerate() {
         let color = run_color(k);
         let line: Vec<(f64, f64)> = pts.iter().map(|&(x, b)| (x, b as f64 / div)).collect();
-        let label = format!(
-            "{}{}{}",
-            r.name,
-            r.rank.map_or(String::new(), |x| format!(" rank {x}")),
-            if r.simulated { " (simulated)" } else { "" }
-        );
         // A run of few steps has a dot at each: a line of one point draws nothing, and a short run
         // beside a long one is a line narrower than a pixel.
         if line.len() <= FEW_STEPS {
@@ -2786,29 +3107,16 @@ where
                     .map(|&p| Circle::new(p, theme.px(3), color.filled())),
             )?;
         }
-        let drawn = if r.simulated {
+        if r.simulated {
             chart.draw_series(DashedLineSeries::new(
                 line,
                 theme.px(6),
                 theme.px(4),
                 color.stroke_width(width),
-            ))?
+            ))?;
         } else {
-            chart.draw_series(LineSeries::new(line, color.stroke_width(width)))?
-        };
-        if in_legend(k, runs.len()) {
-            let style = color.stroke_width(width);
-            if r.simulated {
-                drawn
-                    .label(label)
-                    .legend(pattern_swatch(style, &[4, 3], theme));
-            } else {
-                drawn.label(label).legend(line_swatch(style, theme));
-            }
+            chart.draw_series(LineSeries::new(line, color.stroke_width(width)))?;
         }
-        // The first line or mark of each kind carries its legend entry (its swatch in ink: the
-        // pattern tells the kind, the colour the run).
-        let thin = theme.px(2).max(1);
         let reference = |bytes: u64, pattern: &[u32]| {
             let y = bytes as f64 / div;
             dashes(x0, x1, x_per_px, &theme.px_pattern(pattern))
@@ -2816,60 +3124,28 @@ where
                 .map(move |(a, b)| PathElement::new(vec![(a, y), (b, y)], color.stroke_width(thin)))
         };
         if let Some(b) = r.static_bytes {
-            let drawn = chart.draw_series(reference(b, &STATIC_PATTERN))?;
-            if !std::mem::replace(&mut labelled.0, true) {
-                drawn.label("static memory").legend(pattern_swatch(
-                    theme.ink.stroke_width(thin),
-                    &STATIC_PATTERN,
-                    theme,
-                ));
-            }
+            chart.draw_series(reference(b, &STATIC_PATTERN))?;
         }
-        if options.theoretical {
-            if let Some(b) = r.theoretical_bytes {
-                let drawn = chart.draw_series(reference(b, &THEORETICAL_PATTERN))?;
-                if !std::mem::replace(&mut labelled.1, true) {
-                    drawn.label("theoretical memory").legend(pattern_swatch(
-                        theme.ink.stroke_width(thin),
-                        &THEORETICAL_PATTERN,
-                        theme,
-                    ));
-                }
-            }
+        if let Some(b) = r.theoretical_bytes.filter(|_| options.theoretical) {
+            chart.draw_series(reference(b, &THEORETICAL_PATTERN))?;
         }
-        // New retries or OOMs since the previous step.
-        let mut last = (0u64, 0u64);
-        for s in &r.steps {
-            let now = (s.alloc_retries.unwrap_or(last.0), s.ooms.unwrap_or(last.1));
-            let y = step_value(s, options.reserved).unwrap_or(0) as f64 / div;
-            let (cross, triangle) = (theme.px(6), theme.px(5));
-            if now.1 > last.1 {
-                let drawn = chart.draw_series(std::iter::once(Cross::new(
-                    (s.step as f64, y),
+        for f in failures {
+            let at = (f.step, f.bytes as f64 / div);
+            if f.oom {
+                chart.draw_series(std::iter::once(Cross::new(
+                    at,
                     cross,
                     PEAK.stroke_width(width),
                 )))?;
-                if !std::mem::replace(&mut labelled.2, true) {
-                    drawn.label("out of memory").legend(move |(x, y)| {
-                        Cross::new((x + cross as i32, y), cross, PEAK.stroke_width(width))
-                    });
-                }
-            } else if now.0 > last.0 {
-                let drawn = chart.draw_series(std::iter::once(TriangleMarker::new(
-                    (s.step as f64, y),
+            } else {
+                chart.draw_series(std::iter::once(TriangleMarker::new(
+                    at,
                     triangle,
                     PENDING.filled(),
                 )))?;
-                if !std::mem::replace(&mut labelled.3, true) {
-                    drawn.label("allocation retries").legend(move |(x, y)| {
-                        TriangleMarker::new((x + cross as i32, y), triangle, PENDING.filled())
-                    });
-                }
             }
-            last = now;
         }
     }
-    more_in_legend(&mut chart, runs.len())?;
     // Where labels went (backend pixels): a label where the same one stands already is left out
     // (ranks at one peak, each with its exit snapshot, wrote "exit" over itself into a smear).
     let mut labelled: Vec<((i32, i32), &str)> = Vec::new();
@@ -2910,5 +3186,49 @@ where
             ))?;
         }
     }
-    finish_line_chart(chart, marker, SeriesLabelPosition::LowerRight, theme)
+    finish_line_chart(chart, marker, theme, |chart| match below {
+        Some(strip) => legend.draw(&strip, SeriesLabelPosition::UpperLeft, theme),
+        None => legend.draw(
+            &chart.plotting_area().strip_coord_spec(),
+            SeriesLabelPosition::LowerRight,
+            theme,
+        ),
+    })
+}
+
+/// A run's name in the Steps chart's legend.
+fn run_label(r: &StepRun) -> String {
+    format!(
+        "{}{}{}",
+        r.name,
+        r.rank.map_or(String::new(), |x| format!(" rank {x}")),
+        if r.simulated { " (simulated)" } else { "" }
+    )
+}
+
+/// A step at which a run ran out of memory, or retried allocations, anew.
+struct Failure {
+    step: f64,
+    /// The step's value on the chart.
+    bytes: u64,
+    /// Out of memory (else allocation retries).
+    oom: bool,
+}
+
+/// The steps of `r` with more OOMs than the step before or, failing those, more allocation retries.
+fn new_failures(r: &StepRun, reserved: bool) -> Vec<Failure> {
+    let mut last = (0u64, 0u64);
+    let mut out = Vec::new();
+    for s in &r.steps {
+        let now = (s.alloc_retries.unwrap_or(last.0), s.ooms.unwrap_or(last.1));
+        if now.1 > last.1 || now.0 > last.0 {
+            out.push(Failure {
+                step: s.step as f64,
+                bytes: step_value(s, reserved).unwrap_or(0),
+                oom: now.1 > last.1,
+            });
+        }
+        last = now;
+    }
+    out
 }
