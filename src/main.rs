@@ -1,6 +1,6 @@
 //! Memograph's web page: Leptos CSR compiled to WebAssembly and bundled by Trunk.
 //!
-//! `view_model`, `scale`, `viewport` and `pixels` are plain Rust (tested natively); `load` (the loading
+//! `view_model`, `scale`, `viewport`, `touch` and `pixels` are plain Rust (tested natively); `load` (the loading
 //! pipeline and the parsing worker), `web` (the shell and its views) and `render` (canvas renderers)
 //! exist only on wasm32.
 
@@ -11,6 +11,8 @@ mod pixels;
 mod polyline;
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 mod scale;
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+mod touch;
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code, unused_imports))]
 mod view_model;
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]

@@ -85,6 +85,9 @@ pub struct Scale<'a> {
     per_byte: f64,
 }
 
+/// How far apart (pixels) two fingers must be for their pinch to zoom.
+pub const PINCH_MIN_APART: f64 = 24.0;
+
 impl<'a> Scale<'a> {
     pub fn new(view: Viewport, plot: Plot, times: Option<&'a [i64]>) -> Scale<'a> {
         // No times, or too few to span anything: the entry axis.
@@ -201,6 +204,34 @@ impl<'a> Scale<'a> {
         self.with_axis_range(na, nb, x_len)
     }
 
+    /// The view two fingers pinched to, from pixels `from` to pixels `to` (their x): zoomed by the
+    /// ratio of how far apart they are, and moved with their midpoint, so that what was under each
+    /// finger is under it still (as near as the trace's ends and the closest zoom allow). Fingers
+    /// closer than [`PINCH_MIN_APART`] (one over the other) only move it.
+    pub fn pinched(&self, from: (f64, f64), to: (f64, f64), x_len: f64) -> Viewport {
+        let apart = |(a, b): (f64, f64)| (b - a).abs();
+        let mid = |(a, b): (f64, f64)| (a + b) / 2.0;
+        let factor = if apart(from).min(apart(to)) < PINCH_MIN_APART {
+            1.0
+        } else {
+            apart(from) / apart(to)
+        };
+        // On the axis (entries or times): the value under the fingers' midpoint, and the new span.
+        let (a, b) = self.axis_range();
+        let at = |px: f64| (px - self.plot.left) / self.plot.width;
+        let under = a + (b - a) * at(mid(from));
+        let span = (b - a) * factor;
+        let start = under - span * at(mid(to));
+        if self.times.is_none() {
+            return Viewport::spanning(start, span, self.view.y_max, x_len);
+        }
+        // Within the trace, the span kept where it fits (as a drag keeps it).
+        let (first, last) = (self.axis_of(0.0), self.axis_of(x_len));
+        let span = span.min(last - first);
+        let start = start.clamp(first, last - span);
+        self.with_axis_range(start, start + span, x_len)
+    }
+
     /// The view moved by `dx` pixels of the plot (positive: later), as a drag moves it.
     pub fn pan_by_px(&self, dx: f64, x_len: f64) -> Viewport {
         if self.times.is_none() {
@@ -285,6 +316,33 @@ mod tests {
                 "{x}: {}",
                 s.x_at(s.px(x))
             );
+        }
+    }
+
+    #[test]
+    fn a_pinch_keeps_what_was_under_each_finger_under_it_with_either_axis() {
+        let times = bunched(400);
+        for times in [None, Some(times.as_slice())] {
+            let s = Scale::new(Viewport::full(399.0, 100.0), plot(), times);
+            let px = |x: f64| s.plot.left + x;
+            let from = (px(300.0), px(500.0));
+            // Apart, then together again; and a pinch that moves.
+            let spread = (px(100.0), px(850.0));
+            let next = Scale::new(s.pinched(from, spread, 399.0), s.plot, times);
+            for (f, t) in [(from.0, spread.0), (from.1, spread.1)] {
+                assert!((next.x_at(t) - s.x_at(f)).abs() < 1e-6, "{times:?}");
+            }
+            assert!(next.view.span() < s.view.span() / 2.0);
+            let back = next.pinched(spread, from, 399.0);
+            assert!((back.x0 - s.view.x0).abs() < 1e-6 && (back.x1 - s.view.x1).abs() < 1e-6);
+            let moved = (px(60.0), px(790.0));
+            let after = Scale::new(next.pinched(spread, moved, 399.0), s.plot, times);
+            let mid = |(a, b): (f64, f64)| (a + b) / 2.0;
+            assert!((after.x_at(mid(moved)) - next.x_at(mid(spread))).abs() < 1e-6);
+            // One finger over the other: no zoom, however their x moves.
+            let stacked = s.pinched((500.0, 510.0), (300.0, 600.0), 399.0);
+            assert!((stacked.span() - s.view.span()).abs() < 1e-9);
+            assert_eq!(stacked.y_max, s.view.y_max);
         }
     }
 

@@ -37,6 +37,17 @@ impl Viewport {
         .clamped(x_len)
     }
 
+    /// The view of `span` entries from `x0`, as near as the closest zoom and the trace's ends allow.
+    pub fn spanning(x0: f64, span: f64, y_max: f64, x_len: f64) -> Viewport {
+        let span = span.clamp(MIN_SPAN.min(x_len), x_len.max(1.0));
+        Viewport {
+            x0,
+            x1: x0 + span,
+            y_max,
+        }
+        .clamped(x_len)
+    }
+
     /// Pan by a fraction of the width (positive: later entries).
     pub fn pan(&self, fraction: f64, x_len: f64) -> Viewport {
         let d = self.span() * fraction;

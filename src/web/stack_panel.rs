@@ -77,7 +77,8 @@ pub fn StackPanel(ui: Ui, segments: bool) -> impl IntoView {
         <aside class="stack-panel">
             {move || match details() {
                 None => view! {
-                    <p class="muted">"Click a band to pin it and see where it was allocated (or, on the timeline, press Down: the largest in view)."</p>
+                    <p class="muted hint-mouse">"Click a band to pin it and see where it was allocated (or, on the timeline, press Down: the largest in view)."</p>
+                    <p class="muted hint-touch">"Tap a band to pin it and see where it was allocated."</p>
                 }.into_any(),
                 Some(Pinned { allocation, head, lines, extra }) => {
                     let no_frames = lines.len() == 1 && lines[0].starts_with("No stack:");

@@ -13,6 +13,7 @@ use crate::load::build::Part;
 use crate::load::{now, store};
 use crate::render::{self, colors, Pen, Surface};
 use crate::scale::{annotation_row_at, annotation_strip, Plot, Scale, ANNOTATION_ROWS};
+use crate::touch::{Gesture, Touches};
 use crate::view_model::lit::LitBands;
 use crate::view_model::{
     cycled, describe_annotations, describe_ooms, AnnotationSpan, Categories, OomMark, TimelineModel,
@@ -483,6 +484,61 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         tooltip.set(None);
         drag.set_value(None);
     };
+    // Touch (a phone, a tablet): one finger pans, two pinch (what was under each finger stays under
+    // it), a tap says what is under it and pins it, as hovering and clicking do. The mouse keeps the
+    // handlers above: these take touch pointers only, and the canvas takes no browser gesture
+    // (`touch-action: none`), nor the mouse events a browser makes of a tap (pointerdown's default).
+    let touches = StoredValue::new(Touches::<Viewport>::default());
+    let is_touch = |ev: &web_sys::PointerEvent| ev.pointer_type() == "touch";
+    let on_touch_down = move |ev: web_sys::PointerEvent| {
+        let Some(d) = drawn.get_value().filter(|_| is_touch(&ev)) else {
+            return;
+        };
+        ev.prevent_default();
+        if let Some(el) = canvas.get_untracked() {
+            let _ = el.set_pointer_capture(ev.pointer_id());
+        }
+        let at = (ev.offset_x() as f64, ev.offset_y() as f64);
+        let view = current().unwrap_or(d.view);
+        touches.update_value(|t| t.down(ev.pointer_id(), at, view));
+    };
+    let on_touch_move = move |ev: web_sys::PointerEvent| {
+        if !is_touch(&ev) {
+            return;
+        }
+        let at = (ev.offset_x() as f64, ev.offset_y() as f64);
+        let Some((start, gesture)) = touches
+            .try_update_value(|t| t.moved(ev.pointer_id(), at))
+            .flatten()
+        else {
+            return;
+        };
+        let next = with_scale(ui, segments, drawn.get_value(), Some(start), &|f, t, _| {
+            let x_len = t.layout.x_len as f64;
+            match gesture {
+                Gesture::Pan { dx } => f.pan_by_px(-dx, x_len),
+                Gesture::Pinch { from, to } => f.pinched(from, to, x_len),
+            }
+        });
+        if next.is_some() {
+            ui.viewport.set(next);
+        }
+    };
+    let on_touch_up = move |ev: web_sys::PointerEvent| {
+        if !is_touch(&ev) {
+            return;
+        }
+        let view = current();
+        let tap = touches
+            .try_update_value(|t| view.and_then(|v| t.up(ev.pointer_id(), v)))
+            .flatten();
+        if tap.is_some() {
+            let ev: &web_sys::MouseEvent = ev.as_ref();
+            on_move(ev.clone());
+            ui.pinned.set(hit(ev).map(|h| h.1));
+        }
+    };
+    let on_touch_cancel = move |_| touches.update_value(|t| t.cancel());
     // The out-of-memory mark and the profiler annotation the keyboard went to last (o, O; a, A).
     let oom_at = StoredValue::new(None::<usize>);
     let annotation_at = StoredValue::new(None::<usize>);
@@ -605,18 +661,24 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
             x_len,
         ))
     };
-    let on_brush_down = move |ev: web_sys::MouseEvent| {
+    // Pointer events: a finger brushes as the mouse does, and the brush held (captured) ends where
+    // it is let go, on the minimap or off it.
+    let on_brush_down = move |ev: web_sys::PointerEvent| {
         if let Some(x) = minimap_x(&ev) {
+            ev.prevent_default();
+            if let Some(el) = minimap.get_untracked() {
+                let _ = el.set_pointer_capture(ev.pointer_id());
+            }
             brush_start.set_value(Some(x));
             brush.set(Some((x, x)));
         }
     };
-    let on_brush_move = move |ev: web_sys::MouseEvent| {
+    let on_brush_move = move |ev: web_sys::PointerEvent| {
         if let (Some(a), Some(x)) = (brush_start.get_value(), minimap_x(&ev)) {
             brush.set(Some((a, x)));
         }
     };
-    let on_brush_up = move |ev: web_sys::MouseEvent| {
+    let on_brush_up = move |ev: web_sys::PointerEvent| {
         let Some(a) = brush_start.get_value() else {
             return;
         };
@@ -702,7 +764,8 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                 <Show when=move || !segments && ui.highlight.get().is_some()>
                     <HighlightChip ui=ui />
                 </Show>
-                <span class="muted hint">"wheel: zoom · drag: pan · click: stack · ↓ ↑: the largest in view · Esc: unpin · ?: keys"</span>
+                <span class="muted hint hint-mouse">"wheel: zoom · drag: pan · click: stack · ↓ ↑: the largest in view · Esc: unpin · ?: keys"</span>
+                <span class="muted hint hint-touch">"pinch: zoom · drag: pan · tap: stack"</span>
             </div>
             <HistoryNote ui=ui />
             <Show when=move || !segments && ui.by_category.get()>
@@ -734,12 +797,15 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
                     <canvas class="timeline-canvas" data-testid="timeline" tabindex="0" node_ref=canvas
                         aria-label="Timeline: + and - zoom, Left and Right pan, Home and End go to the start and the end, Down and Up pin the largest allocations in view one by one (their stack beside), O goes to the next out-of-memory mark, A to the next profiler annotation, F fits the height to what is in view, Escape unpins, 0 shows all"
                         on:wheel=on_wheel on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
-                        on:mouseleave=on_leave on:keydown=on_key></canvas>
+                        on:mouseleave=on_leave on:keydown=on_key on:pointerdown=on_touch_down
+                        on:pointermove=on_touch_move on:pointerup=on_touch_up
+                        on:pointercancel=on_touch_cancel></canvas>
                     {move || tooltip.get().map(|(x, y, text)| view! {
                         <div class="tooltip" style=super::tooltip_style(x, y, canvas)>{text}</div>
                     })}
                     <canvas class="minimap" node_ref=minimap title="Drag to zoom to a range"
-                        on:mousedown=on_brush_down on:mousemove=on_brush_move on:mouseup=on_brush_up></canvas>
+                        on:pointerdown=on_brush_down on:pointermove=on_brush_move on:pointerup=on_brush_up
+                        on:pointercancel=move |_| { brush_start.set_value(None); brush.set(None); }></canvas>
                 </div>
                 <StackPanel ui=ui segments=segments />
             </div>

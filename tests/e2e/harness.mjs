@@ -53,9 +53,9 @@ export async function browser() {
 }
 
 /** A page at `url` that records console errors and requests to other hosts; `init` runs in the page
- *  before its own scripts. */
-export async function open(b, url, viewport = { width: 1400, height: 860 }, init = null) {
-  const page = await b.newPage({ viewport });
+ *  before its own scripts; `options` go to the page's context (`hasTouch`, `isMobile`). */
+export async function open(b, url, viewport = { width: 1400, height: 860 }, init = null, options = {}) {
+  const page = await b.newPage({ viewport, ...options });
   if (init) await page.addInitScript(init);
   const errors = [];
   const requests = [];
