@@ -5,11 +5,11 @@
 /// How far (pixels) a finger may move and still tap; past it, it drags.
 const TAP_SLOP: f64 = 8.0;
 
-/// What the fingers on a canvas have done since the gesture began: moved by `dx` pixels (one
+/// What the fingers on a canvas have done since the gesture began: moved by `dx`, `dy` pixels (one
 /// finger), or from pixels `from` to `to` (two: their x).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Gesture {
-    Pan { dx: f64 },
+    Pan { dx: f64, dy: f64 },
     Pinch { from: (f64, f64), to: (f64, f64) },
 }
 
@@ -71,6 +71,7 @@ impl<V: Copy> Touches<V> {
         let gesture = match self.fingers.as_slice() {
             [f] => Gesture::Pan {
                 dx: f.at.0 - f.from.0,
+                dy: f.at.1 - f.from.1,
             },
             [a, b, ..] => Gesture::Pinch {
                 from: (a.from.0, b.from.0),
@@ -132,12 +133,12 @@ mod tests {
         t.down(1, (100.0, 50.0), 7);
         assert_eq!(
             t.moved(1, (130.0, 60.0)),
-            Some((7, Gesture::Pan { dx: 30.0 }))
+            Some((7, Gesture::Pan { dx: 30.0, dy: 10.0 }))
         );
         // Back within the slop it still pans: a drag never turns into a tap.
         assert_eq!(
             t.moved(1, (102.0, 50.0)),
-            Some((7, Gesture::Pan { dx: 2.0 }))
+            Some((7, Gesture::Pan { dx: 2.0, dy: 0.0 }))
         );
     }
 
@@ -161,7 +162,7 @@ mod tests {
         assert_eq!(t.up(2, 3), None);
         assert_eq!(
             t.moved(1, (90.0, 50.0)),
-            Some((3, Gesture::Pan { dx: -10.0 }))
+            Some((3, Gesture::Pan { dx: -10.0, dy: 0.0 }))
         );
         // Two fingers were down: lifting the last is no tap.
         assert_eq!(t.up(1, 3), None);

@@ -63,6 +63,11 @@ impl MapRows {
     }
 }
 
+/// How far a map of `rows` on a canvas `height` pixels tall scrolls: to its last row's bottom.
+pub fn max_scroll(rows: &MapRows, height: f64) -> f64 {
+    (rows.rows.len() as f64 * ROW + 4.0 - height).max(0.0)
+}
+
 pub fn geometry(s_width: f64, rows: &MapRows, scroll: f64) -> MapGeometry {
     let left = LABEL_X + rows.chars as f64 * LABEL_CHAR + LABEL_GAP;
     MapGeometry {

@@ -1073,6 +1073,17 @@ pub fn activates(ev: &web_sys::KeyboardEvent) -> bool {
     yes
 }
 
+/// A finger's pointer event: its pointer's id and where it is on its target (CSS pixels); `None` for
+/// a mouse's or a pen's, which the views' mouse handlers take.
+pub fn finger(ev: &web_sys::PointerEvent) -> Option<(i32, (f64, f64))> {
+    (ev.pointer_type() == "touch").then(|| {
+        (
+            ev.pointer_id(),
+            (f64::from(ev.offset_x()), f64::from(ev.offset_y())),
+        )
+    })
+}
+
 /// Whether a key press carries Ctrl, Alt or Meta: those are the browser's (Ctrl and + or 0 zoom the
 /// page, Ctrl+F finds, Ctrl+A selects all), which the views' own keys leave alone.
 pub fn browsers_key(ev: &web_sys::KeyboardEvent) -> bool {

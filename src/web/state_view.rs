@@ -9,6 +9,7 @@ use super::Ui;
 use crate::load::build::{self, Part};
 use crate::load::store;
 use crate::render::{self, colors, Surface};
+use crate::touch::{Gesture, Touches};
 use crate::view_model::{allocator_state_at, describe_block, rows_of, EventRow};
 
 const ROW: f64 = 20.0;
@@ -192,6 +193,33 @@ pub fn StateView(ui: Ui) -> impl IntoView {
         ui.pinned
             .set(hit.and_then(|(r, b)| Some(rows.rows.get(r)?.blocks.get(b?)?.allocation)));
     };
+    // The map scrolled to `to`, within its rows (the wheel went on past the last into blank).
+    let scroll_map = move |to: f64| {
+        let rows = state.get_untracked().unwrap_or_default();
+        let height = canvas
+            .get_untracked()
+            .map_or(0.0, |el| f64::from(el.client_height()));
+        map_scroll.set(to.clamp(0.0, render::state_map::max_scroll(&rows, height)));
+    };
+    // A finger drags the map up and down as the wheel scrolls it (on a canvas the page would scroll
+    // instead, or nothing); a tap is the browser's click, as the mouse's.
+    let touches = StoredValue::new(Touches::<f64>::default());
+    let on_finger_down = move |ev: web_sys::PointerEvent| {
+        if let Some((id, at)) = super::finger(&ev) {
+            touches.update_value(|t| t.down(id, at, map_scroll.get_untracked()));
+        }
+    };
+    let on_finger_move = move |ev: web_sys::PointerEvent| {
+        let Some((id, at)) = super::finger(&ev) else {
+            return;
+        };
+        if let Some(Some((from, Gesture::Pan { dy, .. }))) =
+            touches.try_update_value(|t| t.moved(id, at))
+        {
+            hover.set(None);
+            scroll_map(from - dy);
+        }
+    };
     // The keyboard on the map: the arrows step from block to block (Left, Right by address; Up, Down
     // to the segment above or below), Home and End; each pinned, described as the pointer would
     // describe it, and scrolled into view. Escape unpins.
@@ -318,8 +346,13 @@ pub fn StateView(ui: Ui) -> impl IntoView {
                         on:mouseleave=move |_| hover.set(None) on:click=on_map_click
                         on:wheel=move |ev: web_sys::WheelEvent| {
                             ev.prevent_default();
-                            map_scroll.update(|s| *s = (*s + ev.delta_y()).max(0.0));
-                        }></canvas>
+                            scroll_map(map_scroll.get_untracked() + ev.delta_y());
+                        }
+                        on:pointerdown=on_finger_down on:pointermove=on_finger_move
+                        on:pointerup=move |ev| if let Some((id, _)) = super::finger(&ev) {
+                            touches.update_value(|t| { t.up(id, 0.0); });
+                        }
+                        on:pointercancel=move |_| touches.update_value(|t| t.cancel())></canvas>
                     {move || hover.get().map(|(x, y, t)| view! {
                         <div class="tooltip" style=super::tooltip_style(x, y, canvas)>{t}</div>
                     })}

@@ -489,34 +489,28 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
     // handlers above: these take touch pointers only, and the canvas takes no browser gesture
     // (`touch-action: none`), nor the mouse events a browser makes of a tap (pointerdown's default).
     let touches = StoredValue::new(Touches::<Viewport>::default());
-    let is_touch = |ev: &web_sys::PointerEvent| ev.pointer_type() == "touch";
     let on_touch_down = move |ev: web_sys::PointerEvent| {
-        let Some(d) = drawn.get_value().filter(|_| is_touch(&ev)) else {
+        let (Some((id, at)), Some(d)) = (super::finger(&ev), drawn.get_value()) else {
             return;
         };
         ev.prevent_default();
         if let Some(el) = canvas.get_untracked() {
-            let _ = el.set_pointer_capture(ev.pointer_id());
+            let _ = el.set_pointer_capture(id);
         }
-        let at = (ev.offset_x() as f64, ev.offset_y() as f64);
         let view = current().unwrap_or(d.view);
-        touches.update_value(|t| t.down(ev.pointer_id(), at, view));
+        touches.update_value(|t| t.down(id, at, view));
     };
     let on_touch_move = move |ev: web_sys::PointerEvent| {
-        if !is_touch(&ev) {
+        let Some((id, at)) = super::finger(&ev) else {
             return;
-        }
-        let at = (ev.offset_x() as f64, ev.offset_y() as f64);
-        let Some((start, gesture)) = touches
-            .try_update_value(|t| t.moved(ev.pointer_id(), at))
-            .flatten()
-        else {
+        };
+        let Some((start, gesture)) = touches.try_update_value(|t| t.moved(id, at)).flatten() else {
             return;
         };
         let next = with_scale(ui, segments, drawn.get_value(), Some(start), &|f, t, _| {
             let x_len = t.layout.x_len as f64;
             match gesture {
-                Gesture::Pan { dx } => f.pan_by_px(-dx, x_len),
+                Gesture::Pan { dx, .. } => f.pan_by_px(-dx, x_len),
                 Gesture::Pinch { from, to } => f.pinched(from, to, x_len),
             }
         });
@@ -525,12 +519,12 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         }
     };
     let on_touch_up = move |ev: web_sys::PointerEvent| {
-        if !is_touch(&ev) {
+        let Some((id, _)) = super::finger(&ev) else {
             return;
-        }
+        };
         let view = current();
         let tap = touches
-            .try_update_value(|t| view.and_then(|v| t.up(ev.pointer_id(), v)))
+            .try_update_value(|t| view.and_then(|v| t.up(id, v)))
             .flatten();
         if tap.is_some() {
             let ev: &web_sys::MouseEvent = ev.as_ref();

@@ -1,11 +1,12 @@
 // End-to-end: the timeline under fingers, on a phone-sized touch screen. Touches go in as Chromium
 // takes them from a touch screen (CDP's Input.dispatchTouchEvent), so the page sees the pointer
 // events a phone makes: one finger drags the view, two pinch it (what was under each finger stays
-// under it), a tap says what is under it and pins it, and a finger brushes the minimap.
+// under it), a tap says what is under it and pins it, a finger brushes the minimap and scrolls the
+// allocator state's map.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { serve, browser, open, loadFile, built, twoFrames, shot, ROOT } from './harness.mjs';
+import { serve, browser, open, loadFile, built, twoFrames, shot, ROOT, FIXTURES, TIER2 } from './harness.mjs';
 
 let server, b;
 before(async () => { server = await serve(); b = await browser(); });
@@ -93,6 +94,39 @@ test('on a touch screen fingers pan, pinch and tap the timeline, and brush its m
   await gesture(cdp, [[mini.x + mini.width * 0.3, my]], [[mini.x + mini.width * 0.6, my]]);
   const brushed = await changed(page, null);
   assert.ok(brushed[1] > brushed[0], `${brushed}`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('on a touch screen a finger scrolls the allocator state\'s map, as far as its last segment', TIER2, async () => {
+  const { page, errors } = await open(b, server.url, { width: 390, height: 844 }, null, { hasTouch: true, isMobile: true });
+  await loadFile(page, path.join(FIXTURES, 'cs_memory_snapshot.pickle'));
+  await built(page);
+  await page.selectOption('[data-testid=view-select]', 'state');
+  // The last entry: 175 segments, far more than the map's height shows.
+  await page.focus('.event-list');
+  await page.keyboard.press('End');
+  await page.waitForFunction(() => /175 segments/.test(document.body.innerText));
+  await twoFrames(page);
+  const cdp = await page.context().newCDPSession(page);
+  const map = await page.locator('.state-canvas').boundingBox();
+  const pixels = () => page.$eval('.state-canvas', c => c.toDataURL());
+  // (The map runs on past the window's bottom: the finger stays on what is on screen.)
+  const bottom = Math.min(map.y + map.height, 844) - 15;
+  const up = () => gesture(cdp, [[map.x + 200, bottom]], [[map.x + 200, map.y + 10]]);
+  const top = await pixels();
+  await up();
+  await twoFrames(page);
+  assert.notEqual(await pixels(), top, 'a finger dragged up scrolls the map');
+  // Dragged on, it stops at the last segment (the wheel went on into blank rows).
+  for (let k = 0; k < 30; k++) await up();
+  await twoFrames(page);
+  const end = await pixels();
+  await up();
+  await page.mouse.wheel(0, 2000);
+  await twoFrames(page);
+  assert.equal(await pixels(), end);
+  await shot(page, 'touch-state-map-end');
   assert.deepEqual(errors, []);
   await page.close();
 });
