@@ -5,6 +5,7 @@
 //! [`Plot`] and viewport, and hit-testing, wheel zoom, drag pan and the minimap brush all go through the
 //! same functions, so what is under the cursor is what was drawn there.
 
+use crate::touch::pinched_range;
 use crate::viewport::Viewport;
 
 /// Space left of the plot (the byte axis), right of it, and below it (the entry or time axis).
@@ -84,9 +85,6 @@ pub struct Scale<'a> {
     per_x: f64,
     per_byte: f64,
 }
-
-/// How far apart (pixels) two fingers must be for their pinch to zoom.
-pub const PINCH_MIN_APART: f64 = 24.0;
 
 impl<'a> Scale<'a> {
     pub fn new(view: Viewport, plot: Plot, times: Option<&'a [i64]>) -> Scale<'a> {
@@ -204,24 +202,11 @@ impl<'a> Scale<'a> {
         self.with_axis_range(na, nb, x_len)
     }
 
-    /// The view two fingers pinched to, from pixels `from` to pixels `to` (their x): zoomed by the
-    /// ratio of how far apart they are, and moved with their midpoint, so that what was under each
-    /// finger is under it still (as near as the trace's ends and the closest zoom allow). Fingers
-    /// closer than [`PINCH_MIN_APART`] (one over the other) only move it.
+    /// The view two fingers pinched to, from pixels `from` to pixels `to` (their x; see
+    /// [`pinched_range`]), as near as the trace's ends and the closest zoom allow.
     pub fn pinched(&self, from: (f64, f64), to: (f64, f64), x_len: f64) -> Viewport {
-        let apart = |(a, b): (f64, f64)| (b - a).abs();
-        let mid = |(a, b): (f64, f64)| (a + b) / 2.0;
-        let factor = if apart(from).min(apart(to)) < PINCH_MIN_APART {
-            1.0
-        } else {
-            apart(from) / apart(to)
-        };
-        // On the axis (entries or times): the value under the fingers' midpoint, and the new span.
-        let (a, b) = self.axis_range();
-        let at = |px: f64| (px - self.plot.left) / self.plot.width;
-        let under = a + (b - a) * at(mid(from));
-        let span = (b - a) * factor;
-        let start = under - span * at(mid(to));
+        let plot = (self.plot.left, self.plot.width);
+        let (start, span) = pinched_range(self.axis_range(), plot, from, to);
         if self.times.is_none() {
             return Viewport::spanning(start, span, self.view.y_max, x_len);
         }

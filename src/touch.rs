@@ -13,6 +13,33 @@ pub enum Gesture {
     Pinch { from: (f64, f64), to: (f64, f64) },
 }
 
+/// How far apart (pixels) two fingers must be for their pinch to zoom: closer (one over the other),
+/// it only moves.
+pub const PINCH_MIN_APART: f64 = 24.0;
+
+/// Where the range `(a, b)` of a linear axis, drawn across the plot from pixel `left` over `width`,
+/// goes when two fingers move from pixels `from` to `to` (their x): zoomed by the ratio of how far
+/// apart they are and moved with their midpoint, so that what was under each finger is under it
+/// still. Its new start and span, for the caller to keep within its axis.
+pub fn pinched_range(
+    (a, b): (f64, f64),
+    (left, width): (f64, f64),
+    from: (f64, f64),
+    to: (f64, f64),
+) -> (f64, f64) {
+    let apart = |(p, q): (f64, f64)| (q - p).abs();
+    let mid = |(p, q): (f64, f64)| (p + q) / 2.0;
+    let factor = if apart(from).min(apart(to)) < PINCH_MIN_APART {
+        1.0
+    } else {
+        apart(from) / apart(to)
+    };
+    let at = |px: f64| (px - left) / width;
+    let under = a + (b - a) * at(mid(from));
+    let span = (b - a) * factor;
+    (under - span * at(mid(to)), span)
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Finger {
     id: i32,

@@ -19,6 +19,7 @@ use wasm_bindgen::JsCast;
 
 use super::{Phase, Ui};
 use crate::load::{self, store};
+use crate::touch::{pinched_range, Gesture, Touches};
 use crate::view_model::analysis::short_frame;
 use crate::view_model::compare::{
     category_deltas, changed_span, common_marks, component_deltas, default_b, diff_rows, entry_at,
@@ -153,7 +154,9 @@ pub fn CompareView(ui: Ui) -> impl IntoView {
                 </section>
                 <Sweeps rows=rows limit=limit />
                 <section class="panel wide">
-                    <h3>"Live memory over each trace" <span class="muted">" · ● peak · ✕ out of memory · wheel: zoom · drag: pan · double-click: all"</span></h3>
+                    <h3>"Live memory over each trace" <span class="muted">" · ● peak · ✕ out of memory"</span>
+                        <span class="muted hint-mouse">" · wheel: zoom · drag: pan · double-click: all"</span>
+                        <span class="muted hint-touch">" · pinch: zoom · drag sideways: pan · tap: read"</span></h3>
                     <OverlaidChart ui=ui rows=rows />
                 </section>
                 <RankStrip ui=ui rows=rows />
@@ -897,6 +900,40 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView {
         ev.prevent_default();
         zoom(x, p.x_range, if ev.delta_y() > 0.0 { 1.25 } else { 0.8 });
     };
+    // Fingers: a sideways drag moves the range as the mouse's drag does, two pinch it (what was under
+    // each finger stays under it). The page keeps the vertical drags (`touch-action: pan-y`: the chart
+    // is in a page that scrolls), and a tap is the browser's click: the readout, and A and B diffed.
+    let touches = StoredValue::new(Touches::<(f64, f64)>::default());
+    let on_finger_down = move |ev: web_sys::PointerEvent| {
+        if let (Some((id, at)), Some((p, _))) = (super::finger(&ev), plot.get_value()) {
+            touches.update_value(|t| t.down(id, at, p.x_range));
+        }
+    };
+    let on_finger_move = move |ev: web_sys::PointerEvent| {
+        let (Some((id, at)), Some((p, dpr))) = (super::finger(&ev), plot.get_value()) else {
+            return;
+        };
+        let Some(Some(((x0, x1), gesture))) = touches.try_update_value(|t| t.moved(id, at)) else {
+            return;
+        };
+        let (left, width) = (f64::from(p.x.0) / dpr, f64::from(p.x.1 - p.x.0) / dpr);
+        let (start, span) = match gesture {
+            Gesture::Pan { dx, .. } => (x0 - dx / width.max(1.0) * (x1 - x0), x1 - x0),
+            Gesture::Pinch { from, to } => pinched_range((x0, x1), (left, width), from, to),
+        };
+        // No narrower than the wheel zooms, no wider than all of it.
+        let (f0, f1) = full();
+        let span = span.min(f1 - f0).max((f1 - f0) * 1e-6);
+        ui.compare.hover_x.set(None);
+        ui.compare.range.set(Some((start, start + span)));
+    };
+    let on_finger_up = move |ev: web_sys::PointerEvent| {
+        if let (Some((id, _)), Some((p, _))) = (super::finger(&ev), plot.get_value()) {
+            touches.update_value(|t| {
+                t.up(id, p.x_range);
+            });
+        }
+    };
     // The keyboard's pointer: the arrows move the readout a hundredth of the range shown (Shift: a
     // tenth), Home and End to its ends; Enter diffs A and B there, + and - zoom round it, 0 shows all.
     let on_key = move |ev: web_sys::KeyboardEvent| {
@@ -1017,11 +1054,14 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView {
             png=move || export_curves(ui, rows, canvas, false)
             svg=move || export_curves(ui, rows, canvas, true) />
         <div class="chart-with-rule">
-            <canvas class="compare-chart" data-testid="compare-chart" node_ref=canvas tabindex="0"
+            <canvas class="compare-chart zoomable" data-testid="compare-chart" node_ref=canvas tabindex="0"
+                data-range=move || ui.compare.range.get().map(|(a, b)| format!("{a}_{b}"))
                 aria-label="Live memory of each run: the arrow keys move the readout, Enter diffs A and B there, + and - zoom, 0 shows all"
                 on:keydown=on_key on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
                 on:mouseleave=move |_| { drag.set_value(None); ui.compare.hover_x.set(None); }
-                on:wheel=on_wheel on:dblclick=move |_| ui.compare.range.set(None)></canvas>
+                on:wheel=on_wheel on:dblclick=move |_| ui.compare.range.set(None)
+                on:pointerdown=on_finger_down on:pointermove=on_finger_move on:pointerup=on_finger_up
+                on:pointercancel=move |_| touches.update_value(|t| t.cancel())></canvas>
             <canvas class="rule" data-testid="compare-chart-rule" node_ref=rule aria-hidden="true"></canvas>
         </div>
         {readout}

@@ -2,7 +2,7 @@
 // takes them from a touch screen (CDP's Input.dispatchTouchEvent), so the page sees the pointer
 // events a phone makes: one finger drags the view, two pinch it (what was under each finger stays
 // under it), a tap says what is under it and pins it, a finger brushes the minimap and scrolls the
-// allocator state's map.
+// allocator state's map; sideways it moves and pinches the Compare chart, up and down it scrolls the page.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -127,6 +127,48 @@ test('on a touch screen a finger scrolls the allocator state\'s map, as far as i
   await twoFrames(page);
   assert.equal(await pixels(), end);
   await shot(page, 'touch-state-map-end');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('on a touch screen fingers move and pinch the Compare chart sideways and scroll the page up and down', async () => {
+  const { page, errors } = await open(b, server.url, { width: 390, height: 844 }, null, { hasTouch: true, isMobile: true });
+  await page.setInputFiles('input[type=file]', ['training.pickle', 'compiled.pickle'].map(f => path.join(ROOT, 'tests', 'fixtures', f)));
+  await page.waitForFunction(() => /^2 runs compared/.test(document.querySelector('[data-testid=compare-status]')?.textContent ?? '')
+    && document.querySelector('#app').dataset.state === 'ready');
+  const chart = page.locator('[data-testid=compare-chart]');
+  await chart.scrollIntoViewIfNeeded();
+  await twoFrames(page);
+  const cdp = await page.context().newCDPSession(page);
+  const shown = () => chart.getAttribute('data-range').then(r => r && r.split('_').map(Number));
+  const box = await chart.boundingBox();
+  const y = box.y + box.height * 0.3;
+  const x = f => box.x + box.width * f;
+  assert.equal(await shown(), null);
+  // Two fingers spread twice as far apart: half of each trace (the x axis is the share of it).
+  await gesture(cdp, [[x(0.45) - 40, y], [x(0.45) + 40, y]], [[x(0.45) - 80, y], [x(0.45) + 80, y]]);
+  await page.waitForFunction(() => document.querySelector('[data-testid=compare-chart]').dataset.range);
+  const pinched = await shown();
+  assert.ok(Math.abs(pinched[1] - pinched[0] - 0.5) < 1e-9, `${pinched}`);
+  // One finger sideways, 60 px left: later in the traces, the span kept.
+  await gesture(cdp, [[x(0.6), y]], [[x(0.6) - 60, y]]);
+  await page.waitForFunction(was => document.querySelector('[data-testid=compare-chart]').dataset.range !== was, pinched.join('_'));
+  const moved = await shown();
+  assert.ok(moved[0] > pinched[0] && Math.abs((moved[1] - moved[0]) - 0.5) < 1e-9, `${pinched} → ${moved}`);
+  assert.equal(await page.isVisible('h3 .hint-touch'), true);
+  assert.equal(await page.isVisible('h3 .hint-mouse'), false);
+  await shot(page, 'touch-compare');
+  // Up and down, the page scrolls (the view's box under the app's header) and the chart stays.
+  const scrollTop = () => page.$eval('[data-testid=compare-chart]', c => {
+    let box = c.parentElement;
+    while (box && !(box.scrollHeight > box.clientHeight && /auto|scroll/.test(getComputedStyle(box).overflowY))) box = box.parentElement;
+    return (box ?? document.scrollingElement).scrollTop;
+  });
+  const scrolled = await scrollTop();
+  await gesture(cdp, [[x(0.5), y + 150]], [[x(0.5), y - 100]]);
+  await page.waitForTimeout(300);
+  assert.ok(await scrollTop() > scrolled + 50, `${scrolled} → ${await scrollTop()}`);
+  assert.deepEqual(await shown(), moved);
   assert.deepEqual(errors, []);
   await page.close();
 });
