@@ -1597,7 +1597,7 @@ mod tests {
         ];
         // A phone's chart, 300 px: the two long names are cut to fit, the short one stays whole.
         let drawn = drawn_by((300, 200), |area| {
-            let legend = Legend::new(area, &lines, &Theme::light()).unwrap();
+            let legend = Legend::new(area, lines, &Theme::light()).unwrap();
             (legend.draw(area, SeriesLabelPosition::UpperLeft, &Theme::light())).unwrap()
         });
         assert_eq!(drawn.texts.len(), 4);
@@ -1936,6 +1936,30 @@ mod tests {
                 "{text} at {x},{y}"
             );
         }
+        // Sixteen runs on a phone: it names fewer of them (twelve lines covered the plot), all under it.
+        let runs: Vec<StepRun> = (0..16)
+            .map(|k| run(&format!("rank{k}"), (40 + k) << 30))
+            .collect();
+        let refs: Vec<&StepRun> = runs.iter().collect();
+        let mut plot = None;
+        let drawn = drawn_by((360, 440), |area| {
+            plot = Some(step_chart(area, "", &refs, options, &[], None, &Theme::light()).unwrap());
+        });
+        let plot = plot.unwrap();
+        let legend: Vec<&(String, (i32, i32))> = (drawn.texts.iter())
+            .filter(|t| {
+                t.0.starts_with("rank") || t.0.starts_with("… and") || t.0 == "static memory"
+            })
+            .collect();
+        let named = legend.iter().filter(|t| t.0.starts_with("rank")).count();
+        assert!((2..LEGEND_RUNS - 1).contains(&named), "{legend:?}");
+        let more = format!("… and {} more (colours as in the table)", 16 - named);
+        assert!(legend.iter().any(|t| t.0 == more), "{legend:?}");
+        assert!(
+            legend.iter().all(|t| t.1 .1 > plot.y.1 + 30),
+            "{legend:?} {plot:?}"
+        );
+        assert!(plot.y.1 - plot.y.0 > 150, "{plot:?}");
     }
 
     #[test]
@@ -2490,29 +2514,29 @@ where
     // Dashed, legend too, on the palette's second time round (callers colour run `n` with
     // `run_color(n)`).
     let style = |n: usize| (runs[n].1.stroke_width(width), run_dashed(n));
-    let legend_runs: Vec<usize> = (0..runs.len())
-        .filter(|&n| in_legend(n, runs.len()) && !curves[n].is_empty())
-        .collect();
-    let names: Vec<&str> = (legend_runs.iter())
-        .map(|&n| within(&runs[n].0.file, folder))
-        .collect();
-    let mut lines: Vec<LegendLine> = (legend_runs.iter().zip(&names))
-        .zip(distinct_parts(&names))
-        .map(|((&n, name), keep)| LegendLine {
-            name: name.to_string(),
-            keep,
-            figures: format!(" (peak {})", bytes(runs[n].0.timeline_peak_bytes)),
-            key: match style(n) {
-                (style, true) => Key::Pattern(style, &DASHED_KEY),
-                (style, false) => Key::Line(style),
-            },
-        })
-        .collect();
-    if runs.len() > LEGEND_RUNS {
-        lines.push(LegendLine::plain(more_runs(runs.len()), Key::None));
-    }
-    let legend = Legend::new(area, &lines, theme)?;
-    let (area, below) = legend.room(area, theme);
+    let lines = |named: usize| {
+        let legend_runs: Vec<usize> = (0..runs.len())
+            .filter(|&n| in_legend(n, runs.len(), named) && !curves[n].is_empty())
+            .collect();
+        let names: Vec<&str> = (legend_runs.iter())
+            .map(|&n| within(&runs[n].0.file, folder))
+            .collect();
+        let mut lines: Vec<LegendLine> = (legend_runs.iter().zip(&names))
+            .zip(distinct_parts(&names))
+            .map(|((&n, name), keep)| LegendLine {
+                name: name.to_string(),
+                keep,
+                figures: format!(" (peak {})", bytes(runs[n].0.timeline_peak_bytes)),
+                key: match style(n) {
+                    (style, true) => Key::Pattern(style, &DASHED_KEY),
+                    (style, false) => Key::Line(style),
+                },
+            })
+            .collect();
+        lines.extend(more_runs(runs.len(), named));
+        lines
+    };
+    let (legend, area, below) = Legend::fitted(area, runs.len(), lines, theme)?;
     let (mut chart, div) = line_chart(
         &area,
         heading,
@@ -2588,19 +2612,24 @@ where
 const THIN_PAST_RUNS: usize = 48;
 
 /// Runs a chart's legend names one by one; past them it names the first `LEGEND_RUNS - 1` and says how
-/// many more there are (32 ranks' names ran off the chart, over its axes).
+/// many more there are (32 ranks' names ran off the chart, over its axes). Under a phone's chart,
+/// fewer: as many as leave the plot most of the chart's height (see [`Legend::fitted`]).
 const LEGEND_RUNS: usize = 12;
 
-/// Whether run `k` of `runs` has its own line in the legend.
-fn in_legend(k: usize, runs: usize) -> bool {
-    runs <= LEGEND_RUNS || k < LEGEND_RUNS - 1
+/// Whether run `k` of `runs` has its own line in a legend that names at most `named`.
+fn in_legend(k: usize, runs: usize, named: usize) -> bool {
+    runs <= named || k + 1 < named
 }
 
-fn more_runs(runs: usize) -> String {
-    format!(
-        "… and {} more (colours as in the table)",
-        runs - (LEGEND_RUNS - 1)
-    )
+/// The legend's line for the runs it does not name.
+fn more_runs(runs: usize, named: usize) -> Option<LegendLine> {
+    (runs > named).then(|| {
+        let more = runs - named.saturating_sub(1);
+        LegendLine::plain(
+            format!("… and {more} more (colours as in the table)"),
+            Key::None,
+        )
+    })
 }
 
 /// What a legend's line draws before its text: nothing, a stroke of a curve's style, the same in a
@@ -2646,23 +2675,23 @@ const LEGEND_NAME_MIN: usize = 6;
 /// see `legend`), its text measured by the backend (`estimate_text_size`) rather than by plotters'
 /// fonts: in a browser those put each text in the page to measure it, and the Compare chart, drawn
 /// again as each of hundreds of files came, spent more time there than on its curves.
-struct Legend<'a> {
-    lines: &'a [LegendLine],
+struct Legend {
+    lines: Vec<LegendLine>,
     /// Each line's text as drawn, and its size.
     texts: Vec<(String, (u32, u32))>,
     /// The box's size, its margins included.
     size: (i32, i32),
 }
 
-impl<'a> Legend<'a> {
+impl Legend {
     /// `lines` laid out for a chart as wide as `area`. A line wider than that has its name cut to fit
     /// (a narrow window's run names ran past its edge), keeping what tells it from the others and
     /// its figures whole, measured again after each cut.
     fn new<DB: DrawingBackend>(
         area: &DrawingArea<DB, Shift>,
-        lines: &'a [LegendLine],
+        lines: Vec<LegendLine>,
         theme: &Theme,
-    ) -> Result<Legend<'a>>
+    ) -> Result<Legend>
     where
         DB::ErrorType: 'static,
     {
@@ -2670,7 +2699,7 @@ impl<'a> Legend<'a> {
         let font = theme.text(12);
         let room = area.dim_in_pixel().0 as i32 - 2 * corner - swatch - 2 * margin;
         let mut texts = Vec::with_capacity(lines.len());
-        for line in lines {
+        for line in &lines {
             let mut max = line.name.chars().count();
             let mut text = format!("{}{}", line.name, line.figures);
             let mut size = area.estimate_text_size(&text, &font)?;
@@ -2695,6 +2724,41 @@ impl<'a> Legend<'a> {
             texts,
             size: (width + swatch + 2 * margin, height + last + 2 * margin),
         })
+    }
+
+    /// The legend of a line chart of `runs` runs on `area` (`lines(named)`: its lines, naming at
+    /// most `named` runs), with the chart's area and the strip under it where the legend goes there
+    /// (see [`Legend::room`]). Where, under the chart, it would take over two fifths of the chart's
+    /// height (a phone's chart of 16 ranks), it names fewer runs.
+    #[allow(clippy::type_complexity)]
+    fn fitted<DB: DrawingBackend>(
+        area: &DrawingArea<DB, Shift>,
+        runs: usize,
+        lines: impl Fn(usize) -> Vec<LegendLine>,
+        theme: &Theme,
+    ) -> Result<(
+        Legend,
+        DrawingArea<DB, Shift>,
+        Option<DrawingArea<DB, Shift>>,
+    )>
+    where
+        DB::ErrorType: 'static,
+    {
+        let mut named = LEGEND_RUNS;
+        loop {
+            let legend = Legend::new(area, lines(named), theme)?;
+            match legend.room(area, theme) {
+                Room::Over => return Ok((legend, area.clone(), None)),
+                Room::Under(chart, strip) => return Ok((legend, chart, Some(strip))),
+                Room::TooTall(_) if named.min(runs) <= 2 => {
+                    return Ok((legend, area.clone(), None));
+                }
+                Room::TooTall(excess) => {
+                    let lines = (f64::from(excess) / Legend::step(theme)).ceil() as usize;
+                    named = named.min(runs).saturating_sub(lines.max(1)).max(2);
+                }
+            }
+        }
     }
 
     /// The margin inside the box, the room for a key and the box's distance from its corner, in
@@ -2761,23 +2825,32 @@ impl<'a> Legend<'a> {
         Ok(())
     }
 
-    /// Where a line chart on `area` has its legend: over its plot (`None`), or, where there it would
-    /// cover over half the plot's width (a phone's chart: the Steps legend hid the curves under it),
-    /// in a strip of its own under the chart. Returns the chart's area, and that strip.
-    fn room<DB: DrawingBackend>(
-        &self,
-        area: &DrawingArea<DB, Shift>,
-        theme: &Theme,
-    ) -> (DrawingArea<DB, Shift>, Option<DrawingArea<DB, Shift>>) {
+    /// Where a line chart on `area` has its legend: over its plot, or, where there it would cover over
+    /// half the plot's width (a phone's chart: the Steps legend hid the curves under it), in a strip of
+    /// its own under the chart, if that takes at most two fifths of the chart's height.
+    fn room<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>, theme: &Theme) -> Room<DB> {
         let (w, h) = area.dim_in_pixel();
         let plot = w as i32 - theme.px(LINE_CHART_SIDES) as i32;
         let strip = self.size.1 + 2 * Legend::measures(theme).2;
-        if self.lines.is_empty() || 2 * self.size.0 <= plot || strip * 2 > h as i32 {
-            return (area.clone(), None);
+        if self.lines.is_empty() || 2 * self.size.0 <= plot {
+            return Room::Over;
+        }
+        let most = h as i32 * 2 / 5;
+        if strip > most {
+            return Room::TooTall((strip - most) as u32);
         }
         let (chart, below) = area.split_vertically(h as i32 - strip);
-        (chart, Some(below))
+        Room::Under(chart, below)
     }
+}
+
+/// Where a line chart's legend goes (see [`Legend::room`]).
+enum Room<DB: DrawingBackend> {
+    Over,
+    /// The chart's area, and the strip under it for the legend.
+    Under(DrawingArea<DB, Shift>, DrawingArea<DB, Shift>),
+    /// Under the chart, too tall by this many pixels.
+    TooTall(u32),
 }
 
 /// The peaks of several runs as labelled bars in their run colours.
@@ -3011,38 +3084,6 @@ where
         .collect();
     // The legend: the GPU's memory, the runs, then each kind of line or mark once, in ink (the
     // pattern tells the kind, the colour the run).
-    let mut lines = Vec::new();
-    if let Some((name, total)) = &ceiling {
-        lines.push(LegendLine::plain(
-            format!("GPU memory ({name}, {})", bytes(*total)),
-            Key::Pattern(theme.ink.stroke_width(thin), &[5, 3]),
-        ));
-    }
-    let legend_runs: Vec<usize> = (0..runs.len())
-        .filter(|&k| in_legend(k, runs.len()))
-        .collect();
-    let names: Vec<String> = legend_runs.iter().map(|&k| run_label(runs[k])).collect();
-    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    for ((&k, name), keep) in legend_runs
-        .iter()
-        .zip(&names)
-        .zip(distinct_parts(&name_refs))
-    {
-        let style = run_color(k).stroke_width(width);
-        lines.push(LegendLine {
-            name: name.clone(),
-            keep,
-            figures: String::new(),
-            key: if runs[k].simulated {
-                Key::Pattern(style, &[4, 3])
-            } else {
-                Key::Line(style)
-            },
-        });
-    }
-    if runs.len() > LEGEND_RUNS {
-        lines.push(LegendLine::plain(more_runs(runs.len()), Key::None));
-    }
     let ink = theme.ink.stroke_width(thin);
     let kinds = [
         (
@@ -3066,13 +3107,45 @@ where
             Key::Triangle(PENDING, triangle),
         ),
     ];
-    for (shown, text, key) in kinds {
-        if shown {
-            lines.push(LegendLine::plain(text.to_string(), key));
+    let lines = |named: usize| {
+        let mut lines = Vec::new();
+        if let Some((name, total)) = &ceiling {
+            lines.push(LegendLine::plain(
+                format!("GPU memory ({name}, {})", bytes(*total)),
+                Key::Pattern(ink, &[5, 3]),
+            ));
         }
-    }
-    let legend = Legend::new(area, &lines, theme)?;
-    let (area, below) = legend.room(area, theme);
+        let legend_runs: Vec<usize> = (0..runs.len())
+            .filter(|&k| in_legend(k, runs.len(), named))
+            .collect();
+        let names: Vec<String> = legend_runs.iter().map(|&k| run_label(runs[k])).collect();
+        let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        for ((&k, name), keep) in legend_runs
+            .iter()
+            .zip(&names)
+            .zip(distinct_parts(&name_refs))
+        {
+            let style = run_color(k).stroke_width(width);
+            lines.push(LegendLine {
+                name: name.clone(),
+                keep,
+                figures: String::new(),
+                key: if runs[k].simulated {
+                    Key::Pattern(style, &[4, 3])
+                } else {
+                    Key::Line(style)
+                },
+            });
+        }
+        lines.extend(more_runs(runs.len(), named));
+        for (shown, text, key) in kinds {
+            if shown {
+                lines.push(LegendLine::plain(text.to_string(), key));
+            }
+        }
+        lines
+    };
+    let (legend, area, below) = Legend::fitted(area, runs.len(), lines, theme)?;
     let (mut chart, div) = line_chart(
         &area,
         heading,
