@@ -507,6 +507,11 @@ pub fn TimelineView(ui: Ui, segments: bool) -> impl IntoView {
         let Some((start, gesture)) = touches.try_update_value(|t| t.moved(id, at)).flatten() else {
             return;
         };
+        // What a tap said stood over what the fingers now move.
+        if tooltip.with_untracked(Option::is_some) {
+            tooltip.set(None);
+            ui.hovered.set(None);
+        }
         let next = with_scale(ui, segments, drawn.get_value(), Some(start), &|f, t, _| {
             let x_len = t.layout.x_len as f64;
             match gesture {

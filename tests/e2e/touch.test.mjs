@@ -87,6 +87,13 @@ test('on a touch screen fingers pan, pinch and tap the timeline, and brush its m
   assert.match(await page.textContent('.tooltip'), /bytes/);
   assert.equal(await range(page), null);
   await shot(page, 'touch-tapped');
+  // A drag after it takes the tap's words away (they stood over what moves); the pin stays.
+  await gesture(cdp, [[x(0.5), y]], [[x(0.5) - 80, y]]);
+  await page.waitForSelector('.tooltip', { state: 'detached' });
+  assert.equal(await page.isVisible('[data-testid=stack-trace]'), true);
+  await page.locator('[data-testid=timeline]').focus();
+  await page.keyboard.press('0');
+  await page.waitForFunction(() => !new URLSearchParams(location.hash.slice(1)).get('range'));
 
   // A finger brushes the minimap: the view is the range brushed.
   const mini = await page.locator('canvas.minimap').boundingBox();
