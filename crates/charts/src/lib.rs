@@ -2598,13 +2598,8 @@ where
             )))?;
         }
     }
-    finish_line_chart(chart, marker, theme, |chart| match below {
-        Some(strip) => legend.draw(&strip, SeriesLabelPosition::UpperLeft, theme),
-        None => legend.draw(
-            &chart.plotting_area().strip_coord_spec(),
-            SeriesLabelPosition::UpperLeft,
-            theme,
-        ),
+    finish_line_chart(chart, marker, theme, |chart| {
+        legend.draw_on(chart, below, SeriesLabelPosition::UpperLeft, theme)
     })
 }
 
@@ -2774,6 +2769,24 @@ impl Legend {
     /// Lines 1.25 font sizes apart, as plotters lays out its series labels.
     fn step(theme: &Theme) -> f64 {
         theme.text(12).font.get_size() * 1.25
+    }
+
+    /// Draws the legend of `chart` in the strip under it (`below`, see [`Legend::fitted`]), else in
+    /// `corner` of its plot.
+    fn draw_on<DB: DrawingBackend>(
+        &self,
+        chart: &LineChart<'_, DB>,
+        below: Option<DrawingArea<DB, Shift>>,
+        corner: SeriesLabelPosition,
+        theme: &Theme,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        match below {
+            Some(strip) => self.draw(&strip, SeriesLabelPosition::UpperLeft, theme),
+            None => self.draw(&chart.plotting_area().strip_coord_spec(), corner, theme),
+        }
     }
 
     /// Draws the legend in `corner` of `area`.
@@ -3259,13 +3272,8 @@ where
             ))?;
         }
     }
-    finish_line_chart(chart, marker, theme, |chart| match below {
-        Some(strip) => legend.draw(&strip, SeriesLabelPosition::UpperLeft, theme),
-        None => legend.draw(
-            &chart.plotting_area().strip_coord_spec(),
-            SeriesLabelPosition::LowerRight,
-            theme,
-        ),
+    finish_line_chart(chart, marker, theme, |chart| {
+        legend.draw_on(chart, below, SeriesLabelPosition::LowerRight, theme)
     })
 }
 
