@@ -904,9 +904,11 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView {
     // each finger stays under it). The page keeps the vertical drags (`touch-action: pan-y`: the chart
     // is in a page that scrolls), and a tap is the browser's click: the readout, and A and B diffed.
     let touches = StoredValue::new(Touches::<(f64, f64)>::default());
+    // The range asked for last (the chart draws it a task later), or all of it that is drawn.
+    let shown = move |p: &PlotArea| ui.compare.range.get_untracked().unwrap_or(p.x_range);
     let on_finger_down = move |ev: web_sys::PointerEvent| {
         if let (Some((id, at)), Some((p, _))) = (super::finger(&ev), plot.get_value()) {
-            touches.update_value(|t| t.down(id, at, p.x_range));
+            touches.update_value(|t| t.down(id, at, shown(&p)));
         }
     };
     let on_finger_move = move |ev: web_sys::PointerEvent| {
@@ -930,7 +932,7 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView {
     let on_finger_up = move |ev: web_sys::PointerEvent| {
         if let (Some((id, _)), Some((p, _))) = (super::finger(&ev), plot.get_value()) {
             touches.update_value(|t| {
-                t.up(id, p.x_range);
+                t.up(id, shown(&p));
             });
         }
     };

@@ -350,7 +350,7 @@ pub fn StateView(ui: Ui) -> impl IntoView {
                         }
                         on:pointerdown=on_finger_down on:pointermove=on_finger_move
                         on:pointerup=move |ev| if let Some((id, _)) = super::finger(&ev) {
-                            touches.update_value(|t| { t.up(id, 0.0); });
+                            touches.update_value(|t| { t.up(id, map_scroll.get_untracked()); });
                         }
                         on:pointercancel=move |_| touches.update_value(|t| t.cancel())></canvas>
                     {move || hover.get().map(|(x, y, t)| view! {
