@@ -1051,6 +1051,11 @@ fn OverlaidChart(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView {
                     }).collect_view()}
                 </select>
             </label>
+            // Back to all of each trace: what double-click and 0 do, for a finger too.
+            <Show when=move || ui.compare.range.get().is_some()>
+                <button class="button small" data-testid="compare-reset-zoom" title="Show all of each trace (0)"
+                    on:click=move |_| ui.compare.range.set(None)>"Reset zoom"</button>
+            </Show>
         </div>
         <super::export::ExportButtons testid="export-compare"
             png=move || export_curves(ui, rows, canvas, false)

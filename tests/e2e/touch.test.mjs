@@ -176,6 +176,10 @@ test('on a touch screen fingers move and pinch the Compare chart sideways and sc
   await page.waitForTimeout(300);
   assert.ok(await scrollTop() > scrolled + 50, `${scrolled} → ${await scrollTop()}`);
   assert.deepEqual(await shown(), moved);
+  // Back to all of each trace with a tap (double-click and 0 are a mouse's and a keyboard's).
+  await page.tap('[data-testid=compare-reset-zoom]');
+  await page.waitForFunction(() => !document.querySelector('[data-testid=compare-chart]').dataset.range);
+  assert.equal(await page.isVisible('[data-testid=compare-reset-zoom]'), false);
   assert.deepEqual(errors, []);
   await page.close();
 });
