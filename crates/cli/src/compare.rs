@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use memograph_snapshot::analysis::categories::Rules;
 use memograph_snapshot::analysis::compare::{
-    diff, digest_at, digest_of, digests, grown_sites, peak_rows, peak_table, rank_sets, DiffNode,
-    Digest, Presence, SiteDelta,
+    common_folder, diff, digest_at, digest_of, digests, grown_sites, peak_rows, peak_table,
+    rank_sets, within, DiffNode, Digest, Presence, SiteDelta,
 };
 use memograph_snapshot::analysis::fit::{fit, sweeps, Limit};
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
@@ -203,17 +203,38 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
         });
         return format!("{json}\n");
     }
-    let table = peak_table(&rows, false, limit.as_ref().map(|l| l.bytes));
+    let mut table = peak_table(&rows, false, limit.as_ref().map(|l| l.bytes));
+    let markdown = args.output == Output::Markdown;
+    // As text, for a reader at a terminal: the folder every file lies in is named once, not on every
+    // row, and the components no run holds are named under the table rather than given a column of
+    // 0 B each. Markdown keeps every column and the files' names as given.
+    let folder = if markdown {
+        ""
+    } else {
+        common_folder(digests.iter().map(|d| d.file.as_str()))
+    };
+    let mut none_hold = Vec::new();
+    if !markdown {
+        for row in &mut table.rows {
+            row[0] = within(&row[0], folder).to_string();
+        }
+        let zero = table.columns_all(&bytes(0));
+        none_hold = zero.iter().map(|&k| table.header[k].clone()).collect();
+        table = table.columns(|k| !zero.contains(&k));
+    }
     // A file compared on several devices is named with the device.
     let name = |d: &Digest| {
+        let file = within(&d.file, folder);
         if digests.iter().filter(|o| o.file == d.file).count() > 1 {
-            format!("{} cuda:{}", d.file, d.device)
+            format!("{file} cuda:{}", d.device)
         } else {
-            d.file.clone()
+            file.to_string()
         }
     };
     let mut o = String::new();
-    let markdown = args.output == Output::Markdown;
+    if !folder.is_empty() {
+        let _ = writeln!(o, "In {folder}");
+    }
     let _ = writeln!(o, "Baseline: {}", name(base));
     if let Some(l) = &limit {
         let _ = writeln!(o, "GPU memory: {}", l.describe());
@@ -222,8 +243,11 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
     o.push_str(&if markdown {
         table.markdown()
     } else {
-        table.text()
+        crate::text_table(&table)
     });
+    if !none_hold.is_empty() {
+        let _ = writeln!(o, "0 B in every run: {}", none_hold.join(", "));
+    }
     for set in &rank_sets {
         let of = if set.label.is_empty() {
             String::new()

@@ -133,6 +133,10 @@ enum Command {
     /// "peak allocated" is each snapshot's timeline peak (see `memograph help summary`): the sizes the
     /// program asked for, so it can read below torch.cuda.max_memory_allocated(), which counts the
     /// allocator's rounded blocks.
+    ///
+    /// As text, the folder the files share is named once above the table, components no run holds
+    /// are named under it rather than given a column, and a table wider than the terminal comes in
+    /// blocks of columns, each led by the files' names. --markdown and --json keep every column.
     Compare {
         /// Snapshots (a folder: the snapshots in it, rank2 before rank10).
         #[arg(required = true, value_name = "FILE")]
@@ -228,6 +232,21 @@ pub struct Failure(pub String);
 impl Failure {
     pub fn reported() -> Failure {
         Failure(String::new())
+    }
+}
+
+/// `table` as aligned text, cut into blocks of columns where it is wider than the terminal (or than
+/// `COLUMNS`, where that is set): wrapped by the terminal, a wide table's lines run into one another.
+/// Into a pipe or a file, whole lines.
+pub fn text_table(table: &memograph_snapshot::analysis::compare::Table) -> String {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
+        .or_else(|| terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)));
+    match columns {
+        Some(width) => table.text_within(width),
+        None => table.text(),
     }
 }
 

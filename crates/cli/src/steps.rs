@@ -45,7 +45,7 @@ pub fn run(args: &StepsArgs) -> Result<(), Failure> {
             if args.markdown {
                 table.markdown()
             } else {
-                table.text()
+                crate::text_table(&table)
             }
         );
         for set in &ranks {

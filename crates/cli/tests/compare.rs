@@ -2,7 +2,9 @@
 
 mod common;
 
-use common::{fixtures, memograph, present, reference};
+use std::path::Path;
+
+use common::{fixtures, memograph, memograph_with, present, reference};
 
 fn path(name: &str) -> String {
     fixtures().join(name).display().to_string()
@@ -120,11 +122,15 @@ fn compare_says_what_other_devices_a_file_has_and_all_compares_each() {
             ),
         ]
     );
-    // In text, a file on several devices is named with its device.
+    // In text, a file on several devices is named with its device (and without the folder, named
+    // once above).
     let (code, stdout, _) = memograph(&["compare", "--device", "all", &cs, &kk]);
     assert_eq!(code, 0);
     assert!(
-        stdout.starts_with(&format!("Baseline: {cs} cuda:0\n")),
+        stdout.starts_with(&format!(
+            "In {}/\nBaseline: {cs_name} cuda:0\n",
+            fixtures().display()
+        )),
         "{stdout}"
     );
     let (code, _, stderr) = memograph(&["compare", "--device", "most", &cs]);
@@ -183,11 +189,53 @@ fn compare_text_and_markdown_tables_name_every_run() {
         stdout.contains("Grew at the same call path") && stdout.contains("optimizers.py:82:step"),
         "{stdout}"
     );
+    // Their folder is named once, above the table; the rows hold the files' own names. Neither run
+    // holds parameters (both kk runs' weights were allocated before recording began): no column of
+    // 0 B, a line under the table instead.
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], format!("In {}/", fixtures().display()));
+    assert_eq!(lines[1], "Baseline: kk_memory_ctx128_forward.pickle");
+    assert!(lines[3].starts_with("file ") && !lines[3].contains("parameters"));
+    assert!(lines[4].starts_with("kk_memory_ctx128_forward.pickle "));
+    assert!(lines[5].starts_with("kk_memory_ctx128_fullstep.pickle "));
+    assert_eq!(lines[6], "0 B in every run: parameters");
+    // Wider than the terminal (COLUMNS here), the table comes in blocks of columns, each led by the
+    // files' names, no line wider than the terminal.
+    let (code, narrow, _) =
+        memograph_with(&["compare", &a, &b], Path::new("."), &[("COLUMNS", "100")]);
+    assert_eq!(code, 0);
+    let table: Vec<&str> = narrow
+        .lines()
+        .skip(3)
+        .take_while(|l| !l.starts_with("0 B in every run"))
+        .collect();
+    assert!(table.iter().all(|l| l.chars().count() <= 100), "{narrow}");
+    let heads: Vec<&&str> = table.iter().filter(|l| l.starts_with("file ")).collect();
+    assert!(heads.len() >= 2, "{narrow}");
+    assert_eq!(
+        table.len(),
+        heads.len() * 4 - 1,
+        "three lines and a blank per block: {narrow}"
+    );
+    // Every column is in one block or another, once.
+    let columns = |text: &str| {
+        text.split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty() && *c != "file")
+            .count()
+    };
+    assert_eq!(
+        heads.iter().map(|h| columns(h)).sum::<usize>(),
+        columns(lines[3]),
+        "{narrow}"
+    );
     let (code, stdout, _) = memograph(&["compare", "--markdown", &a, &b]);
     assert_eq!(code, 0);
     let table: Vec<&str> = stdout.lines().filter(|l| l.starts_with('|')).collect();
     assert_eq!(table.len(), 4, "{stdout}");
     assert!(table[1].starts_with("|---|---|"), "{stdout}");
+    // Markdown keeps every column, for tables pasted side by side.
+    assert!(table[0].contains("| parameters |"), "{stdout}");
 }
 
 #[test]

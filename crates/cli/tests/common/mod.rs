@@ -31,9 +31,17 @@ pub fn json_lines(out: &str) -> Vec<serde_json::Value> {
 
 /// Runs `memograph ARGS` in `cwd`: (exit status, stdout, stderr).
 pub fn memograph_in(args: &[&str], cwd: &Path) -> (i32, String, String) {
+    memograph_with(args, cwd, &[])
+}
+
+/// Runs `memograph ARGS` in `cwd` with `vars` set (and `COLUMNS` unset unless among them: tables as
+/// into a pipe).
+pub fn memograph_with(args: &[&str], cwd: &Path, vars: &[(&str, &str)]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_memograph"))
         .args(args)
         .current_dir(cwd)
+        .env_remove("COLUMNS")
+        .envs(vars.iter().copied())
         .output()
         .unwrap();
     (

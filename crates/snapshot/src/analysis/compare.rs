@@ -450,9 +450,75 @@ impl Table {
             .collect()
     }
 
-    /// Columns padded to their widest cell, numbers right-aligned.
-    pub fn text(&self) -> String {
-        let widths: Vec<usize> = (0..self.header.len())
+    /// The columns `keep` takes, by index: header, cells and alignment alike.
+    pub fn columns(&self, keep: impl Fn(usize) -> bool) -> Table {
+        let pick = |cells: &[String]| -> Vec<String> {
+            cells
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| keep(*k))
+                .map(|(_, c)| c.clone())
+                .collect()
+        };
+        Table {
+            header: pick(&self.header),
+            rows: self.rows.iter().map(|r| pick(r)).collect(),
+            numeric: self
+                .numeric
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| keep(*k))
+                .map(|(_, &n)| n)
+                .collect(),
+        }
+    }
+
+    /// The indices of the columns whose every cell is `cell` (none of a table without rows).
+    pub fn columns_all(&self, cell: &str) -> Vec<usize> {
+        if self.rows.is_empty() {
+            return Vec::new();
+        }
+        (0..self.header.len())
+            .filter(|&k| {
+                self.rows
+                    .iter()
+                    .all(|r| r.get(k).is_some_and(|c| c == cell))
+            })
+            .collect()
+    }
+
+    /// [`text`](Self::text) in lines of at most `width` characters where it can be: a table wider
+    /// than that is cut into blocks of columns, one under another, each led by the first column (the
+    /// rows' names), so that a terminal shows every cell where it belongs rather than wrapping each
+    /// line. A column wider than `width` alone still makes a line of its own.
+    pub fn text_within(&self, width: usize) -> String {
+        let widths = self.widths();
+        let n = widths.len();
+        let line_width = |cols: &[usize]| -> usize {
+            cols.iter().map(|&k| widths[k]).sum::<usize>() + 2 * cols.len().saturating_sub(1)
+        };
+        let all: Vec<usize> = (0..n).collect();
+        if n < 3 || line_width(&all) <= width {
+            return self.text();
+        }
+        let mut blocks: Vec<Vec<usize>> = vec![vec![0]];
+        for (k, &w) in widths.iter().enumerate().skip(1) {
+            let block = blocks.last_mut().expect("one block at least");
+            if block.len() > 1 && line_width(block) + 2 + w > width {
+                blocks.push(vec![0, k]);
+            } else {
+                block.push(k);
+            }
+        }
+        blocks
+            .iter()
+            .map(|cols| self.columns(|k| cols.contains(&k)).text())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn widths(&self) -> Vec<usize> {
+        (0..self.header.len())
             .map(|k| {
                 std::iter::once(&self.header)
                     .chain(&self.rows)
@@ -460,7 +526,12 @@ impl Table {
                     .max()
                     .unwrap_or(0)
             })
-            .collect();
+            .collect()
+    }
+
+    /// Columns padded to their widest cell, numbers right-aligned.
+    pub fn text(&self) -> String {
+        let widths = self.widths();
         let line = |cells: &[String]| {
             let padded: Vec<String> = cells
                 .iter()
@@ -963,6 +1034,45 @@ pub(crate) fn test_digest(file: &str, peak: u64, reserved: u64) -> Digest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_table_wider_than_the_terminal_comes_in_blocks_led_by_the_names() {
+        let table = Table {
+            header: ["file", "peak", "reserved", "parameters", "OOM"]
+                .map(String::from)
+                .to_vec(),
+            rows: vec![
+                ["a.pickle", "1.0 GiB", "2.0 GiB", "0 B", "OOM"]
+                    .map(String::from)
+                    .to_vec(),
+                ["bb.pickle", "10.0 GiB", "12.0 GiB", "0 B", ""]
+                    .map(String::from)
+                    .to_vec(),
+            ],
+            numeric: vec![false, true, true, true, false],
+        };
+        assert_eq!(table.columns_all("0 B"), [3]);
+        assert_eq!(Table::default().columns_all("0 B"), Vec::<usize>::new());
+        let kept = table.columns(|k| k != 3);
+        assert_eq!(kept.header, ["file", "peak", "reserved", "OOM"]);
+        assert_eq!(kept.numeric, [false, true, true, false]);
+        assert_eq!(kept.rows[1], ["bb.pickle", "10.0 GiB", "12.0 GiB", ""]);
+        // Wide enough: the one table as it is.
+        assert_eq!(table.text_within(200), table.text());
+        // 40 characters: two blocks, the names leading each.
+        assert_eq!(
+            table.text_within(40),
+            "file           peak  reserved\n\
+             a.pickle    1.0 GiB   2.0 GiB\n\
+             bb.pickle  10.0 GiB  12.0 GiB\n\
+             \n\
+             file       parameters  OOM\n\
+             a.pickle          0 B  OOM\n\
+             bb.pickle         0 B\n"
+        );
+        // Narrower than any column beside the names: a column each.
+        assert_eq!(table.text_within(5).matches("file").count(), 4);
+    }
 
     #[test]
     fn the_folder_runs_share_is_shown_once() {
