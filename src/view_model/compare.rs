@@ -45,11 +45,19 @@ pub fn refs(rows: &[SharedDigest]) -> Vec<&Digest> {
     rows.iter().map(|d| &**d).collect()
 }
 
-/// The rows of the peak table in the order a click on column `column` sorts them (`None`: as they
-/// came); numbers sort as numbers. `table` must be the exact table of the same digests, row for row.
-pub fn sorted_order(table: &Table, column: Option<(usize, bool)>) -> Vec<usize> {
+/// A table's sort: the heading of the column (its name, not its place: columns come and go as runs and
+/// a GPU's memory do) and whether largest first.
+pub type SortBy = Option<(String, bool)>;
+
+/// The rows of the peak table in the order a click on column `column` sorts them (`None`, or a column
+/// the table no longer has: as they came); numbers sort as numbers. `table` must be the exact table of
+/// the same digests, row for row.
+pub fn sorted_order(table: &Table, column: &SortBy) -> Vec<usize> {
     let mut order: Vec<usize> = (0..table.rows.len()).collect();
-    let Some((k, descending)) = column else {
+    let Some((k, descending)) = column
+        .as_ref()
+        .and_then(|(h, d)| Some((table.header.iter().position(|x| x == h)?, *d)))
+    else {
         return order;
     };
     let number = |s: &str| {
@@ -58,10 +66,11 @@ pub fn sorted_order(table: &Table, column: Option<(usize, bool)>) -> Vec<usize> 
             .unwrap_or(f64::NEG_INFINITY)
     };
     // Config columns of numbers (ctx 128, 1024) sort as numbers too.
+    let cell = |r: usize| table.rows[r].get(k).map_or("", String::as_str);
     let numeric = table.numeric.get(k).copied().unwrap_or(false)
-        || table.rows.iter().all(|r| r[k].parse::<f64>().is_ok());
+        || (0..table.rows.len()).all(|r| cell(r).parse::<f64>().is_ok());
     order.sort_by(|&a, &b| {
-        let (x, y) = (&table.rows[a][k], &table.rows[b][k]);
+        let (x, y) = (cell(a), cell(b));
         let by = if numeric {
             number(x).total_cmp(&number(y))
         } else {
@@ -662,13 +671,21 @@ mod tests {
             .iter()
             .position(|h| h == "peak allocated")
             .unwrap();
-        let order = sorted_order(&table, Some((peak, true)));
+        let order = sorted_order(&table, &Some((table.header[peak].clone(), true)));
         let peaks: Vec<u64> = order.iter().map(|&k| ds[k].timeline_peak_bytes).collect();
         assert!(peaks.windows(2).all(|w| w[0] >= w[1]), "{peaks:?}");
         let bs = table.header.iter().position(|h| h == "bs").unwrap();
         // A config column of numbers sorts as numbers ("16" after "8").
-        assert_eq!(sorted_order(&table, Some((bs, false))), vec![2, 0, 1]);
-        assert_eq!(sorted_order(&table, None), vec![0, 1, 2]);
+        assert_eq!(
+            sorted_order(&table, &Some((table.header[bs].clone(), false))),
+            vec![2, 0, 1]
+        );
+        assert_eq!(sorted_order(&table, &None), vec![0, 1, 2]);
+        // A column the table no longer has (headroom, once the GPU's memory is cleared): as they came.
+        assert_eq!(
+            sorted_order(&table, &Some(("headroom".into(), true))),
+            vec![0, 1, 2]
+        );
     }
 
     #[test]

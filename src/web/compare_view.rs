@@ -23,7 +23,7 @@ use crate::touch::{pinched_range, Gesture, Touches};
 use crate::view_model::analysis::short_frame;
 use crate::view_model::compare::{
     category_deltas, changed_span, common_marks, component_deltas, default_b, diff_rows, entry_at,
-    readout_picks, refs, rows_in_view, sorted_order, values_at, Delta, SharedDigest,
+    readout_picks, refs, rows_in_view, sorted_order, values_at, Delta, SharedDigest, SortBy,
 };
 
 /// A row of the comparison: a file (name and size) and a device.
@@ -43,7 +43,7 @@ pub struct CompareUi {
     pub diff_a: RwSignal<Option<RowKey>>,
     pub diff_b: RwSignal<Option<RowKey>>,
     /// Sort column of the table and whether descending.
-    pub sort: RwSignal<Option<(usize, bool)>>,
+    pub sort: RwSignal<SortBy>,
     pub axis: RwSignal<CompareAxis>,
     /// The chart's visible x range (`None`: all).
     pub range: RwSignal<Option<(f64, f64)>>,
@@ -231,7 +231,7 @@ fn peak_table_rows(
     let shown = peak_table(&peaks, false, limit);
     let exact = peak_table(&peaks, true, limit);
     let fits_column = shown.header.iter().position(|h| h == "fits");
-    let order = sorted_order(&exact, ui.compare.sort.get());
+    let order = ui.compare.sort.with(|by| sorted_order(&exact, by));
     let folder = folder_of(all);
     let (_, b_key) = diff_pair(ui, chosen);
     let rows = order
@@ -302,7 +302,12 @@ fn PeakTable(
                 .collect::<std::collections::HashMap<RowKey, PeakRow>>()
         })
     });
-    let head = move || table.with(|(shown, _)| sort_headers(shown, ui.compare.sort));
+    // The sort too: a click that leaves the rows' order as it was (a column of like cells) still shows
+    // its arrow.
+    let head = move || {
+        ui.compare.sort.track();
+        table.with(|(shown, _)| sort_headers(shown, ui.compare.sort))
+    };
     // A long table draws only the rows near its view (`rows_in_view`): where its scroller is, how
     // high it is and how high a row is, measured as it mounts, scrolls and the window is resized.
     let scroller = NodeRef::<leptos::html::Div>::new();
@@ -593,41 +598,46 @@ fn Sweeps(rows: Memo<Vec<SharedDigest>>, limit: Memo<Option<Limit>>) -> impl Int
 /// A table's column headings; a click sorts by a column (descending, ascending, then as it came).
 pub fn sort_headers(
     table: &memograph_snapshot::analysis::compare::Table,
-    sort: RwSignal<Option<(usize, bool)>>,
+    sort: RwSignal<SortBy>,
 ) -> impl IntoView {
     let now = sort.get_untracked();
     table
         .header
         .iter()
         .zip(&table.numeric)
-        .enumerate()
-        .map(|(k, (h, &numeric))| {
-            let arrow = match now {
-                Some((c, true)) if c == k => " ▼",
-                Some((c, false)) if c == k => " ▲",
-                _ => "",
+        .map(|(h, &numeric)| {
+            let by = match &now {
+                Some((c, descending)) if c == h => Some(*descending),
+                _ => None,
             };
+            let arrow = match by {
+                Some(true) => " ▼",
+                Some(false) => " ▲",
+                None => "",
+            };
+            let (click, key) = (h.clone(), h.clone());
             view! {
                 <th class:num=numeric title=column_title(h) tabindex="0"
-                    aria-sort=match now {
-                        Some((c, true)) if c == k => "descending",
-                        Some((c, false)) if c == k => "ascending",
-                        _ => "none",
+                    aria-sort=match by {
+                        Some(true) => "descending",
+                        Some(false) => "ascending",
+                        None => "none",
                     }
-                    on:click=move |_| next_sort(sort, k)
-                    on:keydown=move |ev| if super::activates(&ev) { next_sort(sort, k) }>{format!("{h}{arrow}")}</th>
+                    on:click=move |_| next_sort(sort, &click)
+                    on:keydown=move |ev| if super::activates(&ev) { next_sort(sort, &key) }>{format!("{h}{arrow}")}</th>
             }
         })
         .collect_view()
 }
 
-/// A click on column `k`'s heading: sorts by it, largest first, then smallest first, then as read.
-fn next_sort(sort: RwSignal<Option<(usize, bool)>>, k: usize) {
+/// A click on the heading of column `column`: sorts by it, largest first, then smallest first, then as
+/// read.
+fn next_sort(sort: RwSignal<SortBy>, column: &str) {
     sort.update(|s| {
-        *s = match *s {
-            Some((c, true)) if c == k => Some((k, false)),
-            Some((c, false)) if c == k => None,
-            _ => Some((k, true)),
+        *s = match s.take() {
+            Some((c, true)) if c == column => Some((c, false)),
+            Some((c, false)) if c == column => None,
+            _ => Some((column.to_string(), true)),
         }
     });
 }

@@ -20,7 +20,7 @@ use crate::view_model::steps::{breakdown, mark_label, snapshot_marks, values_at}
 pub struct StepsUi {
     /// The baseline run (file, rank) and the table's sort column (and whether descending).
     pub baseline: RwSignal<Option<(String, Option<u32>)>>,
-    pub sort: RwSignal<Option<(usize, bool)>>,
+    pub sort: RwSignal<crate::view_model::compare::SortBy>,
     pub reserved: RwSignal<bool>,
     pub theoretical: RwSignal<bool>,
     pub hover: RwSignal<Option<f64>>,
@@ -136,8 +136,9 @@ fn StepsTable(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
         let base = baseline_of(s, &runs);
         let table = steps_table(&runs, base, false);
         let exact = steps_table(&runs, base, true);
-        let sort = s.sort.get();
-        let order = crate::view_model::compare::sorted_order(&exact, sort);
+        let order = s
+            .sort
+            .with(|by| crate::view_model::compare::sorted_order(&exact, by));
         let head = super::compare_view::sort_headers(&table, s.sort);
         let rows = order
             .into_iter()

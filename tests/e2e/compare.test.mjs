@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serve, browser, clickWhen, shot, captureFolder, sweepFolder, dropTree, FIXTURES, ROOT, TIER2 } from './harness.mjs';
+import { serve, browser, clickWhen, shot, captureFolder, sweepFolder, dropTree, twoFrames, FIXTURES, ROOT, TIER2 } from './harness.mjs';
 
 let server, b, ranks;
 before(async () => {
@@ -345,6 +345,44 @@ test('GPU memory: which runs of a sweep fit, how far the sweep goes, and the lin
   } finally {
     await context.close();
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a sort stays on its column while columns come and go with the GPU memory typed in', async () => {
+  // The sort was kept by the column's place: typed in, the GPU memory put two columns before the
+  // components and the sort moved to another column; cleared, it took them away and a sort on the
+  // last column read past the end of every row (a panic, and the page dead).
+  const { page, errors, context } = await comparePage();
+  try {
+    await pick(page, ['training.pickle', 'compiled.pickle'].map(f => path.join(ROOT, 'tests', 'fixtures', f)), 2);
+    const heads = () => page.$$eval('[data-testid=compare-table] thead th', ts => ts.map(t => [t.textContent.replace(/[▲▼]/g, '').trim(), t.getAttribute('aria-sort')]));
+    const sortedBy = async () => (await heads()).filter(([, s]) => s && s !== 'none');
+    const gpu = async (text, has) => {
+      await page.fill('[data-testid=gpu-memory]', text);
+      await page.press('[data-testid=gpu-memory]', 'Enter');
+      await page.waitForFunction(has => [...document.querySelectorAll('[data-testid=compare-table] thead th')]
+        .some(t => /headroom/.test(t.textContent)) === has, has);
+    };
+    const files = () => page.$$eval('[data-testid=compare-table] tbody tr', rs => rs.map(r => r.dataset.file));
+    await gpu('1 GiB', true);
+    // The last column of figures.
+    await page.locator('[data-testid=compare-table] thead th', { hasText: /^OOM$/ }).click();
+    await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=compare-table] thead th')].some(t => /^OOM ▼/.test(t.textContent)));
+    await gpu('', false);
+    await twoFrames(page);
+    assert.deepEqual(await sortedBy(), [['OOM', 'descending']]);
+    assert.equal(await page.$eval('#app', a => a.dataset.state), 'ready');
+    // By peak, largest first (compiled.pickle's 131.5 MiB over training.pickle's): it stays so with the
+    // columns back.
+    await page.locator('[data-testid=compare-table] thead th', { hasText: /^peak allocated/ }).click();
+    await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=compare-table] thead th')].some(t => /peak allocated ▼/.test(t.textContent)));
+    assert.deepEqual(await files(), ['compiled.pickle', 'training.pickle']);
+    await gpu('1 GiB', true);
+    assert.deepEqual(await sortedBy(), [['peak allocated', 'descending']]);
+    assert.deepEqual(await files(), ['compiled.pickle', 'training.pickle']);
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
   }
 });
 
