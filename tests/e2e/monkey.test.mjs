@@ -1,12 +1,13 @@
 // End-to-end: a few hundred random actions (seeded, so a failure replays) over several open files,
-// their comparison and every view, at a laptop's width with a mouse and at a phone's with touch. Nothing
+// their comparison, step records and every view, at a laptop's width with a mouse and at a phone's with touch. Nothing
 // a user can click, type or scroll may end in a page error or a dead page. Hand-written tests check
 // what each action does; this one reaches the orders of actions nobody wrote down (a sort on the last
 // column, then the GPU memory cleared, took two columns away and killed the page).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
-import { serve, browser, open, twoFrames, FIXTURES, TIER2 } from './harness.mjs';
+import { serve, browser, open, twoFrames, FIXTURES, ROOT, TIER2 } from './harness.mjs';
 
 let server, b;
 before(async () => { server = await serve(); b = await browser(); });
@@ -14,6 +15,9 @@ after(async () => { await b?.close(); await server?.close(); });
 
 const FILES = ['cs_memory_snapshot.pickle', 'kk_memory_ctx128_forward.pickle', 'yiyi_oom_snapshot.pickle',
   'magma_memory_snapshot.pickle'];
+
+const STEPS = path.join(ROOT, 'crates', 'snapshot', 'fuzz', 'corpus', 'steps');
+const STEP_FILES = fs.readdirSync(STEPS);
 
 /** Runs `steps` random actions on a page with FILES open; returns the actions taken and the errors. */
 async function monkey(page, errors, seed, steps) {
@@ -93,6 +97,14 @@ async function monkey(page, errors, seed, steps) {
       log.push(`  ${names.join(', ')}`);
       await openFiles(names);
     },
+    // Step records of every kind the page reads, a few at a time (the Steps view).
+    steps: async () => {
+      if (random() > 0.3) return;
+      const names = [...STEP_FILES].sort(() => random() - 0.5).slice(0, 1 + Math.floor(random() * 3));
+      log.push(`  ${names.join(', ')}`);
+      await page.setInputFiles('input[type=file]', names.map(f => path.join(STEPS, f)));
+      await ready();
+    },
     close: async () => { if (random() < 0.15) await page.click('[data-testid=close-file]', quick); },
   };
   const names = Object.keys(actions);
@@ -124,7 +136,7 @@ const [from, to = from] = (process.env.MONKEY_SEEDS || '7-7').split('-').map(Num
 const SEEDS = process.env.MONKEY_SEEDS
   ? Array.from({ length: to - from + 1 }, (_, k) => [from + k, (from + k) % 2 === 1])
   : [[7, false], [31, true]];
-const STEPS = Number(process.env.MONKEY_STEPS) || 250;
+const ACTIONS = Number(process.env.MONKEY_STEPS) || 250;
 
 for (const [seed, narrow] of SEEDS) {
   const where = narrow ? 'a phone-wide touch screen' : 'a laptop-wide window';
@@ -136,7 +148,7 @@ for (const [seed, narrow] of SEEDS) {
       await page.setInputFiles('input[type=file]', [path.join(FIXTURES, f)]);
       await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready', null, { timeout: 60000 });
     }
-    const { log, state } = await monkey(page, errors, seed, STEPS);
+    const { log, state } = await monkey(page, errors, seed, ACTIONS);
     const last = log.slice(-30).join('\n');
     assert.deepEqual(errors, [], `after:\n${last}`);
     assert.notEqual(state, 'error', `after:\n${last}`);
