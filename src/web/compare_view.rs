@@ -215,21 +215,33 @@ struct PeakRow {
     removable: bool,
 }
 
-/// The peak table's rows, in the order shown, and its table (for the headings).
+/// The peak table as shown: its table (for the headings), its rows in the order shown, and the columns
+/// left out because every run reads 0 B there (components no run holds: named under the table).
+#[derive(Clone, PartialEq)]
+struct PeakTableView {
+    shown: memograph_snapshot::analysis::compare::Table,
+    rows: Vec<PeakRow>,
+    none_hold: Vec<String>,
+}
+
 fn peak_table_rows(
     ui: Ui,
     all: &[SharedDigest],
     chosen: &[SharedDigest],
     limit: Option<u64>,
-) -> (memograph_snapshot::analysis::compare::Table, Vec<PeakRow>) {
+) -> PeakTableView {
     let base_key = chosen.get(baseline_of(ui, chosen)).map(|d| key_of(d));
     let base = base_key
         .as_ref()
         .and_then(|k| all.iter().position(|d| &key_of(d) == k))
         .unwrap_or(0);
     let peaks = peak_rows(all, base);
-    let shown = peak_table(&peaks, false, limit);
-    let exact = peak_table(&peaks, true, limit);
+    let full = peak_table(&peaks, false, limit);
+    // (The copies and the CSV keep every column.)
+    let zero = full.columns_all(&bytes(0));
+    let none_hold = zero.iter().map(|&k| full.header[k].clone()).collect();
+    let shown = full.columns(|k| !zero.contains(&k));
+    let exact = peak_table(&peaks, true, limit).columns(|k| !zero.contains(&k));
     let fits_column = shown.header.iter().position(|h| h == "fits");
     let order = ui.compare.sort.with(|by| sorted_order(&exact, by));
     let folder = folder_of(all);
@@ -274,7 +286,11 @@ fn peak_table_rows(
             }
         })
         .collect();
-    (shown, rows)
+    PeakTableView {
+        shown,
+        rows,
+        none_hold,
+    }
 }
 
 /// The peak table over every row (unticked ones greyed), deltas against the baseline. A row is built
@@ -296,8 +312,9 @@ fn PeakTable(
         digests.with(|all| rows.with(|chosen| peak_table_rows(ui, all, chosen, limit)))
     });
     let by_key = Memo::new(move |_| {
-        table.with(|(_, rows)| {
-            rows.iter()
+        table.with(|t| {
+            t.rows
+                .iter()
                 .map(|r| (r.key.clone(), r.clone()))
                 .collect::<std::collections::HashMap<RowKey, PeakRow>>()
         })
@@ -306,7 +323,7 @@ fn PeakTable(
     // its arrow.
     let head = move || {
         ui.compare.sort.track();
-        table.with(|(shown, _)| sort_headers(shown, ui.compare.sort))
+        table.with(|t| sort_headers(&t.shown, ui.compare.sort))
     };
     // A long table draws only the rows near its view (`rows_in_view`): where its scroller is, how
     // high it is and how high a row is, measured as it mounts, scrolls and the window is resized.
@@ -352,7 +369,7 @@ fn PeakTable(
         request_animation_frame(measure);
     });
     let drawn = Memo::new(move |_| {
-        let rows = table.with(|(_, rows)| rows.len());
+        let rows = table.with(|t| t.rows.len());
         (
             rows,
             rows_in_view(rows, row_height.get(), scroll.get(), view_height.get()),
@@ -362,9 +379,10 @@ fn PeakTable(
     // changes).
     let order = move || {
         let (_, range) = drawn.get();
-        table.with(|(shown, rows)| {
-            let columns = shown.header.len();
-            rows.get(range)
+        table.with(|t| {
+            let columns = t.shown.header.len();
+            t.rows
+                .get(range)
                 .unwrap_or_default()
                 .iter()
                 .map(|r| (r.key.clone(), columns))
@@ -388,10 +406,11 @@ fn PeakTable(
     let some_not_drawn = Memo::new(move |_| drawn.with(|(rows, range)| *rows > range.len()));
     let longest = Memo::new(move |_| {
         some_not_drawn.get().then(|| {
-            table.with(|(shown, rows)| {
-                (0..shown.header.len())
+            table.with(|t| {
+                (0..t.shown.header.len())
                     .map(|k| {
-                        rows.iter()
+                        t.rows
+                            .iter()
                             .filter_map(|r| r.cells.get(k).map(|c| c.0.as_str()))
                             .max_by_key(|c| c.chars().count())
                             .unwrap_or_default()
@@ -411,6 +430,15 @@ fn PeakTable(
             {run_actions(ui, None, || true)}</tr> }
         })
     };
+    // Components no run holds: a line, not a column of 0 B each.
+    let none_hold = move || {
+        table.with(|t| {
+            (!t.none_hold.is_empty()).then(|| {
+                view! { <p class="muted hint none-hold" data-testid="compare-none-hold">
+                {format!("0 B in every run: {}", t.none_hold.join(", "))}</p> }
+            })
+        })
+    };
     view! {
         <div class="table-scroll" node_ref=scroller on:scroll=move |_| measure()>
             <table class="compare-table" data-testid="compare-table">
@@ -423,6 +451,7 @@ fn PeakTable(
                 </tbody>
             </table>
         </div>
+        {none_hold}
     }
 }
 

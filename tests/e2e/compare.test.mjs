@@ -348,6 +348,23 @@ test('GPU memory: which runs of a sweep fit, how far the sweep goes, and the lin
   }
 });
 
+test('components no run holds are named under the table, not given a column of 0 B; the copies keep every column', async () => {
+  const { page, errors, context } = await comparePage();
+  try {
+    // Neither of the repository's two recorded runs allocated before recording began.
+    await pick(page, ['training.pickle', 'compiled.pickle'].map(f => path.join(ROOT, 'tests', 'fixtures', f)), 2);
+    const heads = await page.$$eval('[data-testid=compare-table] thead th', ts => ts.map(t => t.textContent.trim()));
+    assert.ok(heads.includes('parameters') && !heads.includes('before recording'), heads.join('|'));
+    assert.equal(await page.$eval('[data-testid=compare-none-hold]', e => e.textContent), '0 B in every run: before recording');
+    await page.click('[data-testid=compare-copy]');
+    const markdown = await page.evaluate(() => navigator.clipboard.readText());
+    assert.match(markdown.split('\n')[0], /\| before recording \|/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('a sort stays on its column while columns come and go with the GPU memory typed in', async () => {
   // The sort was kept by the column's place: typed in, the GPU memory put two columns before the
   // components and the sort moved to another column; cleared, it took them away and a sort on the
