@@ -128,6 +128,9 @@ async function monkey(page, errors, seed, steps) {
     if (i % 10 === 9) await twoFrames(page);
   }
   await twoFrames(page);
+  // An error panel says why (a file that could not be read names itself and its reason).
+  const panel = await page.evaluate(() => document.querySelector('.error-panel')?.innerText ?? '');
+  if (panel) log.push(`error panel: ${panel}`);
   return { log, state: await page.evaluate(() => document.querySelector('#app').dataset.state) };
 }
 
