@@ -10,8 +10,8 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use memograph_charts::{curve_points, full_range, run_color, Bars, CompareAxis, PlotArea};
 use memograph_snapshot::analysis::compare::{
-    common_folder, diff, grown_sites, peak_rows, peak_table, rank_sets, within, Digest, Presence,
-    RankSet,
+    common_folder, diff, grown_sites, peak_rows, peak_table, rank_sets, within, zero_columns,
+    Digest, Presence, RankSet,
 };
 use memograph_snapshot::analysis::fit::{parse_memory, sweeps, Limit};
 use memograph_snapshot::format::{at_entry, bytes, count, grouped, ratio, signed_bytes};
@@ -221,7 +221,7 @@ struct PeakRow {
 struct PeakTableView {
     shown: memograph_snapshot::analysis::compare::Table,
     rows: Vec<PeakRow>,
-    none_hold: Vec<String>,
+    none_hold: Option<String>,
 }
 
 fn peak_table_rows(
@@ -238,8 +238,7 @@ fn peak_table_rows(
     let peaks = peak_rows(all, base);
     let full = peak_table(&peaks, false, limit);
     // (The copies and the CSV keep every column.)
-    let zero = full.columns_all(&bytes(0));
-    let none_hold = zero.iter().map(|&k| full.header[k].clone()).collect();
+    let (zero, none_hold) = zero_columns(&full);
     let shown = full.columns(|k| !zero.contains(&k));
     let exact = peak_table(&peaks, true, limit).columns(|k| !zero.contains(&k));
     let fits_column = shown.header.iter().position(|h| h == "fits");
@@ -433,9 +432,8 @@ fn PeakTable(
     // Components no run holds: a line, not a column of 0 B each.
     let none_hold = move || {
         table.with(|t| {
-            (!t.none_hold.is_empty()).then(|| {
-                view! { <p class="muted hint none-hold" data-testid="compare-none-hold">
-                {format!("0 B in every run: {}", t.none_hold.join(", "))}</p> }
+            t.none_hold.clone().map(|line| {
+                view! { <p class="muted hint none-hold" data-testid="compare-none-hold">{line}</p> }
             })
         })
     };

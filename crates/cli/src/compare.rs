@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use memograph_snapshot::analysis::categories::Rules;
 use memograph_snapshot::analysis::compare::{
     common_folder, diff, digest_at, digest_of, digests, grown_sites, peak_rows, peak_table,
-    rank_sets, within, DiffNode, Digest, Presence, SiteDelta,
+    rank_sets, within, zero_columns, DiffNode, Digest, Presence, SiteDelta,
 };
 use memograph_snapshot::analysis::fit::{fit, sweeps, Limit};
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
@@ -213,13 +213,13 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
     } else {
         common_folder(digests.iter().map(|d| d.file.as_str()))
     };
-    let mut none_hold = Vec::new();
+    let mut none_hold = None;
     if !markdown {
         for row in &mut table.rows {
             row[0] = within(&row[0], folder).to_string();
         }
-        let zero = table.columns_all(&bytes(0));
-        none_hold = zero.iter().map(|&k| table.header[k].clone()).collect();
+        let (zero, line) = zero_columns(&table);
+        none_hold = line;
         table = table.columns(|k| !zero.contains(&k));
     }
     // A file compared on several devices is named with the device.
@@ -245,8 +245,8 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
     } else {
         crate::text_table(&table)
     });
-    if !none_hold.is_empty() {
-        let _ = writeln!(o, "0 B in every run: {}", none_hold.join(", "));
+    if let Some(line) = none_hold {
+        let _ = writeln!(o, "{line}");
     }
     for set in &rank_sets {
         let of = if set.label.is_empty() {

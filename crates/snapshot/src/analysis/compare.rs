@@ -567,6 +567,16 @@ pub fn config_keys(digests: &[&Digest]) -> Vec<String> {
         .collect()
 }
 
+/// The columns of a peak table in binary units (not `exact`) that read 0 B on every row, components
+/// no run holds: shown as text, they are left out and named under the table instead. Their indices,
+/// and that line ("0 B in every run: parameters"), `None` where there are none.
+pub fn zero_columns(table: &Table) -> (Vec<usize>, Option<String>) {
+    let zero = table.columns_all(&crate::format::bytes(0));
+    let named: Vec<&str> = zero.iter().map(|&k| table.header[k].as_str()).collect();
+    let line = (!named.is_empty()).then(|| format!("0 B in every run: {}", named.join(", ")));
+    (zero, line)
+}
+
 /// The peak table: file, device, the config read from names, peak and its delta against the baseline,
 /// reserved, with `limit` (a device's memory) the headroom the most reserved leaves and whether the run
 /// fits (see [`fit`](super::fit::fit)), components at the peak, the largest allocation, allocations,
@@ -1053,6 +1063,11 @@ mod tests {
         };
         assert_eq!(table.columns_all("0 B"), [3]);
         assert_eq!(Table::default().columns_all("0 B"), Vec::<usize>::new());
+        assert_eq!(
+            zero_columns(&table),
+            (vec![3], Some("0 B in every run: parameters".to_string()))
+        );
+        assert_eq!(zero_columns(&Table::default()), (vec![], None));
         let kept = table.columns(|k| k != 3);
         assert_eq!(kept.header, ["file", "peak", "reserved", "OOM"]);
         assert_eq!(kept.numeric, [false, true, true, false]);
