@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use memograph_snapshot::analysis::categories::Rules;
 use memograph_snapshot::analysis::compare::{
     common_folder, diff, digest_at, digest_of, digests, grown_sites, peak_rows, peak_table,
-    rank_sets, within, zero_columns, DiffNode, Digest, Presence, SiteDelta,
+    rank_sets, within, zero_columns, DiffNode, Digest, Presence, SiteDelta, Table,
 };
 use memograph_snapshot::analysis::fit::{fit, sweeps, Limit};
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
@@ -235,11 +235,15 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
     if !folder.is_empty() {
         let _ = writeln!(o, "In {folder}");
     }
-    let _ = writeln!(o, "Baseline: {}", name(base));
+    // In Markdown each line its own paragraph: lines in a row run into one.
+    let end = if markdown { "\n\n" } else { "\n" };
+    let _ = write!(o, "Baseline: {}{end}", name(base));
     if let Some(l) = &limit {
-        let _ = writeln!(o, "GPU memory: {}", l.describe());
+        let _ = write!(o, "GPU memory: {}{end}", l.describe());
     }
-    o.push('\n');
+    if !markdown {
+        o.push('\n');
+    }
     o.push_str(&if markdown {
         table.markdown()
     } else {
@@ -257,14 +261,15 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
         let _ = writeln!(o, "\nRanks{of}: {}", set.strip.describe());
     }
     if !sweeps.is_empty() {
-        let _ = writeln!(o, "\nSweeps (the most each run reserved):");
-        for s in &sweeps {
-            let _ = writeln!(o, "  {}", s.describe(limit.as_ref().map(|l| l.bytes)));
-        }
+        let bytes = limit.as_ref().map(|l| l.bytes);
+        let lines = sweeps.iter().map(|s| s.describe(bytes));
+        let heading = "Sweeps (the most each run reserved):";
+        let _ = write!(o, "\n{}", crate::list(heading, lines, markdown));
         if limit.is_none() {
             let _ = writeln!(
                 o,
-                "  (--gpu-memory SIZE says how far each would go on a GPU of that size)"
+                "{}(--gpu-memory SIZE says how far each would go on a GPU of that size)",
+                if markdown { "\n" } else { "  " }
             );
         }
     }
@@ -279,6 +284,24 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
             name(base),
             name(d)
         );
+        if markdown {
+            let rows = g.iter().map(|s| {
+                vec![
+                    bytes(s.a_bytes),
+                    bytes(s.b_bytes),
+                    format!("+{}", bytes(s.delta_bytes.unsigned_abs())),
+                    s.ratio.map_or("new".to_string(), ratio),
+                    format!("`{}`", s.site),
+                ]
+            });
+            let table = Table {
+                header: ["A", "B", "Δ", "×", "call path"].map(String::from).to_vec(),
+                rows: rows.collect(),
+                numeric: vec![true, true, true, true, false],
+            };
+            let _ = write!(o, "\n{}", table.markdown());
+            continue;
+        }
         for s in g {
             let ratio = s.ratio.map_or("new".to_string(), ratio);
             let _ = writeln!(

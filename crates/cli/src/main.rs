@@ -148,8 +148,12 @@ enum Command {
         /// device with the longest trace).
         #[arg(short, long, value_name = "N|all", allow_negative_numbers = true, value_parser = compare::devices)]
         device: Option<compare::Devices>,
+        /// One JSON object: the rows with exact bytes, their config, components and grown call
+        /// paths, the ranks and the sweeps.
         #[arg(long, conflicts_with = "markdown")]
         json: bool,
+        /// Markdown to paste into an issue or a PR: the table with every column, the call paths
+        /// that grew as tables, the sweeps as lists.
         #[arg(long)]
         markdown: bool,
         /// Grown call paths listed per file.
@@ -248,6 +252,21 @@ pub fn text_table(table: &memograph_snapshot::analysis::compare::Table) -> Strin
         Some(width) => table.text_within(width),
         None => table.text(),
     }
+}
+
+/// `heading` and its `items` under it: indented lines as text; a list in Markdown, where indented
+/// lines run into one paragraph once the output is pasted into an issue.
+pub fn list(heading: &str, items: impl IntoIterator<Item = String>, markdown: bool) -> String {
+    let mut o = format!("{heading}\n");
+    if markdown {
+        o.push('\n');
+    }
+    for item in items {
+        o.push_str(if markdown { "- " } else { "  " });
+        o.push_str(&item);
+        o.push('\n');
+    }
+    o
 }
 
 /// A closed pipe ends the program quietly, as it does other Unix filters (`memograph trace F | head`),

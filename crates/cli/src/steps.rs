@@ -63,10 +63,8 @@ pub fn run(args: &StepsArgs) -> Result<(), Failure> {
         }
         let growing = growth_lines(&runs);
         if !growing.is_empty() {
-            println!("\nGrowing step after step:");
-            for line in growing {
-                println!("  {line}");
-            }
+            let list = crate::list("Growing step after step:", growing, args.markdown);
+            print!("\n{list}");
         }
         notes(&runs);
     }

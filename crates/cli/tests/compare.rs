@@ -231,11 +231,26 @@ fn compare_text_and_markdown_tables_name_every_run() {
     );
     let (code, stdout, _) = memograph(&["compare", "--markdown", &a, &b]);
     assert_eq!(code, 0);
-    let table: Vec<&str> = stdout.lines().filter(|l| l.starts_with('|')).collect();
+    let table: Vec<&str> = (stdout.split("\n\n"))
+        .find(|block| block.starts_with("| file |"))
+        .map_or(Vec::new(), |block| block.lines().collect());
     assert_eq!(table.len(), 4, "{stdout}");
     assert!(table[1].starts_with("|---|---|"), "{stdout}");
     // Markdown keeps every column, for tables pasted side by side.
     assert!(table[0].contains("| parameters |"), "{stdout}");
+    // The call paths that grew are a table of their own (indented lines ran into one paragraph),
+    // apart from the runs' table.
+    let grown: Vec<&str> = stdout
+        .split("\n\n")
+        .filter(|block| block.starts_with("| A | B | Δ | × | call path |"))
+        .flat_map(str::lines)
+        .collect();
+    assert_eq!(grown.len(), 2 + 8, "{stdout}");
+    assert!(
+        grown[2].starts_with("| 0 B | 12.7 GiB | +12.7 GiB | new | `")
+            && grown[2].ends_with("optimizers.py:82:step` |"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -498,7 +513,7 @@ fn gpu_memory_says_which_runs_fit_and_how_far_a_sweep_goes() {
 
     let mut text = args(&["--gpu-memory", "150MiB"]);
     text.remove(1);
-    let text: Vec<&str> = text.iter().map(String::as_str).collect();
+    let mut text: Vec<&str> = text.iter().map(String::as_str).collect();
     let (code, stdout, _) = memograph(&text);
     assert_eq!(code, 0);
     assert!(stdout.contains("GPU memory: 150.0 MiB\n"), "{stdout}");
@@ -508,6 +523,15 @@ fn gpu_memory_says_which_runs_fit_and_how_far_a_sweep_goes() {
     );
     assert!(
         stdout.contains("Sweeps (the most each run reserved):\n  bs (cuda:0): 2 → 86.0 MiB · 4 → 174.0 MiB reserved at most; ×2.02 per doubling; in 150.0 MiB up to bs 2 (linear through 2 runs); bs 8 ran out of memory"),
+        "{stdout}"
+    );
+    // In Markdown, each line above the table its own paragraph and the sweeps a list.
+    text.insert(1, "--markdown");
+    let (code, stdout, _) = memograph(&text);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("GPU memory: 150.0 MiB\n\n|"), "{stdout}");
+    assert!(
+        stdout.contains("Sweeps (the most each run reserved):\n\n- bs (cuda:0): 2 → 86.0 MiB"),
         "{stdout}"
     );
     let (code, _, stderr) = memograph(&["compare", "--gpu-memory", "lots", &files[0]]);

@@ -168,6 +168,12 @@ fn a_run_that_grows_step_after_step_is_said_with_its_rate_and_when_it_fills_the_
         "{stdout}"
     );
     assert!(stdout.contains("growth a step"), "{stdout}");
+    // In Markdown the lines are a list (indented, they ran into one paragraph where pasted).
+    let (_, stdout, _) = memograph(&["steps", "--markdown", "run"], &dir);
+    assert!(
+        stdout.contains("\nGrowing step after step:\n\n- run/steps rank 1 grows 32.0 MiB a step"),
+        "{stdout}"
+    );
     let (_, stdout, _) = memograph(&["steps", "--json", "run"], &dir);
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["runs"][0]["growth"], serde_json::Value::Null);
