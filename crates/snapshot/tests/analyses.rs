@@ -352,6 +352,15 @@ fn recommendations_cite_their_evidence() {
             .any(|r| r.kind == "large_free_blocks" || r.kind == "cache_overhead"),
         "{recs:?}"
     );
+    // kk_memory_ctx128_fullstep leaves one cached block of 100 MiB: counted in the singular.
+    let s = read_bytes(&fixture_or_skip!("kk_memory_ctx128_fullstep.pickle")).unwrap();
+    let l = Lifetimes::of(&s, 0);
+    let recs = recommendations(&s, &l, 0);
+    let large = recs.iter().find(|r| r.kind == "large_free_blocks").unwrap();
+    assert_eq!(
+        large.evidence,
+        "1 free block of at least 100.0 MiB holds 100.0 MiB"
+    );
 }
 
 #[test]

@@ -170,7 +170,13 @@ pub async fn recommendations_sliced<P: crate::batch::Pause>(
         out.push(Recommendation {
             kind: "large_free_blocks",
             message: "Large cached blocks sit unused at the end; they may be left from a phase that never recurs (empty_cache() after it frees them).".into(),
-            evidence: format!("{} free blocks of at least {} hold {}", large_free.len(), gib(LARGE_FREE_BLOCK), gib(large_free.iter().sum())),
+            evidence: format!(
+                "{} of at least {} {} {}",
+                crate::format::count(large_free.len() as u64, "free block", "free blocks"),
+                gib(LARGE_FREE_BLOCK),
+                if large_free.len() == 1 { "holds" } else { "hold" },
+                gib(large_free.iter().sum())
+            ),
         });
     }
     let expandable = snapshot.segments_of(device).any(|s| s.is_expandable);
