@@ -1006,7 +1006,10 @@ fn open_snapshots(ui: Ui, files: Vec<(String, web_sys::File)>, folder: bool) {
             if store_count(ui) == 0 {
                 ui.phase.set(Phase::Loading);
                 ui.progress.set(LoadProgress {
-                    name: format!("reading {n} files to compare"),
+                    name: format!(
+                        "reading {} to compare",
+                        memograph_snapshot::format::count(n as u64, "file", "files")
+                    ),
                     ..LoadProgress::default()
                 });
             }
@@ -1370,8 +1373,8 @@ fn Welcome(ui: Ui) -> impl IntoView {
             })}
             {move || ui.pending.get().filter(|p| p.file.is_none() && !p.runs.is_empty()).map(|p| view! {
                 <p class="notice" data-testid="link-notice">
-                    {format!("This link compares {} runs: {}. Open those files together, or their folder (nothing is uploaded), and the comparison is restored.",
-                        p.runs.len(),
+                    {format!("This link compares {}: {}. Open those files together, or their folder (nothing is uploaded), and the comparison is restored.",
+                        memograph_snapshot::format::count(p.runs.len() as u64, "run", "runs"),
                         some_of(&p.runs.iter().map(|(n, s)| format!("{n} ({})", memograph_snapshot::format::bytes(*s))).collect::<Vec<_>>(), 6))}
                 </p>
             })}

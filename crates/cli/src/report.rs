@@ -531,9 +531,10 @@ fn device_text(o: &mut String, r: &DeviceReport) {
     frag.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let _ = writeln!(
         o,
-        "\n-- Fragmentation by segment ({} of {} segments have split free space; the 20 worst) --",
+        "\n-- Fragmentation by segment ({} of {} {} split free space; the 20 worst) --",
         frag.len(),
-        e.segment_fragmentation.len()
+        count(e.segment_fragmentation.len() as u64, "segment", "segments"),
+        if frag.len() == 1 { "has" } else { "have" }
     );
     for (addr, f) in frag.iter().take(20) {
         let _ = writeln!(o, "  s{addr:x}  {f:.2}");
