@@ -467,9 +467,10 @@ fn at_text(d: &Digest, entry: Option<i64>) -> String {
     }
 }
 
-/// A line of the printed diff tree: a node, or the sum of a level's smaller changes.
+/// A line of the printed diff tree: a node (at a depth, and whether its children are printed), or the
+/// sum of a level's smaller changes.
 enum Line<'a> {
-    Node(&'a DiffNode, usize),
+    Node(&'a DiffNode, usize, bool),
     Smaller {
         count: usize,
         a: u64,
@@ -480,7 +481,8 @@ enum Line<'a> {
 }
 
 /// The diff tree, two spaces per level, down to changes of at least 0.5 % of the larger total (or 14
-/// levels); the rest of each level's changes summed on one line.
+/// levels); the rest of each level's changes summed on one line, or, where that is one change, that
+/// change's own line (without its children, smaller still): a line either way.
 fn diff_text(o: &mut String, root: &DiffNode) {
     let total = root.a_bytes.max(root.b_bytes).max(1);
     let shown = |n: &DiffNode| n.delta_bytes.unsigned_abs() * 200 >= total;
@@ -494,9 +496,9 @@ fn diff_text(o: &mut String, root: &DiffNode) {
             "  ".repeat(depth)
         );
     };
-    let mut todo = vec![Line::Node(root, 0)];
+    let mut todo = vec![Line::Node(root, 0, true)];
     while let Some(line) = todo.pop() {
-        let (n, depth) = match line {
+        let (n, depth, expand) = match line {
             Line::Smaller {
                 count,
                 a,
@@ -515,7 +517,7 @@ fn diff_text(o: &mut String, root: &DiffNode) {
                 );
                 continue;
             }
-            Line::Node(n, depth) => (n, depth),
+            Line::Node(n, depth, expand) => (n, depth, expand),
         };
         let mark = match n.presence {
             Presence::New => "+ ",
@@ -529,11 +531,15 @@ fn diff_text(o: &mut String, root: &DiffNode) {
             depth,
             &format!("{mark}{frame}"),
         );
-        if depth >= 14 {
+        if depth >= 14 || !expand {
             continue;
         }
         let hidden: Vec<&DiffNode> = n.children.iter().filter(|c| !shown(c)).collect();
-        if hidden.iter().any(|c| c.delta_bytes != 0) {
+        if let [lone] = hidden[..] {
+            if lone.delta_bytes != 0 {
+                todo.push(Line::Node(lone, depth + 1, false));
+            }
+        } else if hidden.iter().any(|c| c.delta_bytes != 0) {
             // Printed after the shown children: pushed first.
             todo.push(Line::Smaller {
                 count: hidden.len(),
@@ -548,7 +554,7 @@ fn diff_text(o: &mut String, root: &DiffNode) {
                 .iter()
                 .filter(|c| shown(c))
                 .rev()
-                .map(|c| Line::Node(c, depth + 1)),
+                .map(|c| Line::Node(c, depth + 1, true)),
         );
     }
 }

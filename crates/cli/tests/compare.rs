@@ -374,13 +374,17 @@ fn diff_takes_a_device_per_side_and_names_the_devices_it_left_out() {
         stdout.starts_with(&format!("A {cs}  (cuda:0, its peak at entry 6 278)")),
         "{stdout}"
     );
-    // A level's one hidden change is "1 smaller change".
+    // A level's one hidden change is that change's own line (a line either way), not "<1 smaller
+    // change>"; several are counted on one.
     let kk = path("kk_memory_ctx128_fullstep.pickle");
     let (_, stdout, _) = memograph(&["diff", &cs, &kk]);
     assert!(
-        stdout.contains("<1 smaller change>") && !stdout.contains("<1 smaller changes>"),
+        !stdout.contains("<1 smaller change") && stdout.contains(" smaller changes>"),
         "{stdout}"
     );
+    let (_, forward, _) = memograph(&["diff", &path("kk_memory_ctx128_forward.pickle"), &kk]);
+    let lone = "   0 B   195.3 MiB   +195.3 MiB          + /home/c-kaitwang/assignment1/cs336_basics/optimizers.py:100:step";
+    assert!(forward.contains(&format!("{lone}\n")), "{forward}");
     // An entry past the end, grouped as every figure is; a device that is not there; no device.
     let (code, _, stderr) = memograph(&["diff", &cs, &cs, "--at", "0:99999999"]);
     assert_eq!(code, 1);
