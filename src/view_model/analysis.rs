@@ -95,7 +95,7 @@ pub fn percent(part: u64, whole: u64) -> f64 {
 
 /// `file.py:12:fn` with the directories dropped, for labels.
 pub fn short_frame(frame: &str) -> String {
-    match frame.rsplit_once('/') {
+    match frame.rsplit_once(['/', '\\']) {
         Some((_, tail)) if !frame.starts_with('<') => tail.to_string(),
         _ => frame.to_string(),
     }
@@ -142,6 +142,10 @@ mod tests {
         assert_eq!(
             short_frame("/a/b/models.py:174:update"),
             "models.py:174:update"
+        );
+        assert_eq!(
+            short_frame("D:\\Dev\\cs336_basics\\model.py:39:forward"),
+            "model.py:39:forward"
         );
         assert_eq!(
             short_frame("<3 smaller call paths>"),

@@ -193,6 +193,39 @@ fn hiding_framework_frames_puts_user_code_on_top() {
 }
 
 #[test]
+fn frames_recorded_on_windows_are_told_apart_as_frames_recorded_elsewhere_are() {
+    use memograph_snapshot::analysis::categories::Rules;
+    use memograph_snapshot::analysis::live_set::{is_framework, live_set_tree};
+    use memograph_snapshot::analysis::report::{device_report, ReportOptions};
+    // magma_memory_snapshot was recorded on Windows (`D:\Dev\…\.venv\Lib\site-packages\torch\…`):
+    // torch's frames were taken for the user's code, on top of the tree and naming the allocations.
+    let s = read_bytes(&fixture_or_skip!("magma_memory_snapshot.pickle")).unwrap();
+    let l = Lifetimes::of(&s, 0);
+    let tree = live_set_tree(&s, &l, l.peak().event, true);
+    let mut node = &tree;
+    while let Some(first) = node.children.first() {
+        let frame = first.frame.as_deref().unwrap();
+        assert!(
+            !frame.contains("\\torch\\") && !frame.contains("site-packages"),
+            "{frame}"
+        );
+        node = first;
+    }
+    let r = device_report(&s, 0, &Rules::built_in(), &ReportOptions::default());
+    assert_eq!(
+        r.top_consumers[0].frame,
+        "D:\\Dev\\assignment2-systems\\cs336-basics\\cs336_basics\\model.py:39:forward"
+    );
+    for (path, framework) in [
+        ("D:\\x\\.venv\\Lib\\site-packages\\einops\\einops.py", true),
+        ("C:\\Python311\\Lib\\contextlib.py", true),
+        ("D:\\Dev\\project\\model.py", false),
+    ] {
+        assert_eq!(is_framework(path, "f"), framework, "{path}");
+    }
+}
+
+#[test]
 fn a_tree_node_named_by_its_frames_is_found_again_in_a_new_tree() {
     use memograph_snapshot::analysis::live_set::live_set_tree;
     let s = read_bytes(&fixture_or_skip!("kk_memory_ctx128_fullstep.pickle")).unwrap();

@@ -9,7 +9,7 @@ use regex_lite::Regex;
 
 use super::lifetimes::Lifetimes;
 use super::live_set::innermost_user_frame;
-use super::stacks::frame_text;
+use super::stacks::{frame_text, with_slashes};
 use crate::model::{FrameId, Snapshot, StackId};
 
 /// The category of allocations no rule matches.
@@ -269,7 +269,8 @@ impl Rules {
         if matches.contains_key(&f) {
             return false;
         }
-        let text = frame_text(snapshot, snapshot.frame(f));
+        // Windows paths as the rules write paths (`torch/optim/`, `nn/modules/module\.py`).
+        let text = with_slashes(&frame_text(snapshot, snapshot.frame(f))).into_owned();
         let lower = text.to_ascii_lowercase();
         matches.insert(f, self.0.iter().map(|r| r.matches(&text, &lower)).collect());
         true
@@ -435,6 +436,42 @@ mod tests {
                 .map(|w| &*Box::leak(w.into_boxed_str()))
                 .collect()
         })
+    }
+
+    #[test]
+    fn a_windows_path_falls_in_the_category_of_the_same_path_elsewhere() {
+        use crate::model::Frame;
+        let mut s = crate::read_bytes(&crate::synth::pickle(4).bytes).unwrap();
+        let rules = Rules::built_in();
+        let names = rules.names();
+        for (filename, name, category) in [
+            (
+                "/venv/lib/python3.11/site-packages/torch/optim/adam.py",
+                "_init_group",
+                "Optimizer state",
+            ),
+            (
+                "C:\\venv\\Lib\\site-packages\\torch\\optim\\adam.py",
+                "_init_group",
+                "Optimizer state",
+            ),
+            (
+                "C:\\venv\\Lib\\site-packages\\torch\\nn\\modules\\module.py",
+                "_apply",
+                "Parameter",
+            ),
+        ] {
+            let i = &mut s.interner;
+            let frame = Frame {
+                filename: i.intern_str(filename),
+                line: 10,
+                name: i.intern_str(name),
+                fx: None,
+            };
+            let f = i.intern_frame(frame);
+            let stack = i.intern_stack(&[f]);
+            assert_eq!(names[rules.classify(&s, stack)], category, "{filename}");
+        }
     }
 
     #[test]

@@ -2,19 +2,23 @@
 //! at every level, and the largest live allocations with the user code that made them.
 
 use super::lifetimes::Lifetimes;
-use super::stacks::{frame_text, is_plumbing};
+use super::stacks::{frame_text, is_plumbing, with_slashes};
 use crate::model::{FrameId, Snapshot, StackId};
 
 /// Frames of torch, Python's standard library, installed packages and C++ dispatch: hidden on request so
-/// the user's own code is on top.
+/// the user's own code is on top. Windows paths are matched with `/` for `\` ([`with_slashes`]).
 pub fn is_framework(filename: &str, name: &str) -> bool {
     const PARTS: &[&str] = &[
         "/torch/",
         "site-packages/",
         "dist-packages/",
         "/lib/python3",
+        // Windows' standard library: `C:\…\Python311\Lib\contextlib.py`.
+        "/Lib/",
         "<frozen",
     ];
+    let slashed = with_slashes(filename);
+    let filename = &*slashed;
     const NATIVE: &[&str] = &[
         ".cpp", ".h", ".hpp", ".cu", ".cuh", ".cc", ".c", ".o", ".so", ".S",
     ];

@@ -1,6 +1,8 @@
 //! How stacks are shown: allocator and interpreter plumbing dropped, runs of identical frames elided,
 //! the full stack always available.
 
+use std::borrow::Cow;
+
 use crate::model::{Frame, Snapshot, StackId};
 
 /// Function-name fragments of frames that are allocator or interpreter plumbing.
@@ -43,9 +45,21 @@ const PLUMBING_FILES: &[&str] = &[
 /// Basename prefixes of generated dispatcher and allocator C++ files (`RegisterCUDA.cpp`, …).
 const PLUMBING_BASENAMES: &[&str] = &["Register", "Redispatch", "CUDACachingAllocator"];
 
+/// `path` with Windows' `\` separators as `/`, for matching: frames recorded on Windows
+/// (`D:\…\.venv\Lib\site-packages\torch\functional.py`) are then told apart as framework or
+/// user code, and fall in categories, as the same files recorded elsewhere do.
+pub fn with_slashes(path: &str) -> Cow<'_, str> {
+    if path.contains('\\') {
+        Cow::Owned(path.replace('\\', "/"))
+    } else {
+        Cow::Borrowed(path)
+    }
+}
+
 /// True for frames a reader of the stack never needs (allocator, dispatcher and interpreter internals).
 pub fn is_plumbing(filename: &str, name: &str) -> bool {
-    let basename = filename.rsplit(['/', '\\']).next().unwrap_or(filename);
+    let filename = &*with_slashes(filename);
+    let basename = filename.rsplit('/').next().unwrap_or(filename);
     let generated_cpp = [".cpp", ".h", ".cu"]
         .iter()
         .any(|ext| basename.ends_with(ext))
