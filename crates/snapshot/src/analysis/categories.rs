@@ -270,7 +270,8 @@ impl Rules {
             return false;
         }
         // Windows paths as the rules write paths (`torch/optim/`, `nn/modules/module\.py`).
-        let text = with_slashes(&frame_text(snapshot, snapshot.frame(f))).into_owned();
+        let text = frame_text(snapshot, snapshot.frame(f));
+        let text = with_slashes(&text);
         let lower = text.to_ascii_lowercase();
         matches.insert(f, self.0.iter().map(|r| r.matches(&text, &lower)).collect());
         true
