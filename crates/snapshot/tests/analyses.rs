@@ -216,6 +216,14 @@ fn frames_recorded_on_windows_are_told_apart_as_frames_recorded_elsewhere_are() 
         r.top_consumers[0].frame,
         "D:\\Dev\\assignment2-systems\\cs336-basics\\cs336_basics\\model.py:39:forward"
     );
+    // Either separator finds its frames.
+    let find = |q: &str| {
+        let query = memograph_snapshot::analysis::search::parse(q).unwrap();
+        memograph_snapshot::analysis::search::search(&s, &l, None, &query).len()
+    };
+    let found = find("cs336_basics/model.py:39:");
+    assert!(found > 0);
+    assert_eq!(find("CS336_basics\\model.py:39:"), found);
     for (path, framework) in [
         ("D:\\x\\.venv\\Lib\\site-packages\\einops\\einops.py", true),
         ("C:\\Python311\\Lib\\contextlib.py", true),

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::lifetimes::{Allocation, Lifetimes};
-use super::stacks::frame_text;
+use super::stacks::{frame_text, with_slashes};
 use crate::batch::Pause;
 use crate::format::parse_size;
 use crate::model::{Snapshot, StackId};
@@ -281,15 +281,17 @@ impl<'a> Matcher<'a> {
         }
     }
 
+    /// Whether a frame of the stack holds `text`, either separator matching either in paths
+    /// (`cs336_basics/model.py` finds a frame recorded on Windows).
     fn stack_hit(&mut self, text: &str, id: StackId) -> bool {
         let snapshot = self.snapshot;
         let by_frame = &mut self.by_frame;
+        let text = with_slashes(text);
         memo(&mut self.by_stack, id.0, || {
             snapshot.stack(id).iter().any(|&f| {
                 memo(by_frame, f.0, || {
-                    frame_text(snapshot, snapshot.frame(f))
-                        .to_ascii_lowercase()
-                        .contains(text)
+                    let frame = frame_text(snapshot, snapshot.frame(f)).to_ascii_lowercase();
+                    with_slashes(&frame).contains(&*text)
                 })
             })
         })
