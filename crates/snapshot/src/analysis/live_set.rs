@@ -122,7 +122,12 @@ impl Node {
             c.prune(min_bytes);
         }
         if !small.is_empty() {
-            let mut merged = Node::new(Some(format!("<{} smaller call paths>", small.len())));
+            let what = crate::format::count(
+                small.len() as u64,
+                "smaller call path",
+                "smaller call paths",
+            );
+            let mut merged = Node::new(Some(format!("<{what}>")));
             for s in &small {
                 merged.bytes += s.bytes;
                 merged.count += s.count;
@@ -406,5 +411,39 @@ pub fn live_set_table(
         .to_vec(),
         rows,
         numeric: vec![false, false, true, false, false, true],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pruning_merges_the_small_call_paths_into_one_counted_node() {
+        let leaf = |frame: &str, bytes: u64, allocation: u32| Node {
+            bytes,
+            count: 1,
+            allocations: vec![allocation],
+            ..Node::new(Some(frame.into()))
+        };
+        let mut root = Node {
+            bytes: 1_000_010,
+            count: 4,
+            children: vec![leaf("big.py:1:f", 1_000_000, 0), leaf("tiny.py:2:g", 4, 1)],
+            ..Node::new(None)
+        };
+        root.prune(1_000);
+        let names: Vec<&str> = root
+            .children
+            .iter()
+            .flat_map(|c| c.frame.as_deref())
+            .collect();
+        assert_eq!(names, ["big.py:1:f", "<1 smaller call path>"]);
+        root.children[0].children = vec![leaf("a.py:1:x", 3, 2), leaf("b.py:1:y", 3, 3)];
+        root.prune(1_000);
+        let merged = &root.children[0].children[0];
+        assert_eq!(merged.frame.as_deref(), Some("<2 smaller call paths>"));
+        assert_eq!((merged.bytes, merged.count), (6, 2));
+        assert_eq!(merged.all_allocations(), [2, 3]);
     }
 }
