@@ -3,7 +3,7 @@
 
 use leptos::html::{Canvas, Div};
 use leptos::prelude::*;
-use memograph_snapshot::format::{bytes, count, grouped};
+use memograph_snapshot::format::{bytes, count};
 
 use super::Ui;
 use crate::load::build::{self, Part};
@@ -136,7 +136,7 @@ pub fn StateView(ui: Ui) -> impl IntoView {
                 <label class="check" title="List only the events of the highlighted allocations">
                     <input type="checkbox" prop:checked=move || only_matching.get()
                         on:change=move |ev| only_matching.set(event_target_checked(&ev)) />
-                    {format!("only the {} events of {label}", grouped(n as u64))}
+                    {format!("only the {} of {label}", count(n as u64, "event", "events"))}
                 </label>
             </div>
         })
