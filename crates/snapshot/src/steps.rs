@@ -1001,12 +1001,14 @@ pub fn steps_table(
         header.push(h.to_string());
         numeric.push(true);
     }
+    // As the peak table of snapshots writes them: the baseline's own delta `±0` (`0` exact).
     let signed = |d: i64| {
         let m = size(Some(d.unsigned_abs()));
         match d.signum() {
             1 => format!("+{m}"),
             -1 => format!("-{m}"),
-            _ => "0".into(),
+            _ if exact => "0".into(),
+            _ => "±0".into(),
         }
     };
     let rows = runs

@@ -71,6 +71,15 @@ fn memograph_capture_steps_and_manifest() {
     };
     assert_eq!(cell("GPU memory"), "85520809984");
     assert_eq!(cell("headroom"), format!("+{headroom}"));
+    // The baseline against itself: `0` exact, `±0` as shown (as the snapshots' peak table writes it).
+    assert_eq!(cell("vs baseline"), "0");
+    let shown = steps_table(&merged, 0, false);
+    let k = shown
+        .header
+        .iter()
+        .position(|h| h == "vs baseline")
+        .unwrap();
+    assert_eq!(shown.rows[0][k], "±0");
     assert_eq!(run_json(&merged[0])["headroom_bytes"], headroom);
     assert_eq!(
         run_json(&merged[0])["device"]["name"],
