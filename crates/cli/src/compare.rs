@@ -314,6 +314,13 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
             );
         }
     }
+    // One file, one device: a table of one, which says so and what compare is for.
+    if args.files.len() == 1 && digests.len() == 1 {
+        let _ = write!(
+            o,
+            "\nOne run: name two or more snapshots, or a folder of them, to compare it with others.\n"
+        );
+    }
     o
 }
 

@@ -622,3 +622,34 @@ fn two_jobs_compared_get_a_rank_strip_each() {
         .ends_with("run_b/rank0_exit_0.pickle"));
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+#[test]
+fn compare_of_one_file_says_this_run_and_asks_for_others() {
+    if !present("compare_of_one_file_says_this_run_and_asks_for_others") {
+        return;
+    }
+    let file = path("kk_memory_ctx128_forward.pickle");
+    let (code, stdout, stderr) = memograph(&["compare", "-q", &file]);
+    assert_eq!(code, 0, "{stderr}");
+    // The forward pass holds no parameters, gradients or optimizer state the trace saw allocated.
+    assert!(
+        stdout.contains("\n0 B in this run: parameters, gradients, optimizer state, other\n"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("every run"), "{stdout}");
+    assert!(
+        stdout.ends_with(
+            "\nOne run: name two or more snapshots, or a folder of them, to compare it with others.\n"
+        ),
+        "{stdout}"
+    );
+    // With a second file the table speaks of every run and asks for nothing.
+    let other = path("kk_memory_ctx128_fullstep.pickle");
+    let (code, stdout, _) = memograph(&["compare", "-q", &file, &other]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("\n0 B in every run: parameters\n"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("One run"), "{stdout}");
+}

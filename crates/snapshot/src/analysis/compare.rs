@@ -340,7 +340,8 @@ pub fn config_from_name(name: &str) -> BTreeMap<String, String> {
 
 /// The folder every name in `names` lies in (`runs/ctx128/` of `runs/ctx128/rank0.pickle` and
 /// `runs/ctx128/rank1.pickle`), to be shown once rather than on every run: the longest prefix ending in
-/// `/` that all of them share, when there are two or more; else empty.
+/// `/` (or `\`, as Windows paths are typed) that all of them share, when there are two or more; else
+/// empty.
 pub fn common_folder<'a>(names: impl IntoIterator<Item = &'a str>) -> &'a str {
     let mut names = names.into_iter();
     let Some(first) = names.next() else {
@@ -350,7 +351,7 @@ pub fn common_folder<'a>(names: impl IntoIterator<Item = &'a str>) -> &'a str {
     if rest.peek().is_none() {
         return "";
     }
-    let mut len = first.rfind('/').map_or(0, |k| k + 1);
+    let mut len = first.rfind(['/', '\\']).map_or(0, |k| k + 1);
     for name in rest {
         let shared = first
             .bytes()
@@ -358,10 +359,10 @@ pub fn common_folder<'a>(names: impl IntoIterator<Item = &'a str>) -> &'a str {
             .take(len)
             .take_while(|(a, b)| a == b)
             .count();
-        // By bytes: `shared` may end inside a character; a `/` (ASCII) never does.
+        // By bytes: `shared` may end inside a character; a `/` or `\` (ASCII) never does.
         len = first.as_bytes()[..shared]
             .iter()
-            .rposition(|&b| b == b'/')
+            .rposition(|&b| b == b'/' || b == b'\\')
             .map_or(0, |k| k + 1);
     }
     &first[..len]
@@ -569,11 +570,17 @@ pub fn config_keys(digests: &[&Digest]) -> Vec<String> {
 
 /// The columns of a peak table in binary units (not `exact`) that read 0 B on every row, components
 /// no run holds: shown as text, they are left out and named under the table instead. Their indices,
-/// and that line ("0 B in every run: parameters"), `None` where there are none.
+/// and that line ("0 B in every run: parameters", "0 B in this run: …" for a table of one),
+/// `None` where there are none.
 pub fn zero_columns(table: &Table) -> (Vec<usize>, Option<String>) {
     let zero = table.columns_all(&crate::format::bytes(0));
     let named: Vec<&str> = zero.iter().map(|&k| table.header[k].as_str()).collect();
-    let line = (!named.is_empty()).then(|| format!("0 B in every run: {}", named.join(", ")));
+    let runs = if table.rows.len() == 1 {
+        "this run"
+    } else {
+        "every run"
+    };
+    let line = (!named.is_empty()).then(|| format!("0 B in {runs}: {}", named.join(", ")));
     (zero, line)
 }
 
@@ -1068,6 +1075,14 @@ mod tests {
             (vec![3], Some("0 B in every run: parameters".to_string()))
         );
         assert_eq!(zero_columns(&Table::default()), (vec![], None));
+        let one = Table {
+            rows: table.rows[..1].to_vec(),
+            ..table.clone()
+        };
+        assert_eq!(
+            zero_columns(&one),
+            (vec![3], Some("0 B in this run: parameters".to_string()))
+        );
         let kept = table.columns(|k| k != 3);
         assert_eq!(kept.header, ["file", "peak", "reserved", "OOM"]);
         assert_eq!(kept.numeric, [false, true, true, false]);
@@ -1103,6 +1118,15 @@ mod tests {
         assert_eq!(common_folder(["rank0.pickle", "rank1.pickle"]), "");
         assert_eq!(common_folder(["a/x.pickle", "b/x.pickle"]), "");
         assert_eq!(common_folder(["a/x.pickle", "x.pickle"]), "");
+        // Paths typed at a Windows prompt part at `\`.
+        assert_eq!(
+            common_folder([r"runs\ctx128\rank0.pickle", r"runs\ctx128\rank1.pickle"]),
+            r"runs\ctx128\"
+        );
+        assert_eq!(
+            common_folder([r"C:\runs\ctx128\a.pickle", r"C:\runs\ctx256\a.pickle"]),
+            r"C:\runs\"
+        );
         // One run, or none: nothing to factor out.
         assert_eq!(common_folder(["runs/a.pickle"]), "");
         assert_eq!(common_folder([]), "");
