@@ -264,12 +264,12 @@ fn stems(files: &[String]) -> Vec<String> {
             let shared = common_folder(twins).len();
             let folders = path
                 .get(shared..)
-                .and_then(|rest| rest.rsplit_once('/'))
+                .and_then(|rest| rest.rsplit_once(['/', '\\']))
                 .map_or("", |(folders, _)| folders);
             if folders.is_empty() {
                 stem.clone()
             } else {
-                format!("{}_{stem}", sanitize(&folders.replace('/', "_")))
+                format!("{}_{stem}", sanitize(&folders.replace(['/', '\\'], "_")))
             }
         })
         .collect()
@@ -796,6 +796,11 @@ mod tests {
         assert_eq!(stems(&files), ["run_a_rank0", "run_b_rank0", "rank1"]);
         // Folders of the same name in two places: named from where the paths part.
         let files: Vec<String> = ["/r/a/run/rank0.pickle", "/r/b/run/rank0.pickle"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(stems(&files), ["a_run_rank0", "b_run_rank0"]);
+        // Paths typed at a Windows prompt.
+        let files: Vec<String> = [r"C:\r\a\run\rank0.pickle", r"C:\r\b\run\rank0.pickle"]
             .map(String::from)
             .to_vec();
         assert_eq!(stems(&files), ["a_run_rank0", "b_run_rank0"]);

@@ -403,8 +403,8 @@ fn name_run(run: &mut StepRun, file: &str) {
         run.config.insert("rank".into(), r.to_string());
     }
     run.simulated |= file.contains("memory_traces_scaling");
-    let (dir, base) = match file.rsplit_once('/') {
-        Some((d, b)) => (Some(d.rsplit('/').next().unwrap_or(d)), b),
+    let (dir, base) = match file.rsplit_once(['/', '\\']) {
+        Some((d, b)) => (Some(d.rsplit(['/', '\\']).next().unwrap_or(d)), b),
         None => (None, file),
     };
     let stem = TEXT_ENDINGS

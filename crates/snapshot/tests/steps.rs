@@ -48,6 +48,12 @@ fn memograph_capture_steps_and_manifest() {
     assert_eq!(r.peak_reserved_bytes(), Some(6 * GIB + 10 * MIB));
     assert_eq!((r.alloc_retries(), r.ooms()), (Some(2), Some(0)));
     assert_eq!(r.name, "job/steps");
+    // A path typed at a Windows prompt names the run the same way.
+    let windows = runs(r"C:\runs\job\rank3_steps.jsonl", &jsonl);
+    assert_eq!(
+        (windows[0].name.as_str(), windows[0].rank),
+        ("job/steps", Some(3))
+    );
     assert_eq!((r.static_bytes, r.theoretical_bytes), (None, None));
     let manifest = r#"{"command": ["python", "train.py"], "rank": 3, "static_memory_bytes": 1234567,
         "device": {"index": 0, "name": "NVIDIA H100 80GB HBM3", "total_memory_bytes": 85520809984},
