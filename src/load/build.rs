@@ -1,6 +1,6 @@
 //! Parts of a device's model built in the background, on the page's thread in slices of about
-//! `page::SLICE_MS` (see `page::Pauser`): a timeline's layout at another detail, the segment timeline,
-//! the categories, the analysis report. The page answers input and draws frames meanwhile, and what is
+//! `slices::SLICE_MS` (see `slices::Pauser`): a timeline's layout at another detail, the segment
+//! timeline, the categories, the analysis report. The page answers input and draws frames meanwhile, and what is
 //! on screen stays until the new part takes its place.
 //!
 //! A part is built once however often it is asked for while it is being built. A layout no longer
@@ -19,7 +19,7 @@ use memograph_snapshot::Snapshot;
 
 use crate::view_model::{self, AnalysisKey};
 
-use super::page::Pauser;
+use super::slices::Pauser;
 use super::store;
 
 /// What to build.
@@ -108,7 +108,7 @@ pub fn request(file: usize, device: i64, part: Part, done: Rc<dyn Fn()>) {
         if built.flatten().is_some() {
             // What the part's arrival redraws gets a task of its own: with the build's last slice,
             // opening the analyses of a 1 GB snapshot made one task of 72-101 ms.
-            super::page::next_task().await;
+            super::slices::next_task().await;
             for d in done {
                 d();
             }
@@ -171,7 +171,7 @@ async fn build(id: u64, device: i64, part: Part) -> Option<()> {
         Part::History => {
             // The segment timeline first: the one being built, else built here.
             while running(id, device, Part::Segments) {
-                super::page::next_task().await;
+                super::slices::next_task().await;
             }
             let segmented =
                 |m: &mut view_model::DeviceModel, _: &_| m.timeline_parts(true, false).0.is_some();
@@ -212,7 +212,7 @@ async fn model_of(
     pause: &mut Pauser,
 ) -> Option<(Rc<Snapshot>, Rc<Lifetimes>)> {
     while wait && running(id, device, Part::Model) {
-        super::page::next_task().await;
+        super::slices::next_task().await;
     }
     if let Some(built) = store::shared(id, device) {
         return Some(built);
@@ -266,7 +266,7 @@ pub fn find<T: 'static>(
         if found.is_some() {
             // `prepare` takes every allocation found: a task of its own, not the search's last
             // slice (a search of a 2 GB snapshot finds two million; both made a task of 110 ms).
-            super::page::next_task().await;
+            super::slices::next_task().await;
         }
         let made = found
             .filter(|_| still_wanted())
@@ -279,7 +279,7 @@ pub fn find<T: 'static>(
             }
             // What the result sets off (a frame with it highlighted) runs in a task of its own, not
             // in the search's last slice; a later find meanwhile still replaces it.
-            super::page::next_task().await;
+            super::slices::next_task().await;
         }
         FINDING.with(|f| f.borrow_mut().retain(|(_, w)| !Rc::ptr_eq(w, &wanted)));
         if let Some(made) = made.filter(|_| still_wanted()) {
@@ -323,7 +323,7 @@ async fn categories_of(
     pause: &mut Pauser,
 ) -> Option<Rc<view_model::Categories>> {
     while running(id, device, Part::Categories) {
-        super::page::next_task().await;
+        super::slices::next_task().await;
     }
     if let Some(built) = store::with_built_model(id, device, |m, _| m.shared_categories())? {
         return Some(built);

@@ -13,6 +13,9 @@
 //!   lifetimes, first layout (sliced) → store → Listener::opened; later parts: build.rs
 //! ```
 //!
+//! `page.rs` keeps the queue of files and runs each load; around it, `workers.rs` starts and ends the
+//! workers (the spare one ahead of the next file), `pieces.rs` reads a file's pieces, `slices.rs` cuts
+//! the page's own work into short tasks, and `files.rs` knows a file by its name, size and time.
 //! The messages are [`protocol`]'s enums; `store` keeps the open files outside the reactive graph. This
 //! module knows nothing of the page's signals: it reports through a [`Listener`], which the page wires
 //! to its state (the arrow runs one way, `web` → `load`).
@@ -43,7 +46,7 @@
 //!   in tasks of their own (the worker's pushes a piece per task) and stop once a file loads (one
 //!   chosen as the page opens): on two cores they slowed that file's parse by more than they saved
 //!   later, and a file's `Start` waited for the worker's rehearsal to finish. Nor does one begin
-//!   before the page has been 300 ms without a file (`page::REHEARSE_AFTER_MS`): a file chosen as
+//!   before the page has been 300 ms without a file (`workers::REHEARSE_AFTER_MS`): a file chosen as
 //!   the page opened found the worker making the rehearsal's pickle, and the browser optimising that
 //!   code on the cores its parse needed.
 //! - **No late warm-up.** A file chosen before the page rehearsed (as `?url=` does) once had the
@@ -109,32 +112,41 @@
 //! - **A worker goes once the page is quiet.** Ending a worker frees its file's parse, and while the
 //!   browser frees gigabytes whatever the page does that maps memory waits (its heap growing, fresh
 //!   pages, a new thread): the worker of a file that opens is ended once the page has been idle for a
-//!   second without a break (`page::retire_when_idle`), its first frames drawn and its categories
+//!   second without a break (`workers::retire_when_idle`), its first frames drawn and its categories
 //!   built, not while its model is decoded nor at the first idle moment after the first frame (a
 //!   timer then waited 477 ms after a 2 GB load).
 //!   The next file's spare worker starts after that, not with the views' build: on two cores its
 //!   thread and module took CPU from the first frames (on the kk fixture, cold, a task of 70–113 ms
 //!   became one under 70). Nor while the old worker's memory is being freed
-//!   (`page::start_spare_when_idle`): a worker starting then waited for it, and the page's thread
+//!   (`workers::start_spare_when_idle`): a worker starting then waited for it, and the page's thread
 //!   with it (after a 945 MB load, a task of 82–150 ms in 6 of 8 loads).
 //! - **Memory the machine never used.** On the benchmark's VM, memory no process has used since boot
 //!   (or handed back to the host) costs about 2.5 ms per MiB at first touch instead of 0.4: loads of
 //!   1–2 GB files reach it, and their figures (a 2 GB file's encode: 0.2–1.7 s) swing with it.
 
 pub mod build;
+mod files;
 mod js;
 mod page;
+mod pieces;
 pub mod protocol;
 mod rehearsal;
+mod slices;
 pub mod store;
 pub mod worker;
+mod workers;
 
+pub use files::{
+    embedded_field, embedded_files, head_of, modified, named_size, read_steps, same_file,
+    shown_instead,
+};
 pub use js::{after, now, when_idle};
 pub use page::{
-    cancel_reading, compare, digest_at, embedded_field, embedded_files, expect_file, fetch,
-    head_of, load, load_example, modified, named_size, names_in_use, next_task, pending,
-    read_steps, same_file, shown_instead, warm_up, Listener, LoadProgress, Pauser,
+    cancel_reading, compare, digest_at, fetch, load, load_example, names_in_use, pending, Listener,
+    LoadProgress,
 };
+pub use slices::{next_task, Pauser};
+pub use workers::{expect_file, warm_up};
 
 /// Where the largest file a tab can hold ends: the page's wasm memory tops out at 4 GiB and a loaded
 /// file takes about 0.8× its size there (the worker needs about 1× in its own).

@@ -7,42 +7,25 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 
-use js_sys::{ArrayBuffer, Promise, Reflect, Uint8Array};
+use js_sys::{ArrayBuffer, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{Blob, MessageEvent, ReadableStreamByobReader, Worker, WorkerOptions, WorkerType};
+use web_sys::{Blob, MessageEvent, Worker};
 
-use super::js::{after, clock, grow_heap, now, when_idle, when_quiet, write_step, Wakeup};
-use super::protocol::{
-    Arrivals, Encoded, FromWorker, LoadTimings, ModelInput, ToWorker, WorkerTimings,
-};
+use super::files::{check_size, distinct, modified, named_size, same_file};
+use super::js::{clock, grow_heap, now, write_step, Wakeup};
+use super::pieces::{Pieces, IN_FLIGHT, IN_FLIGHT_STREAMED};
+use super::protocol::{Arrivals, Encoded, FromWorker, LoadTimings, ToWorker, WorkerTimings};
+use super::slices::{decode_sliced, next_task, Pauser};
 use super::store::{self, OpenFile};
+use super::workers::{
+    end_worker, post, retire_when_idle, spawn_worker, start_spare_when_idle, take_worker,
+};
 use crate::view_model::share::HeadHash;
 use crate::view_model::DeviceModel;
 use memograph_snapshot::analysis::compare::Digest;
 use memograph_snapshot::codec::Sizes;
-
-/// Bytes handed to the worker and not parsed yet, at most. The browser reads faster than the worker
-/// parses: without a bound, a big file would pile up in the worker's queue.
-const IN_FLIGHT: f64 = 64.0 * 1024.0 * 1024.0;
-/// The same from a byte stream, which keeps ahead of the worker with fewer pieces in flight (each is a
-/// buffer of its own). Twice as many made no difference: the worker waited 45–100 ms of a 177 MB load
-/// for pieces either way (25–33 ms of it for the first), and cold A/B loads (2 × 8 each) did not
-/// tell the two apart.
-const IN_FLIGHT_STREAMED: f64 = 4.0 * PIECE;
-/// Bytes handed to the worker at a time. Where the browser reads a file as a byte stream, a piece is
-/// filled from it into a buffer the worker hands back once it has copied it: a load then touches
-/// [`IN_FLIGHT_STREAMED`] of fresh memory for its pieces, not the file's size (a fresh buffer per
-/// piece, read as a `Blob` slice, cost the page's thread 0.3 ms per MiB in page faults on the
-/// benchmark's machine).
-/// Otherwise each piece is a slice of the file, read whole, the next asked for before the last
-/// arrives (each is a round trip to the browser's file reader; 1 MiB at a time held a 177 MB load to
-/// 250 MB/s).
-const PIECE: f64 = 4.0 * 1024.0 * 1024.0;
-/// The first piece from a byte stream goes as soon as it holds this much: the browser's first reads
-/// are small and slow (filling a whole piece took 12–20 ms at 185 MB, the worker idle meanwhile).
-const FIRST_PIECE: u32 = 256 * 1024;
 
 /// How far a load is: reading (the page's thread) runs ahead of parsing (the worker).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -84,249 +67,6 @@ thread_local! {
     static DIGEST_ORDER: Cell<u64> = const { Cell::new(0) };
     static DIGESTING: Cell<usize> = const { Cell::new(0) };
     static DIGEST_BATCH: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
-    /// A worker started ahead of time for the next file.
-    static SPARE: RefCell<Option<Spare>> = const { RefCell::new(None) };
-    /// Whether this page has asked for its rehearsal.
-    static REHEARSED: Cell<bool> = const { Cell::new(false) };
-    /// The name each file shown by a numbered name came with (see [`came_as`]).
-    static CAME_AS: RefCell<std::collections::HashMap<String, String>> = RefCell::default();
-}
-
-fn spawn_worker() -> Option<Worker> {
-    let options = WorkerOptions::new();
-    options.set_type(WorkerType::Module);
-    let worker = Worker::new_with_options(&worker_url(), &options).ok()?;
-    // The worker is handed the page's compiled module: it neither fetches nor compiles it again (80 ms
-    // of a load when a file is chosen as the page opens), and a one-file page's worker may fetch nothing.
-    let module = embedded_field("wasmModule").unwrap_or_else(wasm_bindgen::module);
-    let message = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&message, &JsValue::from_str("memographWasm"), &module);
-    let _ = worker.post_message(&message);
-    Some(worker)
-}
-
-/// `worker.js` with the app module's names: Trunk gives them content hashes, and the page learns
-/// them from the preload links it wrote into index.html. The query also keeps one deploy's worker
-/// script apart from another's in any cache, and says the compiled module comes by message.
-fn worker_url() -> String {
-    thread_local! {
-        static URL: std::cell::OnceCell<String> = const { std::cell::OnceCell::new() };
-    }
-    URL.with(|u| {
-        u.get_or_init(|| {
-            if let Some(url) = embedded_field("worker").and_then(|w| w.as_string()) {
-                return url;
-            }
-            let href = |selector: &str| {
-                web_sys::window()
-                    .and_then(|w| w.document())
-                    .and_then(|d| d.query_selector(selector).ok().flatten())
-                    .and_then(|e| e.get_attribute("href"))
-            };
-            let module = href("link[rel=modulepreload][href*='memograph-web']");
-            let wasm = href("link[rel=preload][href$='.wasm']");
-            match (module, wasm) {
-                (Some(m), Some(w)) => format!(
-                    "./worker.js?shared=1&module={}&wasm={}",
-                    String::from(js_sys::encode_uri_component(&m)),
-                    String::from(js_sys::encode_uri_component(&w))
-                ),
-                _ => "./worker.js?shared=1".to_string(),
-            }
-        })
-        .clone()
-    })
-}
-
-/// A field of `window.memographEmbedded`, which a one-file page (`memograph html`) sets before the
-/// module starts: the worker's data: URL, the compiled wasm module and the snapshots it carries.
-pub fn embedded_field(name: &str) -> Option<JsValue> {
-    let window = web_sys::window()?;
-    let embedded = js_sys::Reflect::get(&window, &JsValue::from_str("memographEmbedded")).ok()?;
-    if embedded.is_undefined() || embedded.is_null() {
-        return None;
-    }
-    js_sys::Reflect::get(&embedded, &JsValue::from_str(name))
-        .ok()
-        .filter(|v| !v.is_undefined() && !v.is_null())
-}
-
-/// The files a one-file page carries, in its order.
-pub fn embedded_files() -> Vec<(String, web_sys::File)> {
-    let Some(files) = embedded_field("files") else {
-        return Vec::new();
-    };
-    js_sys::Array::from(&files)
-        .iter()
-        .filter_map(|f| f.dyn_into::<web_sys::File>().ok())
-        .map(|f| (f.name(), f))
-        .collect()
-}
-
-fn post(worker: &Worker, message: ToWorker) {
-    let (m, transfer) = message.to_js();
-    let _ = worker.post_message_with_transfer(&m, &transfer);
-}
-
-/// A worker started ahead of time for the next file.
-struct Spare {
-    worker: Worker,
-    /// Set if it failed (its script did not load) before it was used.
-    failed: Rc<Cell<bool>>,
-    /// Whether it was asked to write its heap ahead ([`expect_file`]).
-    warmed: Cell<bool>,
-}
-
-/// How much heap a spare worker writes ahead of the next file (see "Fresh memory is time" in the
-/// module's header): about what a 185 MB file's parse takes.
-const WARM_HEAP_BYTES: f64 = 192.0 * 1024.0 * 1024.0;
-
-/// Starts a spare worker for the next file now; the first one also rehearses (see the module's header)
-/// and writes its heap ahead: an empty page is there to load a file.
-pub fn warm_up() {
-    let first = SPARE.with(|spare| {
-        let mut spare = spare.borrow_mut();
-        if spare.is_some() {
-            return false;
-        }
-        let Some(worker) = spawn_worker() else {
-            return false;
-        };
-        let failed = Rc::new(Cell::new(false));
-        let flag = failed.clone();
-        let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| flag.set(true));
-        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        on_error.forget();
-        let first = !REHEARSED.replace(true);
-        if first {
-            let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|ev: MessageEvent| {
-                if let Some(FromWorker::Rehearsed { model }) = FromWorker::from_js(&ev.data()) {
-                    super::rehearsal::rehearse(&model);
-                }
-            });
-            worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-            on_message.forget();
-            rehearse_if_unused(worker.clone());
-        }
-        *spare = Some(Spare {
-            worker,
-            failed,
-            warmed: Cell::new(false),
-        });
-        first
-    });
-    if first {
-        expect_file();
-    }
-}
-
-/// How long a new page waits before its rehearsal (see the module's header), in case a file comes
-/// first. A file chosen as the page opens (as `?url=` does) used to find the worker making the
-/// rehearsal's synthetic pickle, and the browser then optimised that code (35–80 ms of compiles) on
-/// the two cores the file's parse needed. A person takes longer than this to pick a file.
-const REHEARSE_AFTER_MS: i32 = 300;
-
-/// Asks `worker` to rehearse [`REHEARSE_AFTER_MS`] from now if it is still the spare and no file is
-/// loading: a load that took it meanwhile optimises the code itself.
-fn rehearse_if_unused(worker: Worker) {
-    after(REHEARSE_AFTER_MS, move || {
-        let spare = SPARE.with(|s| s.borrow().as_ref().is_some_and(|s| s.worker == worker));
-        if spare && !loading() {
-            post(&worker, ToWorker::Rehearse);
-        }
-    });
-}
-
-/// The user reaches for a file (the open buttons, a drag over the page): the spare worker writes its
-/// heap ahead, once. Not done for every spare unasked: it would stay with an idle page, beside the
-/// open files.
-pub fn expect_file() {
-    SPARE.with(|spare| {
-        if let Some(spare) = spare.borrow().as_ref() {
-            if !spare.warmed.replace(true) {
-                post(
-                    &spare.worker,
-                    ToWorker::WarmHeap {
-                        bytes: WARM_HEAP_BYTES,
-                    },
-                );
-            }
-        }
-    });
-}
-
-/// Decodes a snapshot the worker encodes, as its pieces arrive, in slices of about [`SLICE_MS`], the
-/// page's event loop running between them.
-pub(super) async fn decode_sliced(
-    arrivals: Rc<Arrivals>,
-    sizes: Sizes,
-) -> Result<memograph_snapshot::Snapshot, memograph_snapshot::codec::DecodeError> {
-    let mut pauser = Pauser::new();
-    // In a task of its own: the model's message has had its own work (see `Load::model_begins`).
-    pauser.start().await;
-    memograph_snapshot::codec::decode_sliced(ModelInput::new(arrivals), sizes, &mut pauser).await
-}
-
-/// How long the spare worker for the next file may wait for the page to be idle after a file opens.
-const SPARE_WITHIN_MS: u32 = 2000;
-
-/// How long the page must have been idle without a break before a worker whose file is open is
-/// ended, and how long that worker may wait for it at most.
-const RETIRE_QUIET_MS: f64 = 1000.0;
-const RETIRE_WITHIN_MS: f64 = 10_000.0;
-
-/// Ends `worker` once the page has been idle for [`RETIRE_QUIET_MS`] without a break (half a second
-/// from now where a browser has no idle callbacks), at most [`RETIRE_WITHIN_MS`] from now. Ending a
-/// worker frees the gigabytes of a big file's parse, and while the browser frees them (its thread's
-/// `Terminate` task: about 480 ms of CPU for a 2 GB file) whatever the page does that maps memory
-/// waits for it (growing its heap, a new thread, fresh pages): ended as its model came, a 1–2 GB
-/// file's decode began with a task of 58–155 ms in 7 of 12 cold loads; ended at the first idle
-/// callback after the first frame, a 2 GB file's page was held 477 ms by a timer (the address
-/// rewrite) 228 ms after its first frame in 1 of 3 warm loads, and 1 GB files' for 70–125 ms in 3 of
-/// 14. Once the page has been quiet for a second (the first frames drawn, the categories built),
-/// only what the user does next can meet it. Its memory is held a few seconds longer: after the
-/// load, not during it.
-fn retire_when_idle(worker: &Worker, parsed: f64) {
-    let worker = worker.clone();
-    when_quiet(RETIRE_QUIET_MS, RETIRE_WITHIN_MS, 500, move || {
-        end_worker(&worker, parsed)
-    });
-}
-
-thread_local! {
-    /// Until when (`now()`) an ended worker's memory may still be going back to the system.
-    static FREEING_UNTIL: Cell<f64> = const { Cell::new(0.0) };
-}
-
-/// How long the browser may take to free the memory of a worker that parsed `parsed` bytes: about
-/// 0.15 ms per MB was seen (a 945 MB file's worker took 88–158 ms of its thread to go), with room
-/// to spare.
-fn freeing_ms(parsed: f64) -> f64 {
-    250.0 + parsed / 1.0e6
-}
-
-/// Ends `worker`, which parsed `parsed` bytes, and notes how long its memory may take to go (see
-/// [`start_spare_when_idle`]).
-fn end_worker(worker: &Worker, parsed: f64) {
-    worker.terminate();
-    let until = now() + freeing_ms(parsed);
-    FREEING_UNTIL.with(|f| f.set(f.get().max(until)));
-}
-
-/// Starts the spare worker for the next file once the page is idle and no ended worker's memory is
-/// still being freed. A new worker starting while the browser frees an old one's memory waited for
-/// it, and so did the page's thread: after a 945 MB cold load, one task of 82–150 ms 130–230 ms
-/// after the first timeline in 6 of 8 loads (in none of 8 without the spare).
-fn start_spare_when_idle() {
-    // Where a browser has no `requestIdleCallback`, after a retiring worker's fallback (500 ms).
-    when_idle(SPARE_WITHIN_MS, 600, || {
-        let wait = FREEING_UNTIL.with(Cell::get) - now();
-        if wait > 0.0 {
-            after(wait.ceil() as i32, start_spare_when_idle);
-        } else if !loading() {
-            warm_up();
-        }
-    });
 }
 
 /// The heap that decoding an encoding of `len` bytes and building the first model take, about: the
@@ -336,62 +76,12 @@ fn decoded_size(len: usize) -> usize {
     len.saturating_mul(3)
 }
 
-/// How long a slice of work on the page's thread may run before it gives the thread back. A task holds
-/// more than its slice (the rest of the batch it was in, the browser's own work): with 40 ms slices
-/// the tasks as a 2 GB file opened were 55–96 ms.
-const SLICE_MS: f64 = 25.0;
-
-thread_local! {
-    /// When sliced work last got the thread back. Shared by every [`Pauser`]: two jobs running in one
-    /// task (a build started as another ends) share its slice instead of taking one each.
-    static RESUMED: Cell<f64> = const { Cell::new(0.0) };
-}
-
-/// Gives the page's thread back once the work in this task has run [`SLICE_MS`].
-pub struct Pauser;
-
-impl Pauser {
-    pub fn new() -> Pauser {
-        Pauser
-    }
-
-    /// Gives the page's thread back now, and starts a fresh slice: for work that must not run in the
-    /// task that asked for it (a build asked for while a view opens: on a 2 GB file the view's opening
-    /// and a build's first stretch made one task of 100–130 ms).
-    pub(super) async fn start(&mut self) {
-        next_task().await;
-        RESUMED.with(|r| r.set(clock()));
-    }
-}
-
-impl memograph_snapshot::batch::Pause for Pauser {
-    async fn pause(&mut self) {
-        // A stale time (the page sat idle since) only makes the first pause give the thread back early.
-        if clock() - RESUMED.with(Cell::get) > SLICE_MS {
-            self.start().await;
-        }
-    }
-}
-
 /// Whether a file is being read (opened or digested). The page's part of the rehearsal stops then: the
 /// worker's parse is what the user waits for, and on two cores the rehearsal and the compiles it sets
 /// off slowed it by more than the rehearsal saves later (the load's own stages get optimised as they
 /// run, in batches).
 pub(super) fn loading() -> bool {
     BUSY.with(Cell::get) || DIGESTING.with(Cell::get) > 0
-}
-
-/// The spare worker if it is alive, else a new one.
-fn take_worker() -> Option<Worker> {
-    let spare = SPARE.with(|s| s.borrow_mut().take());
-    match spare {
-        Some(spare) if !spare.failed.get() => Some(spare.worker),
-        Some(spare) => {
-            spare.worker.terminate();
-            spawn_worker()
-        }
-        None => spawn_worker(),
-    }
 }
 
 /// Queues `blob` for parsing; files load one after another, and open files stay usable meanwhile.
@@ -470,33 +160,6 @@ pub fn names_in_use(except: Option<&Blob>) -> Vec<String> {
         )
     });
     names
-}
-
-/// `name`, or where another file is shown by it already (`used`: open, compared, being read; see
-/// [`names_in_use`]), `name` numbered (`run (2).pickle`: see `memograph_snapshot::names::numbered`):
-/// two folders of one name hold files of one name, and the browser gives a picked file no path. The
-/// name it came with is kept (see [`came_as`]), so that the file picked again is known. The name
-/// is in `used` from then on.
-fn distinct(name: String, used: &mut HashSet<String>) -> String {
-    let shown = memograph_snapshot::names::free_name(&name, |n| used.contains(n));
-    if shown != name {
-        shown_instead(&name, &shown);
-    }
-    used.insert(shown.clone());
-    shown
-}
-
-/// Notes that a file that came named `name` is shown as `shown`.
-pub fn shown_instead(name: &str, shown: &str) {
-    let came = came_as(name);
-    CAME_AS.with(|c| c.borrow_mut().insert(shown.to_string(), came));
-}
-
-/// The name a file shown as `shown` came with: `shown` itself unless it was numbered.
-fn came_as(shown: &str) -> String {
-    CAME_AS
-        .with(|c| c.borrow().get(shown).cloned())
-        .unwrap_or_else(|| shown.to_string())
 }
 
 /// Cancels what is being read: the file being opened and those queued after it, the files being
@@ -1011,9 +674,9 @@ impl Load {
         }
     }
 
-    /// Reads the blob and hands it to the worker a [`PIECE`] at a time, never more than [`IN_FLIGHT`]
-    /// ([`IN_FLIGHT_STREAMED`] from a byte stream) bytes ahead of it, until the blob ends or the worker
-    /// wants no more.
+    /// Reads the blob and hands it to the worker a [`PIECE`](super::pieces::PIECE) at a time, never
+    /// more than [`IN_FLIGHT`] ([`IN_FLIGHT_STREAMED`] from a byte stream) bytes ahead of it, until
+    /// the blob ends or the worker wants no more.
     async fn stream(self: Rc<Self>, blob: Blob) {
         // The task that chose the file has the page's own answer to draw (the loading view), and on
         // a page that has just opened, two busy cores stretch it (129 ms for 32 ms of work as a 2 GB
@@ -1072,186 +735,6 @@ impl Load {
         self.handed_over.set(true);
         post(&self.worker, ToWorker::End);
     }
-}
-
-/// Where a load's pieces come from (see [`PIECE`]).
-enum Pieces {
-    /// The blob's byte stream, read into reused buffers by index.html's `memographFill` (see
-    /// [`fill`]); whether a piece was read yet.
-    Stream(ReadableStreamByobReader, js_sys::Function, bool),
-    /// Slices of the blob, read whole: where the next starts, and the one asked for ahead.
-    Slices {
-        blob: Blob,
-        next: f64,
-        ahead: Option<JsFuture>,
-    },
-}
-
-impl Pieces {
-    /// The byte stream where the browser has a reader for it and the page has `memographFill`
-    /// (both shipped pages do: `dist/` and `memograph html`'s); otherwise slices.
-    fn of(blob: &Blob) -> Pieces {
-        let fill_js = Reflect::get(&js_sys::global(), &"memographFill".into())
-            .ok()
-            .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-        if let Some(fill_js) = fill_js {
-            if let Ok(reader) = ReadableStreamByobReader::new(&blob.stream()) {
-                return Pieces::Stream(reader, fill_js, false);
-            }
-        }
-        Pieces::Slices {
-            blob: blob.clone(),
-            next: 0.0,
-            ahead: None,
-        }
-    }
-
-    /// Whether the worker should hand the pieces' buffers back.
-    fn reuses(&self) -> bool {
-        matches!(self, Pieces::Stream(..))
-    }
-
-    /// The next piece (`None` at the end), filled into a buffer of `spare` when there is one; `made`
-    /// counts the buffers made.
-    async fn next(
-        &mut self,
-        spare: &RefCell<Vec<ArrayBuffer>>,
-        made: &Cell<u32>,
-    ) -> Result<Option<Uint8Array>, ()> {
-        match self {
-            Pieces::Stream(reader, fill_js, started) => {
-                let buffer = spare.borrow_mut().pop();
-                let buffer = buffer.unwrap_or_else(|| {
-                    made.set(made.get() + 1);
-                    ArrayBuffer::new(PIECE as u32)
-                });
-                let least = if std::mem::replace(started, true) {
-                    PIECE as u32
-                } else {
-                    FIRST_PIECE
-                };
-                fill(reader, fill_js, buffer, least, spare).await
-            }
-            Pieces::Slices { blob, next, ahead } => {
-                let size = blob.size();
-                let read = |at: f64| {
-                    let end = (at + PIECE).min(size);
-                    made.set(made.get() + 1);
-                    let piece = blob.slice_with_f64_and_f64(at, end).map_err(|_| ())?;
-                    Ok::<_, ()>(JsFuture::from(piece.array_buffer()))
-                };
-                let piece = match ahead.take() {
-                    Some(piece) => piece,
-                    None if *next < size => read(*next)?,
-                    None => return Ok(None),
-                };
-                *next = (*next + PIECE).min(size);
-                if *next < size {
-                    *ahead = Some(read(*next)?);
-                }
-                let buffer = piece.await.map_err(|_| ())?;
-                Ok(Some(Uint8Array::new(&buffer)))
-            }
-        }
-    }
-
-    /// No more pieces are wanted: the browser may stop reading the file.
-    fn stop(&self) {
-        if let Pieces::Stream(reader, ..) = self {
-            let _ = reader.cancel();
-        }
-    }
-}
-
-/// Fills `buffer` from the byte stream with index.html's `memographFill` (`fill_js`), at least `least`
-/// bytes of it: each read brings what the browser has ready, usually 64 KiB, and the reads of a piece
-/// run in JavaScript, where the page awaits one future a piece, not one a read. Returns a view of the
-/// bytes read, `None` at the stream's end (the buffer goes back to `spare`).
-async fn fill(
-    reader: &ReadableStreamByobReader,
-    fill_js: &js_sys::Function,
-    buffer: ArrayBuffer,
-    least: u32,
-    spare: &RefCell<Vec<ArrayBuffer>>,
-) -> Result<Option<Uint8Array>, ()> {
-    let promise = fill_js
-        .call3(&JsValue::UNDEFINED, reader, &buffer, &least.into())
-        .map_err(|_| ())?;
-    let view: Uint8Array = JsFuture::from(Promise::from(promise))
-        .await
-        .map_err(|_| ())?
-        .dyn_into()
-        .map_err(|_| ())?;
-    if view.length() == 0 {
-        spare.borrow_mut().push(view.buffer());
-        return Ok(None);
-    }
-    Ok(Some(view))
-}
-
-/// When a file picked from disk was last changed (a blob fetched from a link has no such time). The
-/// browser may ask the disk each time a file of a picked folder is asked (about 0.1 ms each; a folder
-/// of 300 files asked three times each took 109 ms of the task that picked it): the time is kept on
-/// the file the first time.
-pub fn modified(blob: &Blob) -> Option<f64> {
-    const KEPT: &str = "memographModified";
-    let file = blob.dyn_ref::<web_sys::File>()?;
-    if let Some(kept) = js_sys::Reflect::get(file, &JsValue::from_str(KEPT))
-        .ok()
-        .and_then(|v| v.as_f64())
-    {
-        return Some(kept);
-    }
-    let time = file.last_modified();
-    let _ = js_sys::Reflect::set(file, &JsValue::from_str(KEPT), &JsValue::from_f64(time));
-    Some(time)
-}
-
-/// Whether the file `name` (`blob`) is another one seen before (`other_name`, its size and time of
-/// change): the same name (as it came: see [`came_as`]), size and time, never a file without a time
-/// (one fetched from a link). The size and time are asked in that order, and only as far as the
-/// answer needs: the browser asks the disk for a picked file's the first time (see [`modified`]),
-/// and most names differ.
-pub fn same_file(
-    name: &str,
-    blob: &Blob,
-    other_name: &str,
-    other_bytes: impl FnOnce() -> u64,
-    other_time: impl FnOnce() -> Option<f64>,
-) -> bool {
-    let same_name = other_name == name
-        || CAME_AS.with(|c| {
-            let c = c.borrow();
-            let came = |n| c.get(n).map_or(n, String::as_str);
-            !c.is_empty() && came(other_name) == came(name)
-        });
-    same_name && other_bytes() == named_size(blob) && {
-        let time = other_time();
-        time.is_some() && time == modified(blob)
-    }
-}
-
-/// The size a file is named by: its own, or for one a one-file page carries compressed
-/// (`memograph html`), the size it had (the page's bootstrap sets `memographSize`).
-pub fn named_size(blob: &Blob) -> u64 {
-    js_sys::Reflect::get(blob, &JsValue::from_str("memographSize"))
-        .ok()
-        .and_then(|v| v.as_f64())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .unwrap_or_else(|| blob.size()) as u64
-}
-
-/// Why a blob is too big for a tab, if it is.
-fn check_size(blob: &Blob) -> Result<(), String> {
-    if blob.size() <= super::MAX_FILE_BYTES {
-        return Ok(());
-    }
-    Err(format!(
-        "{} is more than a browser tab can hold (its memory ends at 4 GiB); \
-         `memograph summary` and `memograph report` read it on the command line, or record \
-         fewer entries (a smaller max_entries)",
-        memograph_snapshot::format::bytes(blob.size() as u64)
-    ))
 }
 
 fn next(sink: Sink) {
@@ -1351,52 +834,6 @@ fn start(sink: Sink, name: String, blob: Blob, worker: Worker, purpose: Purpose)
     leptos::task::spawn_local(load.stream(blob));
 }
 
-/// Resolves in a task of its own, after whatever the browser has waiting (input, a frame). A message
-/// to itself, not `setTimeout(0)`: nested timeouts wait 4 ms or more each (and a second or more in a
-/// hidden tab), and a load pauses dozens of times.
-pub async fn next_task() {
-    thread_local! {
-        /// The channel and the resolvers of the tasks asked for, in order (one message each).
-        static CHANNEL: Option<(web_sys::MessagePort, Rc<RefCell<VecDeque<js_sys::Function>>>)> = {
-            let channel = web_sys::MessageChannel::new().ok()?;
-            let waiting: Rc<RefCell<VecDeque<js_sys::Function>>> = Rc::default();
-            let queue = waiting.clone();
-            let on_message = Closure::<dyn FnMut()>::new(move || {
-                let next = queue.borrow_mut().pop_front();
-                if let Some(resolve) = next {
-                    let _ = resolve.call0(&JsValue::NULL);
-                }
-            });
-            channel.port1().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-            on_message.forget();
-            Some((channel.port2(), waiting))
-        };
-    }
-    let later = Promise::new(&mut |resolve, _| {
-        let asked = CHANNEL.with(|c| match c {
-            Some((port, waiting)) => {
-                let posted = port.post_message(&JsValue::NULL).is_ok();
-                if posted {
-                    waiting.borrow_mut().push_back(resolve.clone());
-                }
-                posted
-            }
-            None => false,
-        });
-        if !asked {
-            match web_sys::window() {
-                Some(w) => {
-                    let _ = w.set_timeout_with_callback(&resolve);
-                }
-                None => {
-                    let _ = resolve.call0(&JsValue::NULL);
-                }
-            }
-        }
-    });
-    let _ = JsFuture::from(later).await;
-}
-
 /// Puts where a load's time went on `#app` as `data-load-timings`, and in the console.
 fn record_timings(timings: &LoadTimings) {
     let json = timings.to_json();
@@ -1407,41 +844,6 @@ fn record_timings(timings: &LoadTimings) {
     {
         let _ = app.set_attribute("data-load-timings", &json);
     }
-}
-
-/// The first 64 KiB of `blob` (empty when it cannot be read), to tell step records from snapshots.
-pub async fn head_of(blob: &Blob) -> Vec<u8> {
-    first_bytes(blob, 65536.0).await
-}
-
-async fn first_bytes(blob: &Blob, n: f64) -> Vec<u8> {
-    let Ok(head) = blob.slice_with_f64_and_f64(0.0, n) else {
-        return Vec::new();
-    };
-    match JsFuture::from(head.array_buffer()).await {
-        Ok(buffer) => Uint8Array::new(&buffer).to_vec(),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// Step records are small next to snapshots; past this a file is refused rather than read whole.
-const MAX_STEP_FILE_BYTES: f64 = 512.0 * 1024.0 * 1024.0;
-
-/// Reads a step-record file whole and parses it (see `memograph_snapshot::steps`).
-pub async fn read_steps(
-    name: &str,
-    blob: &Blob,
-) -> Result<memograph_snapshot::steps::StepFile, String> {
-    if blob.size() > MAX_STEP_FILE_BYTES {
-        return Err(format!(
-            "{} of step records is more than the page reads at once; `memograph steps` reads it",
-            memograph_snapshot::format::bytes(blob.size() as u64)
-        ));
-    }
-    let buffer = JsFuture::from(blob.array_buffer())
-        .await
-        .map_err(|_| "the browser could not read the file".to_string())?;
-    memograph_snapshot::steps::read_steps(name, &Uint8Array::new(&buffer).to_vec())
 }
 
 /// Loads the example bundled in `assets/` (a real snapshot).

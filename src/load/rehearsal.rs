@@ -7,8 +7,9 @@ use wasm_bindgen::JsCast;
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
 
 use super::js::now;
-use super::page::{decode_sliced, loading, next_task, Pauser};
+use super::page::loading;
 use super::protocol::{Arrivals, Encoded};
+use super::slices::{decode_sliced, next_task, Pauser};
 use crate::render::{colors, minimap, timeline, Surface};
 use crate::scale::{Plot, Scale};
 use crate::view_model::{allocator_state_at, event_rows, DeviceModel, TimelineModel};

@@ -136,7 +136,7 @@ fn warm_step() {
 /// Runs `step` in a task of its own (not a microtask), so that a `Start` message can come first.
 fn later(step: fn()) {
     wasm_bindgen_futures::spawn_local(async move {
-        super::page::next_task().await;
+        super::slices::next_task().await;
         step();
     });
 }
@@ -257,7 +257,7 @@ fn end() {
             posted: clock(),
         },
     });
-    // Not freed: a worker reads one file and is ended once the page is quiet (`page::retire_when_idle`),
+    // Not freed: a worker reads one file and is ended once the page is quiet (`workers::retire_when_idle`),
     // which gives its whole memory back at once, and wasm memory freed here would go to nobody (it
     // never shrinks). Dropped, its millions of small allocations took 20–50 ms of CPU at 190 MB just
     // as the page builds the model and draws the first frame: warm 177 MB loads, `ab_load` A/B, 8

@@ -146,7 +146,8 @@ impl DeviceModel {
         ))
     }
 
-    /// [`Self::of_lifetimes`] with the first layout built in slices, awaiting `pause` between them.
+    /// The model of `device` from its block lifetimes (the tests' `of_lifetimes`), the first layout
+    /// built in slices, awaiting `pause` between them.
     pub async fn of_lifetimes_sliced<P: Pause>(
         snapshot: &Snapshot,
         device: i64,

@@ -305,8 +305,8 @@ impl SummaryOutline {
         run_ready(SummaryOutline::new_sliced(points, &mut NoPause))
     }
 
-    /// [`Self::new`], awaiting `pause` between batches of points (a huge trace's summary holds
-    /// millions).
+    /// The outline of `points` (the tests' `new`), awaiting `pause` between batches of points (a huge
+    /// trace's summary holds millions).
     pub async fn new_sliced<P: Pause>(points: &[SummaryPoint], pause: &mut P) -> SummaryOutline {
         // Batches start at multiples of BATCH, which the block divides: each block is whole in one.
         const { assert!(BATCH / OUTLINE_BLOCK * OUTLINE_BLOCK == BATCH) };
