@@ -27,6 +27,11 @@ step "cargo clippy (native and wasm32)"
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p memograph-web --target wasm32-unknown-unknown --all-targets -- -D warnings
 
+step "cargo doc (no broken links, private items too)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --document-private-items
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p memograph-web --target wasm32-unknown-unknown \
+  --document-private-items
+
 step "native tests"
 cargo test --workspace
 if [ -n "${MEMOGRAPH_REQUIRE_FIXTURES:-}" ]; then

@@ -44,7 +44,7 @@ use plotters::prelude::*;
 pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
 /// The font family every chart asks for. The CLI registers DejaVu Sans under it
-/// ([`register_embedded_fonts`]); browsers map it.
+/// (`register_embedded_fonts`, with the `embedded-fonts` feature); browsers map it.
 pub const FONT: &str = "sans-serif";
 
 /// Registers DejaVu Sans, compiled in, as [`FONT`] (normal and bold) for plotters' ab_glyph text, once

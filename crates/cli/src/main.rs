@@ -104,6 +104,8 @@ enum Command {
     Report {
         /// FILE... [OUT_DIR] [NAME]: files (or folders of snapshots) while they exist (or look like
         /// snapshots), then the output directory, then the report's name.
+        // The brackets are the help's usage notation, not links.
+        #[allow(rustdoc::broken_intra_doc_links)]
         #[arg(required = true, value_name = "FILE... [OUT_DIR] [NAME]")]
         args: Vec<String>,
         /// The analyses as one JSON line per file instead of a directory.

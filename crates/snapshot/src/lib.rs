@@ -24,7 +24,7 @@
 //! references to ~500 distinct frames. serde-pickle 1.2 copies memoised values on every reference, fails
 //! with `Syntax(Recursive)` on nested sharing (10 of 12 real snapshots; minimal repro
 //! `L=['abc']; pickle.dumps([L, L])`) and, patched, needs ~1 KB per frame reference. Our machine keeps memo
-//! entries as handles and interns frames and stacks as it goes (see [`pickle`](crate::pickle)).
+//! entries as handles and interns frames and stacks as it goes (see `src/pickle/`).
 
 pub mod analysis;
 pub mod batch;

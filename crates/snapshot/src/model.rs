@@ -7,15 +7,16 @@
 /// Fast hashing for interning (foldhash: seeded per process, so crafted input cannot pick collisions).
 type HashMap<K, V> = foldhash::HashMap<K, V>;
 
-/// Index of an interned string in [`Snapshot::strings`].
+/// Index of an interned string in the snapshot's [`Interner`] (see [`Snapshot::str`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub struct StrId(pub u32);
 
-/// Index of an interned frame in [`Snapshot::frames`].
+/// Index of an interned frame in the snapshot's [`Interner`] (see [`Snapshot::frame`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub struct FrameId(pub u32);
 
-/// Index of an interned stack (a list of frames, innermost first) in [`Snapshot::stacks`].
+/// Index of an interned stack (a list of frames, innermost first) in the snapshot's [`Interner`]
+/// (see [`Snapshot::stack`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize)]
 pub struct StackId(pub u32);
 

@@ -9,7 +9,7 @@
 //! the value, fails with `Recursive` on nested sharing (10 of 12 real snapshots), and, patched, needs ~1 KB
 //! per frame reference. Here a memo entry is a handle, and containers are *specialised when consumed*:
 //! a dict with an `action` key becomes a row of the trace columns, a `{filename, line, name}` dict becomes
-//! an interned [`Frame`], a list of frames becomes an interned stack. The file is never held as a generic
+//! an interned [`Frame`](crate::model::Frame), a list of frames becomes an interned stack. The file is never held as a generic
 //! tree: only the snapshot's skeleton (segments, blocks, settings) stays generic until [`crate::schema`]
 //! turns it into the model.
 //!

@@ -26,7 +26,7 @@ pub(crate) struct Source<R> {
     total: Option<u64>,
     /// The input's first [`FIRST`] bytes, kept to name what a file that is no pickle is.
     first: Vec<u8>,
-    /// Push mode: bytes come from [`Self::push`], never from `inner`, until [`Self::close`].
+    /// Push mode: bytes come from [`Self::push_from`], never from `inner`, until [`Self::close`].
     pushed: bool,
     /// Push mode: a read ran past the pushed bytes before the input was closed. The error it returned
     /// is not the input's: the machine rewinds to the opcode's start and waits for more.
@@ -43,7 +43,7 @@ impl Read for Pushed {
 }
 
 impl Source<Pushed> {
-    /// A source fed with [`Self::push`] as bytes arrive. A read past the bytes pushed so far fails and
+    /// A source fed with [`Self::push_from`] as bytes arrive. A read past the bytes pushed so far fails and
     /// sets [`Self::take_suspended`] until [`Self::close`] says no more will come.
     pub(crate) fn pushed(total: Option<u64>) -> Self {
         let mut s = Source::new(Pushed, total);
