@@ -492,7 +492,8 @@ enum Line<'a> {
 /// change's own line (without its children, smaller still): a line either way.
 fn diff_text(o: &mut String, root: &DiffNode) {
     let total = root.a_bytes.max(root.b_bytes).max(1);
-    let shown = |n: &DiffNode| n.delta_bytes.unsigned_abs() * 200 >= total;
+    // A path is shown for what moved beneath it too: its total may be unchanged.
+    let shown = |n: &DiffNode| n.moved_bytes.saturating_mul(200) >= total;
     let row = |o: &mut String, (a, b, delta): (u64, u64, i64), depth: usize, text: &str| {
         let _ = writeln!(
             o,
@@ -543,10 +544,10 @@ fn diff_text(o: &mut String, root: &DiffNode) {
         }
         let hidden: Vec<&DiffNode> = n.children.iter().filter(|c| !shown(c)).collect();
         if let [lone] = hidden[..] {
-            if lone.delta_bytes != 0 {
+            if lone.moved_bytes != 0 {
                 todo.push(Line::Node(lone, depth + 1, false));
             }
-        } else if hidden.iter().any(|c| c.delta_bytes != 0) {
+        } else if hidden.iter().any(|c| c.moved_bytes != 0) {
             // Printed after the shown children: pushed first.
             todo.push(Line::Smaller {
                 count: hidden.len(),
@@ -562,6 +563,58 @@ fn diff_text(o: &mut String, root: &DiffNode) {
                 .filter(|c| shown(c))
                 .rev()
                 .map(|c| Line::Node(c, depth + 1, true)),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memograph_snapshot::analysis::live_set::Node;
+
+    fn node(frame: &str, bytes: u64, children: Vec<Node>) -> Node {
+        Node {
+            frame: (!frame.is_empty()).then(|| frame.to_string()),
+            bytes,
+            count: 1,
+            children,
+            allocations: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_diff_shows_bytes_that_moved_under_a_path_whose_total_held() {
+        // `main` holds 1 GiB in both runs, but 600 MiB of it moved from `fwd` to `bwd`.
+        let (mib, gib) = (1u64 << 20, 1u64 << 30);
+        let run = |fwd: u64, bwd: u64| {
+            node(
+                "",
+                gib,
+                vec![node(
+                    "main",
+                    gib,
+                    vec![
+                        node("fwd", fwd * mib, vec![]),
+                        node("bwd", bwd * mib, vec![]),
+                    ],
+                )],
+            )
+        };
+        let tree = diff(&run(700, 324), &run(100, 924));
+        let mut o = String::new();
+        diff_text(&mut o, &tree);
+        let lines: Vec<String> = o
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "1.0 GiB 1.0 GiB ±0 B <all live memory>",
+                "1.0 GiB 1.0 GiB ±0 B main",
+                "324.0 MiB 924.0 MiB +600.0 MiB bwd",
+                "700.0 MiB 100.0 MiB -600.0 MiB fwd",
+            ]
         );
     }
 }

@@ -27,7 +27,10 @@ pub struct DiffNode {
     pub a_count: u64,
     pub b_count: u64,
     pub presence: Presence,
-    /// Sorted by |delta|, largest first.
+    /// The largest |delta| of this node or of any node beneath it: a path whose total is unchanged can
+    /// still hold bytes that moved between its callees (`fwd` −4 GiB and `bwd` +4 GiB under `train`).
+    pub moved_bytes: u64,
+    /// Sorted by what moved beneath each ([`DiffNode::moved_bytes`]), largest first.
     pub children: Vec<DiffNode>,
 }
 
@@ -80,20 +83,30 @@ fn merge(a: Option<&Node>, b: Option<&Node>) -> DiffNode {
         }
     }
     children.sort_by(|x, y| {
-        y.delta_bytes
-            .unsigned_abs()
-            .cmp(&x.delta_bytes.unsigned_abs())
+        y.moved_bytes
+            .cmp(&x.moved_bytes)
+            .then_with(|| {
+                y.delta_bytes
+                    .unsigned_abs()
+                    .cmp(&x.delta_bytes.unsigned_abs())
+            })
             .then_with(|| y.b_bytes.max(y.a_bytes).cmp(&x.b_bytes.max(x.a_bytes)))
             .then_with(|| x.frame.cmp(&y.frame))
     });
+    let delta_bytes = delta(a_bytes, b_bytes);
+    let moved_bytes = children
+        .first()
+        .map_or(0, |c| c.moved_bytes)
+        .max(delta_bytes.unsigned_abs());
     DiffNode {
         frame,
         a_bytes,
         b_bytes,
-        delta_bytes: delta(a_bytes, b_bytes),
+        delta_bytes,
         a_count,
         b_count,
         presence,
+        moved_bytes,
         children,
     }
 }
@@ -178,5 +191,51 @@ mod tests {
         assert_eq!(train.children[1].delta_bytes, -40);
         let sum: i64 = d.children.iter().map(|c| c.delta_bytes).sum();
         assert_eq!(sum, d.delta_bytes);
+        assert_eq!(d.moved_bytes, 150);
+        assert_eq!(train.moved_bytes, 140);
+    }
+
+    #[test]
+    fn bytes_that_moved_under_an_unchanged_path_rank_it_first() {
+        // `train` holds 100 in both, but 80 moved from `fwd` to `bwd`; `cache` grew by 10.
+        let a = node(
+            "",
+            110,
+            vec![
+                node(
+                    "train",
+                    100,
+                    vec![node("fwd", 90, vec![]), node("bwd", 10, vec![])],
+                ),
+                node("cache", 10, vec![]),
+            ],
+        );
+        let b = node(
+            "",
+            120,
+            vec![
+                node(
+                    "train",
+                    100,
+                    vec![node("fwd", 10, vec![]), node("bwd", 90, vec![])],
+                ),
+                node("cache", 20, vec![]),
+            ],
+        );
+        let d = diff(&a, &b);
+        let train = &d.children[0];
+        assert_eq!(train.frame.as_deref(), Some("train"));
+        assert_eq!((train.delta_bytes, train.moved_bytes), (0, 80));
+        assert_eq!(d.children[1].frame.as_deref(), Some("cache"));
+        assert_eq!((d.delta_bytes, d.moved_bytes), (10, 80));
+        // Beneath it, the two moves of 80 (a tie, by name).
+        let moves: Vec<(&str, i64)> = train
+            .children
+            .iter()
+            .map(|c| (c.frame.as_deref().unwrap_or(""), c.delta_bytes))
+            .collect();
+        assert_eq!(moves, [("bwd", 80), ("fwd", -80)]);
+        // The same trees: nothing moved anywhere.
+        assert_eq!(diff(&a, &a).moved_bytes, 0);
     }
 }
