@@ -1,9 +1,12 @@
-//! The whole path of an opened file: read, every analysis on every device, the codec's round trip, and
-//! the timeline geometry at several detail levels and budgets with hit-tests over a viewport grid.
-//! Nothing panics, the codec gives back what it was given, and geometry stays within its budget.
+//! The whole path of an opened file: read, every analysis on every device, the codec's round trip, the
+//! timeline geometry at several detail levels and budgets with hit-tests over a viewport grid, and
+//! a comparison's digests with the diff of the live sets at the peak and at the start. Nothing
+//! panics, the codec gives back what it was given, geometry stays within its budget, and a diff's
+//! deltas add up.
 #![no_main]
 
 use memograph_snapshot::analysis::categories::{categorize, category_totals, Rules};
+use memograph_snapshot::analysis::compare::{diff, digest_at, grown_sites, DiffNode};
 use memograph_snapshot::analysis::lifetimes::{event_versions, reserved_series, Lifetimes};
 use memograph_snapshot::analysis::report::{report_of, ReportOptions};
 use memograph_snapshot::analysis::timeline::{timeline_layout_within, RangeMax};
@@ -30,6 +33,11 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         let _ = efficiency::efficiency(&s, &blocks, d);
         let peak = blocks.peak();
         let _ = category_totals(&blocks, &of, &names, peak.event);
+        let at_peak = digest_at(&s, &blocks, &rules, None);
+        let at_start = digest_at(&s, &blocks, &rules, Some(0));
+        let tree = diff(&at_start.live_set, &at_peak.live_set);
+        adds_up(&tree);
+        let _ = grown_sites(&at_start.sites, &at_peak.sites);
         for event in [None, Some(-1), Some(0), Some(peak.event)] {
             let options = ReportOptions {
                 event,
@@ -71,3 +79,19 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+/// Each node's delta is its B bytes less its A bytes (saturating at i64's ends), and what moved at
+/// or beneath a node is at least its own delta and at least what moved beneath any child.
+fn adds_up(n: &DiffNode) {
+    let exact = i128::from(n.b_bytes) - i128::from(n.a_bytes);
+    assert_eq!(
+        exact.clamp(i64::MIN.into(), i64::MAX.into()),
+        i128::from(n.delta_bytes),
+        "a delta is B less A"
+    );
+    assert!(n.moved_bytes >= n.delta_bytes.unsigned_abs());
+    for c in &n.children {
+        assert!(c.moved_bytes <= n.moved_bytes);
+        adds_up(c);
+    }
+}
