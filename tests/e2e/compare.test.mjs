@@ -271,6 +271,9 @@ test('sixteen files open at once and the tab keeps only their digests', TIER2, a
   t.diagnostic(`16 files (${(total / 2 ** 20).toFixed(1)} MiB) compared in ${ms} ms; wasm memory ${(memory / 2 ** 20).toFixed(1)} MiB`);
   // The bound: the page's memory after its rehearsal (about 40 MiB) plus well under the files' size.
   assert.ok(memory < 64 * 2 ** 20, `wasm memory ${memory}`);
+  // A and B are the first two: one run written with pickle protocols 4 and 5, the same at every path.
+  await page.locator('[data-testid=compare-diff-same]').waitFor();
+  assert.equal(await page.getAttribute('[data-testid=compare-diff]', 'data-root-delta'), '0');
   // The OOM snapshot is kept and marked.
   assert.equal(await page.locator('tr.oom[data-file="yiyi_oom_snapshot.pickle"]').count() +
     await page.locator('tr.oom[data-file="cs_memory_snapshot.pickle"]').count() > 0, true);

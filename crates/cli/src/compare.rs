@@ -445,6 +445,9 @@ pub fn run_diff(args: &DiffArgs) -> Result<(), Failure> {
         "A", "B", "delta"
     );
     diff_text(&mut o, &tree);
+    if tree.moved_bytes == 0 {
+        let _ = writeln!(o, "\nEvery call path holds the same bytes in A and B.");
+    }
     let grown = grown_sites(&a.sites, &b.sites);
     if !grown.is_empty() {
         let _ = writeln!(o, "\nGrew at the same call path:");

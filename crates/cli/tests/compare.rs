@@ -653,3 +653,25 @@ fn compare_of_one_file_says_this_run_and_asks_for_others() {
     );
     assert!(!stdout.contains("One run"), "{stdout}");
 }
+
+#[test]
+fn diff_of_one_run_in_two_protocols_says_every_path_holds_the_same() {
+    if !present("diff_of_one_run_in_two_protocols_says_every_path_holds_the_same") {
+        return;
+    }
+    // The same run written with pickle protocols 4 and 5.
+    let (a, b) = (
+        path("a0kuma_adam.pickle"),
+        path("a0kuma_adam.proto5.pickle"),
+    );
+    let (code, stdout, stderr) = memograph(&["diff", &a, &b]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("  (±0 B)\n"), "{stdout}");
+    assert!(
+        stdout.ends_with("<all live memory>\n\nEvery call path holds the same bytes in A and B.\n"),
+        "{stdout}"
+    );
+    // Two runs that differ say nothing of the kind.
+    let (_, stdout, _) = memograph(&["diff", &a, &path("magma_memory_snapshot.pickle")]);
+    assert!(!stdout.contains("Every call path"), "{stdout}");
+}

@@ -213,6 +213,9 @@ pub(super) fn DiffPanel(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView 
                 <div class="diff-row head"><span class="num">"A"</span><span class="num">"B"</span><span class="num">"Δ"</span>
                     <span class="frame muted">"call path, outermost first (framework frames hidden; + new, − vanished)"</span></div>
                 {rows}
+                {(t.moved_bytes == 0).then(|| view! {
+                    <div class="muted diff-same" data-testid="compare-diff-same">"Every call path holds the same bytes in A and B."</div>
+                })}
             </div>
         })
     };
