@@ -575,30 +575,20 @@ mod tests {
     use super::*;
     use memograph_snapshot::analysis::live_set::Node;
 
-    fn node(frame: &str, bytes: u64, children: Vec<Node>) -> Node {
-        Node {
-            frame: (!frame.is_empty()).then(|| frame.to_string()),
-            bytes,
-            count: 1,
-            children,
-            allocations: Vec::new(),
-        }
-    }
-
     #[test]
     fn the_diff_shows_bytes_that_moved_under_a_path_whose_total_held() {
         // `main` holds 1 GiB in both runs, but 600 MiB of it moved from `fwd` to `bwd`.
         let (mib, gib) = (1u64 << 20, 1u64 << 30);
         let run = |fwd: u64, bwd: u64| {
-            node(
+            Node::of(
                 "",
                 gib,
-                vec![node(
+                vec![Node::of(
                     "main",
                     gib,
                     vec![
-                        node("fwd", fwd * mib, vec![]),
-                        node("bwd", bwd * mib, vec![]),
+                        Node::of("fwd", fwd * mib, vec![]),
+                        Node::of("bwd", bwd * mib, vec![]),
                     ],
                 )],
             )

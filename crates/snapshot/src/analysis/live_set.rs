@@ -100,6 +100,18 @@ impl Node {
         }
     }
 
+    /// A node of `bytes` in one allocation with `children` beneath it (the root where `frame` is
+    /// empty): a tree written out by hand, as tests and diffs of made-up runs need.
+    pub fn of(frame: &str, bytes: u64, children: Vec<Node>) -> Node {
+        Node {
+            frame: (!frame.is_empty()).then(|| frame.to_string()),
+            bytes,
+            count: 1,
+            children,
+            allocations: Vec::new(),
+        }
+    }
+
     /// Every allocation at or beneath this node.
     pub fn all_allocations(&self) -> Vec<u32> {
         let mut out = Vec::with_capacity(self.count as usize);

@@ -151,33 +151,23 @@ pub fn grown_sites(a: &[Site], b: &[Site]) -> Vec<SiteDelta> {
 mod tests {
     use super::*;
 
-    fn node(frame: &str, bytes: u64, children: Vec<Node>) -> Node {
-        Node {
-            frame: (!frame.is_empty()).then(|| frame.to_string()),
-            bytes,
-            count: 1,
-            children,
-            allocations: Vec::new(),
-        }
-    }
-
     #[test]
     fn diff_adds_up_and_marks_new_and_vanished_paths() {
-        let a = node(
+        let a = Node::of(
             "",
             100,
-            vec![node(
+            vec![Node::of(
                 "train",
                 100,
-                vec![node("fwd", 60, vec![]), node("old", 40, vec![])],
+                vec![Node::of("fwd", 60, vec![]), Node::of("old", 40, vec![])],
             )],
         );
-        let b = node(
+        let b = Node::of(
             "",
             250,
             vec![
-                node("train", 200, vec![node("fwd", 200, vec![])]),
-                node("cache", 50, vec![]),
+                Node::of("train", 200, vec![Node::of("fwd", 200, vec![])]),
+                Node::of("cache", 50, vec![]),
             ],
         );
         let d = diff(&a, &b);
@@ -198,28 +188,28 @@ mod tests {
     #[test]
     fn bytes_that_moved_under_an_unchanged_path_rank_it_first() {
         // `train` holds 100 in both, but 80 moved from `fwd` to `bwd`; `cache` grew by 10.
-        let a = node(
+        let a = Node::of(
             "",
             110,
             vec![
-                node(
+                Node::of(
                     "train",
                     100,
-                    vec![node("fwd", 90, vec![]), node("bwd", 10, vec![])],
+                    vec![Node::of("fwd", 90, vec![]), Node::of("bwd", 10, vec![])],
                 ),
-                node("cache", 10, vec![]),
+                Node::of("cache", 10, vec![]),
             ],
         );
-        let b = node(
+        let b = Node::of(
             "",
             120,
             vec![
-                node(
+                Node::of(
                     "train",
                     100,
-                    vec![node("fwd", 10, vec![]), node("bwd", 90, vec![])],
+                    vec![Node::of("fwd", 10, vec![]), Node::of("bwd", 90, vec![])],
                 ),
-                node("cache", 20, vec![]),
+                Node::of("cache", 20, vec![]),
             ],
         );
         let d = diff(&a, &b);
