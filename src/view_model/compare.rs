@@ -166,6 +166,8 @@ pub struct DiffRow {
     pub b_bytes: u64,
     pub delta_bytes: i64,
     pub presence: Presence,
+    /// What moved beneath a row whose own total held ([`DiffNode::moved_beneath`]).
+    pub moved_beneath: Option<u64>,
     pub open: bool,
     pub leaf: bool,
 }
@@ -195,6 +197,7 @@ pub fn diff_rows(root: &DiffNode, toggled: &HashSet<Vec<usize>>) -> Vec<DiffRow>
         b_bytes: n.b_bytes,
         delta_bytes: n.delta_bytes,
         presence: n.presence,
+        moved_beneath: n.moved_beneath(),
         open,
         leaf: n.children.is_empty(),
         path,
@@ -729,6 +732,32 @@ mod tests {
             tree.delta_bytes
         );
         assert_eq!(memograph_snapshot::format::signed_bytes(-1024), "-1.0 KiB");
+    }
+
+    #[test]
+    fn a_row_whose_total_held_says_what_moved_beneath_it() {
+        use memograph_snapshot::analysis::live_set::Node;
+        let run = |fwd: u64, bwd: u64| {
+            Node::of(
+                "",
+                100,
+                vec![Node::of(
+                    "train",
+                    100,
+                    vec![Node::of("fwd", fwd, vec![]), Node::of("bwd", bwd, vec![])],
+                )],
+            )
+        };
+        let rows = diff_rows(&diff(&run(90, 10), &run(10, 90)), &HashSet::new());
+        let moved: Vec<(&str, Option<u64>)> = rows
+            .iter()
+            .map(|r| (r.frame.as_str(), r.moved_beneath))
+            .collect();
+        assert_eq!(
+            moved,
+            [("train", Some(80)), ("bwd", None), ("fwd", None)],
+            "the root is not a row; a leaf's own total changed"
+        );
     }
 
     #[test]

@@ -445,8 +445,8 @@ pub fn run_diff(args: &DiffArgs) -> Result<(), Failure> {
         "A", "B", "delta"
     );
     diff_text(&mut o, &tree);
-    if tree.moved_bytes == 0 {
-        let _ = writeln!(o, "\nEvery call path holds the same bytes in A and B.");
+    if let Some(line) = tree.unchanged_line() {
+        let _ = writeln!(o, "\n{line}");
     }
     let grown = grown_sites(&a.sites, &b.sites);
     if !grown.is_empty() {
@@ -536,11 +536,15 @@ fn diff_text(o: &mut String, root: &DiffNode) {
             Presence::Both => "",
         };
         let frame = n.frame.as_deref().unwrap_or("<all live memory>");
+        // A ±0 that hides moves beneath says so (they are printed beneath it).
+        let moved = n
+            .moved_beneath()
+            .map_or(String::new(), |m| format!("  ({} moved beneath)", bytes(m)));
         row(
             o,
             (n.a_bytes, n.b_bytes, n.delta_bytes),
             depth,
-            &format!("{mark}{frame}"),
+            &format!("{mark}{frame}{moved}"),
         );
         if depth >= 14 || !expand {
             continue;
@@ -603,8 +607,8 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "1.0 GiB 1.0 GiB ±0 B <all live memory>",
-                "1.0 GiB 1.0 GiB ±0 B main",
+                "1.0 GiB 1.0 GiB ±0 B <all live memory> (600.0 MiB moved beneath)",
+                "1.0 GiB 1.0 GiB ±0 B main (600.0 MiB moved beneath)",
                 "324.0 MiB 924.0 MiB +600.0 MiB bwd",
                 "700.0 MiB 100.0 MiB -600.0 MiB fwd",
             ]

@@ -192,7 +192,11 @@ pub(super) fn DiffPanel(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView 
                         on:keydown=move |ev| if crate::web::activates(&ev) { toggle(ui, &path) }>
                         <span class="num">{bytes(r.a_bytes)}</span>
                         <span class="num">{bytes(r.b_bytes)}</span>
-                        <span class="num" class:grew={r.delta_bytes > 0} class:shrank={r.delta_bytes < 0}>{signed_bytes(r.delta_bytes)}</span>
+                        <span class="num" class:grew={r.delta_bytes > 0} class:shrank={r.delta_bytes < 0}
+                            class:moved=r.moved_beneath.is_some()
+                            title=r.moved_beneath.map(|m| format!("±0 here, but {} moved between the calls beneath", bytes(m)))>
+                            {signed_bytes(r.delta_bytes)}{r.moved_beneath.map(|_| " ⇅")}
+                        </span>
                         <span class="frame" style=format!("padding-left:{}px", (r.path.len() - 1) * 14)>
                             {format!("{twisty}{mark}{}", short_frame(&r.frame))}
                         </span>
@@ -213,8 +217,8 @@ pub(super) fn DiffPanel(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView 
                 <div class="diff-row head"><span class="num">"A"</span><span class="num">"B"</span><span class="num">"Δ"</span>
                     <span class="frame muted">"call path, outermost first (framework frames hidden; + new, − vanished)"</span></div>
                 {rows}
-                {(t.moved_bytes == 0).then(|| view! {
-                    <div class="muted diff-same" data-testid="compare-diff-same">"Every call path holds the same bytes in A and B."</div>
+                {t.unchanged_line().map(|line| view! {
+                    <div class="muted diff-same" data-testid="compare-diff-same">{line}</div>
                 })}
             </div>
         })

@@ -40,6 +40,18 @@ impl DiffNode {
         path.iter().try_fold(self, |n, &k| n.children.get(k))
     }
 
+    /// What moved beneath a node whose own total held: `Some(moved_bytes)` where its delta is 0 but
+    /// a call beneath it holds more or less in B (its ±0 would otherwise read as "nothing here").
+    pub fn moved_beneath(&self) -> Option<u64> {
+        (self.delta_bytes == 0 && self.moved_bytes > 0).then_some(self.moved_bytes)
+    }
+
+    /// The sentence to say under a diff (of this root) where no call path holds other bytes in B
+    /// than in A, if none does: the CLI's `diff` and the page's Compare tree say it alike.
+    pub fn unchanged_line(&self) -> Option<&'static str> {
+        (self.moved_bytes == 0).then_some("Every call path holds the same bytes in A and B.")
+    }
+
     /// The frames from this node down to the node at `path`, outermost first (the call path a node
     /// stands for, to find its allocations in either file with `live_set::allocations_under`).
     pub fn frames_to(&self, path: &[usize]) -> Option<Vec<String>> {
@@ -218,6 +230,9 @@ mod tests {
         assert_eq!((train.delta_bytes, train.moved_bytes), (0, 80));
         assert_eq!(d.children[1].frame.as_deref(), Some("cache"));
         assert_eq!((d.delta_bytes, d.moved_bytes), (10, 80));
+        assert_eq!(train.moved_beneath(), Some(80));
+        assert_eq!(d.moved_beneath(), None, "its own total changed");
+        assert_eq!(d.unchanged_line(), None);
         // Beneath it, the two moves of 80 (a tie, by name).
         let moves: Vec<(&str, i64)> = train
             .children
@@ -227,5 +242,10 @@ mod tests {
         assert_eq!(moves, [("bwd", 80), ("fwd", -80)]);
         // The same trees: nothing moved anywhere.
         assert_eq!(diff(&a, &a).moved_bytes, 0);
+        assert_eq!(
+            diff(&a, &a).unchanged_line(),
+            Some("Every call path holds the same bytes in A and B.")
+        );
+        assert_eq!(diff(&a, &a).moved_beneath(), None);
     }
 }
