@@ -294,11 +294,17 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
                     format!("`{}`", s.site),
                 ]
             });
-            let table = Table {
-                header: ["A", "B", "Δ", "×", "call path"].map(String::from).to_vec(),
-                rows: rows.collect(),
-                numeric: vec![true, true, true, true, false],
-            };
+            use memograph_snapshot::analysis::compare::Column::{Number, Text};
+            let table = Table::new(
+                &[
+                    Number("A"),
+                    Number("B"),
+                    Number("Δ"),
+                    Number("×"),
+                    Text("call path"),
+                ],
+                rows.collect(),
+            );
             let _ = write!(o, "\n{}", table.markdown());
             continue;
         }

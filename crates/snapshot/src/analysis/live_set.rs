@@ -1,6 +1,8 @@
 //! What is live at an event (by default the peak), as a call-stack tree with bytes and counts rolled up
 //! at every level, and the largest live allocations with the user code that made them.
 
+use super::compare::Column::{Number, Text};
+use super::compare::Table;
 use super::lifetimes::Lifetimes;
 use super::stacks::{frame_text, is_plumbing, with_slashes};
 use crate::model::{FrameId, Snapshot, StackId};
@@ -348,7 +350,7 @@ pub fn top_consumers_of(
 
 /// Top consumers (as a report lists them) as a table: rank, name, bytes, category, where allocated
 /// (the innermost user frame) and the entry of the allocation.
-pub fn consumers_table(consumers: &[Consumer]) -> super::compare::Table {
+pub fn consumers_table(consumers: &[Consumer]) -> Table {
     let rows = consumers
         .iter()
         .enumerate()
@@ -364,20 +366,17 @@ pub fn consumers_table(consumers: &[Consumer]) -> super::compare::Table {
             ]
         })
         .collect();
-    super::compare::Table {
-        header: [
-            "rank",
-            "name",
-            "bytes",
-            "category",
-            "allocated at",
-            "alloc entry",
-        ]
-        .map(String::from)
-        .to_vec(),
+    Table::new(
+        &[
+            Number("rank"),
+            Text("name"),
+            Number("bytes"),
+            Text("category"),
+            Text("allocated at"),
+            Number("alloc entry"),
+        ],
         rows,
-        numeric: vec![true, false, true, false, false, true],
-    }
+    )
 }
 
 /// The allocations live at `event` as a table, largest first: name (`b…_N`), address, size in bytes,
@@ -389,7 +388,7 @@ pub fn live_set_table(
     of: &[u16],
     names: &[String],
     event: i64,
-) -> super::compare::Table {
+) -> Table {
     let mut live = lifetimes.live_set_at(event);
     live.sort_by_key(|&i| (std::cmp::Reverse(lifetimes.allocations[i as usize].size), i));
     let rows = live
@@ -410,20 +409,17 @@ pub fn live_set_table(
             ]
         })
         .collect();
-    super::compare::Table {
-        header: [
-            "name",
-            "address",
-            "bytes",
-            "category",
-            "allocated at",
-            "alloc entry",
-        ]
-        .map(String::from)
-        .to_vec(),
+    Table::new(
+        &[
+            Text("name"),
+            Text("address"),
+            Number("bytes"),
+            Text("category"),
+            Text("allocated at"),
+            Number("alloc entry"),
+        ],
         rows,
-        numeric: vec![false, false, true, false, false, true],
-    }
+    )
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ mod table;
 pub use names::{common_folder, config_from_name, within};
 pub use paths::{diff, grown_sites, DiffNode, Presence, SiteDelta};
 pub use ranks::{rank_sets, ranks, RankSet, RankStrip, OUTLIER_SHARE};
-pub use table::{config_keys, delta, peak_rows, peak_table, zero_columns, Row, Table};
+pub use table::{config_keys, delta, peak_rows, peak_table, zero_columns, Column, Row, Table};
 
 /// Points of a digest's live curve, at most.
 pub const CURVE_POINTS: usize = 1000;

@@ -44,7 +44,31 @@ pub struct Table {
     pub numeric: Vec<bool>,
 }
 
+/// A column of a table whose headings are known in advance: its heading, and whether its cells are
+/// numbers (right-aligned) or text.
+#[derive(Debug, Clone, Copy)]
+pub enum Column {
+    Text(&'static str),
+    Number(&'static str),
+}
+
 impl Table {
+    /// A table of fixed `columns` (headings and alignment side by side, so they cannot drift apart).
+    pub fn new(columns: &[Column], rows: Vec<Vec<String>>) -> Table {
+        let (header, numeric) = columns
+            .iter()
+            .map(|c| match *c {
+                Column::Text(h) => (h.to_string(), false),
+                Column::Number(h) => (h.to_string(), true),
+            })
+            .unzip();
+        Table {
+            header,
+            rows,
+            numeric,
+        }
+    }
+
     pub fn markdown(&self) -> String {
         let cell = |c: &String| c.replace('|', "\\|");
         let line = |cells: &[String]| {
@@ -318,11 +342,16 @@ mod tests {
 
     #[test]
     fn a_table_wider_than_the_terminal_comes_in_blocks_led_by_the_names() {
-        let table = Table {
-            header: ["file", "peak", "reserved", "parameters", "OOM"]
-                .map(String::from)
-                .to_vec(),
-            rows: vec![
+        use Column::{Number, Text};
+        let table = Table::new(
+            &[
+                Text("file"),
+                Number("peak"),
+                Number("reserved"),
+                Number("parameters"),
+                Text("OOM"),
+            ],
+            vec![
                 ["a.pickle", "1.0 GiB", "2.0 GiB", "0 B", "OOM"]
                     .map(String::from)
                     .to_vec(),
@@ -330,8 +359,8 @@ mod tests {
                     .map(String::from)
                     .to_vec(),
             ],
-            numeric: vec![false, true, true, true, false],
-        };
+        );
+        assert_eq!(table.numeric, [false, true, true, true, false]);
         assert_eq!(table.columns_all("0 B"), [3]);
         assert_eq!(Table::default().columns_all("0 B"), Vec::<usize>::new());
         assert_eq!(
