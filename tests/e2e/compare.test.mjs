@@ -163,6 +163,16 @@ test('three fixtures: the peak table holds the reference peaks and config, copie
   const delta = peak(names[1]) - peak(names[0]);
   await page.waitForFunction(d => document.querySelector('[data-testid=compare-diff]')?.dataset.rootDelta === String(d), delta);
   assert.match(await page.textContent('[data-testid=compare-grown]'), /optimizers\.py:8[24]/);
+  // Copied as Markdown, the diff reads as `memograph diff --markdown` writes it (the CLI's tests hold
+  // the same figures): the runs, the tree in a fenced block, the call paths that grew as a table.
+  await page.click('[data-testid=compare-diff-copy]');
+  const diffMarkdown = await page.evaluate(() => navigator.clipboard.readText());
+  assert.ok(diffMarkdown.startsWith('- A `kk_memory_ctx128_forward.pickle` (cuda:0, its peak at entry 8 226)\n' +
+    '- B `kk_memory_ctx128_fullstep.pickle` (cuda:0, its peak at entry 19 335)\n' +
+    '- live: 16.4 GiB → 51.0 GiB  (+34.6 GiB)\n\n```text\n'), diffMarkdown);
+  assert.ok(diffMarkdown.includes('\n   16.4 GiB    51.0 GiB    +34.6 GiB  <all live memory>\n'), diffMarkdown);
+  assert.ok(diffMarkdown.includes('| 0 B | 12.7 GiB | +12.7 GiB | new | `/home/c-kaitwang/assignment1/cs336_basics/optimizers.py:82:step` |'), diffMarkdown);
+  assert.equal(await page.textContent('[data-testid=compare-diff-copy]'), 'Copied ✓');
   await shot(page, 'compare-three');
   await page.locator('[data-testid=compare-diff]').scrollIntoViewIfNeeded();
   await shot(page, 'compare-diff');

@@ -5,12 +5,12 @@ use std::fmt::Write as _;
 
 use memograph_snapshot::analysis::categories::Rules;
 use memograph_snapshot::analysis::compare::{
-    common_folder, diff, digest_at, digest_of, digests, grown_sites, peak_rows, peak_table,
-    rank_sets, within, zero_columns, DiffNode, Digest, Presence, SiteDelta, Table,
+    common_folder, diff, diff_text, digest_at, digest_of, digests, grown_sites, grown_text,
+    peak_rows, peak_table, rank_sets, within, zero_columns, Digest, SiteDelta,
 };
 use memograph_snapshot::analysis::fit::{fit, sweeps, Limit};
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
-use memograph_snapshot::format::{self, at_entry, bytes, grouped, ratio, signed_bytes};
+use memograph_snapshot::format::grouped;
 
 use crate::{load, Failure};
 
@@ -284,41 +284,8 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
             name(base),
             name(d)
         );
-        if markdown {
-            let rows = g.iter().map(|s| {
-                vec![
-                    bytes(s.a_bytes),
-                    bytes(s.b_bytes),
-                    format!("+{}", bytes(s.delta_bytes.unsigned_abs())),
-                    s.ratio.map_or("new".to_string(), ratio),
-                    format!("`{}`", s.site),
-                ]
-            });
-            use memograph_snapshot::analysis::compare::Column::{Number, Text};
-            let table = Table::new(
-                &[
-                    Number("A"),
-                    Number("B"),
-                    Number("Δ"),
-                    Number("×"),
-                    Text("call path"),
-                ],
-                rows.collect(),
-            );
-            let _ = write!(o, "\n{}", table.markdown());
-            continue;
-        }
-        for s in g {
-            let ratio = s.ratio.map_or("new".to_string(), ratio);
-            let _ = writeln!(
-                o,
-                "  {:>10} → {:>10}  (+{}, {ratio})  {}",
-                bytes(s.a_bytes),
-                bytes(s.b_bytes),
-                bytes(s.delta_bytes.unsigned_abs()),
-                s.site
-            );
-        }
+        let gap = if markdown { "\n" } else { "" };
+        let _ = write!(o, "{gap}{}", grown_text(&g, markdown));
     }
     // One file, one device: a table of one, which says so and what compare is for.
     if args.files.len() == 1 && digests.len() == 1 {
@@ -337,7 +304,7 @@ pub struct DiffArgs {
     pub at: Option<(i64, i64)>,
     /// The devices of A and B (`None`: each file's device with the longest trace).
     pub devices: Option<(i64, i64)>,
-    pub json: bool,
+    pub output: Output,
 }
 
 /// `memograph diff --device`: `N` for both files, or `N:M` (A's device, then B's).
@@ -356,14 +323,14 @@ impl DiffArgs {
         b: String,
         at: Option<&str>,
         devices: Option<(i64, i64)>,
-        json: bool,
+        output: Output,
     ) -> Result<DiffArgs, String> {
         Ok(DiffArgs {
             a,
             b,
             at: at.map(parse_at).transpose()?.flatten(),
             devices,
-            json,
+            output,
         })
     }
 }
@@ -415,7 +382,7 @@ pub fn run_diff(args: &DiffArgs) -> Result<(), Failure> {
         load::note_left_out(path, others, "diffed", "--device N or --device A:B");
     }
     let tree = diff(&a.live_set, &b.live_set);
-    if args.json {
+    if args.output == Output::Json {
         let entry = |d: &Digest, at: Option<i64>| at.unwrap_or(d.peak_event_index);
         let json = serde_json::json!({
             "a": a.file,
@@ -433,191 +400,9 @@ pub fn run_diff(args: &DiffArgs) -> Result<(), Failure> {
         println!("{json}");
         return Ok(());
     }
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "A {}  ({})\nB {}  ({})\nlive: {} → {}  ({})\n",
-        a.file,
-        at_text(&a, args.at.map(|x| x.0)),
-        b.file,
-        at_text(&b, args.at.map(|x| x.1)),
-        bytes(tree.a_bytes),
-        bytes(tree.b_bytes),
-        signed_bytes(tree.delta_bytes)
+    print!(
+        "{}",
+        diff_text(&a, &b, &tree, args.output == Output::Markdown)
     );
-    let _ = writeln!(
-        o,
-        "{:>11} {:>11} {:>12}  call path (framework frames hidden; + new, - vanished)",
-        "A", "B", "delta"
-    );
-    diff_text(&mut o, &tree);
-    if let Some(line) = tree.unchanged_line() {
-        let _ = writeln!(o, "\n{line}");
-    }
-    let grown = grown_sites(&a.sites, &b.sites);
-    if !grown.is_empty() {
-        let _ = writeln!(o, "\nGrew at the same call path:");
-        for s in grown.iter().take(10) {
-            let ratio = s.ratio.map_or("new".to_string(), ratio);
-            let _ = writeln!(
-                o,
-                "  {:>10} → {:>10}  ({ratio})  {}",
-                bytes(s.a_bytes),
-                bytes(s.b_bytes),
-                s.site
-            );
-        }
-    }
-    print!("{o}");
     Ok(())
-}
-
-fn at_text(d: &Digest, entry: Option<i64>) -> String {
-    match entry {
-        None => format!(
-            "cuda:{}, its peak {}",
-            d.device,
-            at_entry(d.peak_event_index)
-        ),
-        Some(e) => format!("cuda:{} {}", d.device, at_entry(e)),
-    }
-}
-
-/// A line of the printed diff tree: a node (at a depth, and whether its children are printed), or the
-/// sum of a level's smaller changes.
-enum Line<'a> {
-    Node(&'a DiffNode, usize, bool),
-    Smaller {
-        count: usize,
-        a: u64,
-        b: u64,
-        delta: i64,
-        depth: usize,
-    },
-}
-
-/// The diff tree, two spaces per level, down to changes of at least 0.5 % of the larger total (or 14
-/// levels); the rest of each level's changes summed on one line, or, where that is one change, that
-/// change's own line (without its children, smaller still): a line either way.
-fn diff_text(o: &mut String, root: &DiffNode) {
-    let total = root.a_bytes.max(root.b_bytes).max(1);
-    // A path is shown for what moved beneath it too: its total may be unchanged.
-    let shown = |n: &DiffNode| n.moved_bytes.saturating_mul(200) >= total;
-    let row = |o: &mut String, (a, b, delta): (u64, u64, i64), depth: usize, text: &str| {
-        let _ = writeln!(
-            o,
-            "{:>11} {:>11} {:>12}  {}{text}",
-            bytes(a),
-            bytes(b),
-            signed_bytes(delta),
-            "  ".repeat(depth)
-        );
-    };
-    let mut todo = vec![Line::Node(root, 0, true)];
-    while let Some(line) = todo.pop() {
-        let (n, depth, expand) = match line {
-            Line::Smaller {
-                count,
-                a,
-                b,
-                delta,
-                depth,
-            } => {
-                row(
-                    o,
-                    (a, b, delta),
-                    depth,
-                    &format!(
-                        "<{}>",
-                        format::count(count as u64, "smaller change", "smaller changes")
-                    ),
-                );
-                continue;
-            }
-            Line::Node(n, depth, expand) => (n, depth, expand),
-        };
-        let mark = match n.presence {
-            Presence::New => "+ ",
-            Presence::Vanished => "- ",
-            Presence::Both => "",
-        };
-        let frame = n.frame.as_deref().unwrap_or("<all live memory>");
-        // A ±0 that hides moves beneath says so (they are printed beneath it).
-        let moved = n
-            .moved_beneath()
-            .map_or(String::new(), |m| format!("  ({} moved beneath)", bytes(m)));
-        row(
-            o,
-            (n.a_bytes, n.b_bytes, n.delta_bytes),
-            depth,
-            &format!("{mark}{frame}{moved}"),
-        );
-        if depth >= 14 || !expand {
-            continue;
-        }
-        let hidden: Vec<&DiffNode> = n.children.iter().filter(|c| !shown(c)).collect();
-        if let [lone] = hidden[..] {
-            if lone.moved_bytes != 0 {
-                todo.push(Line::Node(lone, depth + 1, false));
-            }
-        } else if hidden.iter().any(|c| c.moved_bytes != 0) {
-            // Printed after the shown children: pushed first.
-            todo.push(Line::Smaller {
-                count: hidden.len(),
-                a: hidden.iter().map(|c| c.a_bytes).sum(),
-                b: hidden.iter().map(|c| c.b_bytes).sum(),
-                delta: hidden.iter().map(|c| c.delta_bytes).sum(),
-                depth: depth + 1,
-            });
-        }
-        todo.extend(
-            n.children
-                .iter()
-                .filter(|c| shown(c))
-                .rev()
-                .map(|c| Line::Node(c, depth + 1, true)),
-        );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use memograph_snapshot::analysis::live_set::Node;
-
-    #[test]
-    fn the_diff_shows_bytes_that_moved_under_a_path_whose_total_held() {
-        // `main` holds 1 GiB in both runs, but 600 MiB of it moved from `fwd` to `bwd`.
-        let (mib, gib) = (1u64 << 20, 1u64 << 30);
-        let run = |fwd: u64, bwd: u64| {
-            Node::of(
-                "",
-                gib,
-                vec![Node::of(
-                    "main",
-                    gib,
-                    vec![
-                        Node::of("fwd", fwd * mib, vec![]),
-                        Node::of("bwd", bwd * mib, vec![]),
-                    ],
-                )],
-            )
-        };
-        let tree = diff(&run(700, 324), &run(100, 924));
-        let mut o = String::new();
-        diff_text(&mut o, &tree);
-        let lines: Vec<String> = o
-            .lines()
-            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-            .collect();
-        assert_eq!(
-            lines,
-            [
-                "1.0 GiB 1.0 GiB ±0 B <all live memory> (600.0 MiB moved beneath)",
-                "1.0 GiB 1.0 GiB ±0 B main (600.0 MiB moved beneath)",
-                "324.0 MiB 924.0 MiB +600.0 MiB bwd",
-                "700.0 MiB 100.0 MiB -600.0 MiB fwd",
-            ]
-        );
-    }
 }

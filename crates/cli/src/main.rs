@@ -184,8 +184,12 @@ enum Command {
         #[arg(short, long, value_name = "N|A:B", allow_hyphen_values = true, value_parser = compare::diff_devices)]
         device: Option<(i64, i64)>,
         /// The tree as one JSON object, with each side's device and entry.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "markdown")]
         json: bool,
+        /// Markdown to paste into an issue or a PR: the files as a list, the tree in a fenced block
+        /// (its columns aligned), the call paths that grew as a table.
+        #[arg(long)]
+        markdown: bool,
     },
     /// Per-step memory records: memograph-capture's rank*_steps.jsonl and run.json, torchtitan
     /// metrics, logs and exports, Megatron-LM logs and memory traces, CSV. A job's ranks are summed
@@ -258,6 +262,15 @@ pub fn text_table(table: &memograph_snapshot::analysis::compare::Table) -> Strin
 
 /// `heading` and its `items` under it: indented lines as text; a list in Markdown, where indented
 /// lines run into one paragraph once the output is pasted into an issue.
+/// How `compare` and `diff` write, from their `--json` and `--markdown` (which clap keeps apart).
+fn output(json: bool, markdown: bool) -> compare::Output {
+    match (json, markdown) {
+        (true, _) => compare::Output::Json,
+        (_, true) => compare::Output::Markdown,
+        _ => compare::Output::Text,
+    }
+}
+
 pub fn list(heading: &str, items: impl IntoIterator<Item = String>, markdown: bool) -> String {
     let mut o = format!("{heading}\n");
     if markdown {
@@ -347,13 +360,7 @@ fn main() -> ExitCode {
                 files,
                 baseline,
                 device.unwrap_or(compare::Devices::Default),
-                if json {
-                    compare::Output::Json
-                } else if markdown {
-                    compare::Output::Markdown
-                } else {
-                    compare::Output::Text
-                },
+                output(json, markdown),
                 top,
                 gpu_memory,
             ))
@@ -364,9 +371,9 @@ fn main() -> ExitCode {
             at,
             device,
             json,
-        } => {
-            compare::DiffArgs::new(a, b, at.as_deref(), device, json).map(|d| compare::run_diff(&d))
-        }
+            markdown,
+        } => compare::DiffArgs::new(a, b, at.as_deref(), device, output(json, markdown))
+            .map(|d| compare::run_diff(&d)),
         Command::Steps {
             files,
             json,

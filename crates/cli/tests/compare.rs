@@ -675,3 +675,46 @@ fn diff_of_one_run_in_two_protocols_says_every_path_holds_the_same() {
     let (_, stdout, _) = memograph(&["diff", &a, &path("magma_memory_snapshot.pickle")]);
     assert!(!stdout.contains("Every call path"), "{stdout}");
 }
+
+#[test]
+fn diff_as_markdown_pastes_the_same_diff() {
+    if !present("diff_as_markdown_pastes_the_same_diff") {
+        return;
+    }
+    // The context's forward pass against the full step: the optimizer's state is new in B.
+    let (a, b) = (
+        path("kk_memory_ctx128_forward.pickle"),
+        path("kk_memory_ctx128_fullstep.pickle"),
+    );
+    let (code, text, stderr) = memograph(&["diff", &a, &b]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, md, stderr) = memograph(&["diff", &a, &b, "--markdown"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        md.starts_with(&format!(
+            "- A `{a}` (cuda:0, its peak at entry 8 226)\n- B `{b}` (cuda:0, its peak at entry 19 335)\n\
+             - live: 16.4 GiB → 51.0 GiB  (+34.6 GiB)\n\n```text\n"
+        )),
+        "{md}"
+    );
+    // The fenced tree is the text's tree, line for line.
+    let tree = |s: &str| -> String {
+        let from = s.find("          A           B        delta").unwrap();
+        s[from..].split("\n\n").next().unwrap().to_string()
+    };
+    assert_eq!(tree(&md).trim_end_matches("```"), tree(&text) + "\n");
+    // The call paths that grew: a line each as text, a table as Markdown (the same figures).
+    assert!(
+        text.contains("\nGrew at the same call path:\n         0 B →   12.7 GiB  (+12.7 GiB, new)  /home/c-kaitwang/assignment1/cs336_basics/optimizers.py:82:step\n"),
+        "{text}"
+    );
+    assert!(
+        md.contains("\nGrew at the same call path:\n\n| A | B | Δ | × | call path |\n|---:|---:|---:|---:|---|\n\
+             | 0 B | 12.7 GiB | +12.7 GiB | new | `/home/c-kaitwang/assignment1/cs336_basics/optimizers.py:82:step` |\n"),
+        "{md}"
+    );
+    // One or the other.
+    let (code, _, stderr) = memograph(&["diff", &a, &b, "--markdown", "--json"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("cannot be used with"), "{stderr}");
+}

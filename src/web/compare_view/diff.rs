@@ -2,7 +2,9 @@
 //! components, categories and the call paths that grew.
 
 use leptos::prelude::*;
-use memograph_snapshot::analysis::compare::{diff, grown_sites, within, Digest, Presence};
+use memograph_snapshot::analysis::compare::{
+    diff, diff_text, grown_sites, within, Digest, Presence,
+};
 use memograph_snapshot::format::{bytes, grouped, ratio, signed_bytes};
 use wasm_bindgen::JsCast;
 
@@ -237,6 +239,32 @@ pub(super) fn DiffPanel(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView 
             </div>
         })
     };
+    // The diff as `memograph diff --markdown` writes it, to paste into an issue or a pull request.
+    let copied = RwSignal::new(false);
+    Effect::new(move |_| {
+        tree.track();
+        copied.set(false);
+    });
+    let copy = move |_| {
+        let (Some((a, b)), Some(t)) = (pair.get_untracked(), tree.get_untracked()) else {
+            return;
+        };
+        if let Some(w) = web_sys::window() {
+            let _ = w
+                .navigator()
+                .clipboard()
+                .write_text(&diff_text(&a, &b, &t, true));
+        }
+        copied.set(true);
+    };
+    let copy_button = move || {
+        view! {
+            <button class="button small" data-testid="compare-diff-copy" on:click=copy
+                title="Copy this diff as Markdown (as memograph diff --markdown writes it): the runs, the call-stack tree, the call paths that grew">
+                {move || if copied.get() { "Copied ✓" } else { "Copy diff as Markdown" }}
+            </button>
+        }
+    };
     // Built again only when it comes or goes, not at every change of the runs (a batch of 600
     // files read made it anew, its pickers' options and its tables, as each file came).
     let two = Memo::new(move |_| rows.with(|r| r.len() >= 2));
@@ -248,6 +276,7 @@ pub(super) fn DiffPanel(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView 
                     <div class="chart-tools">
                         <label>"A " {picker(ui.compare.diff_a, "diff-a", true)}</label>
                         <label>"B " {picker(ui.compare.diff_b, "diff-b", false)}</label>
+                        {copy_button}
                     </div>
                     {totals}
                     {breakdowns}

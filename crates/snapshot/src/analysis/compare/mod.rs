@@ -2,7 +2,8 @@
 //! components, a downsampled live curve and the live set at the peak as a call-stack tree): small
 //! whatever the file's size, so many files can be compared at once. From digests come the peak table
 //! ([`peak_rows`], with a baseline and deltas), the call-stack diff of two live sets ([`diff`], whose
-//! deltas add up exactly), the call paths that grew ([`grown_sites`]), and the rank strip ([`ranks()`]).
+//! deltas add up exactly; written out as text or Markdown by [`diff_text`]), the call paths that grew
+//! ([`grown_sites`]), and the rank strip ([`ranks()`]).
 //! [`config_from_name`] reads a sweep's knobs (`ctx512`, `bf16`, `rank3`…) out of file names.
 
 use std::collections::{BTreeMap, HashMap};
@@ -17,11 +18,13 @@ mod names;
 mod paths;
 mod ranks;
 mod table;
+mod written;
 
 pub use names::{common_folder, config_from_name, within};
 pub use paths::{diff, grown_sites, DiffNode, Presence, SiteDelta};
 pub use ranks::{rank_sets, ranks, RankSet, RankStrip, OUTLIER_SHARE};
 pub use table::{config_keys, delta, peak_rows, peak_table, zero_columns, Column, Row, Table};
+pub use written::{diff_text, grown_text, taken_at, tree_text, GROWN_LISTED};
 
 /// Points of a digest's live curve, at most.
 pub const CURVE_POINTS: usize = 1000;
