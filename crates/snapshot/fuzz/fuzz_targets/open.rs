@@ -6,7 +6,9 @@
 #![no_main]
 
 use memograph_snapshot::analysis::categories::{categorize, category_totals, Rules};
-use memograph_snapshot::analysis::compare::{diff, digest_at, grown_sites, DiffNode};
+use memograph_snapshot::analysis::compare::{
+    diff, diff_text, digest_at, grown_sites, tree_text, DiffNode,
+};
 use memograph_snapshot::analysis::lifetimes::{event_versions, reserved_series, Lifetimes};
 use memograph_snapshot::analysis::report::{report_of, ReportOptions};
 use memograph_snapshot::analysis::timeline::{timeline_layout_within, RangeMax};
@@ -38,6 +40,13 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         let tree = diff(&at_start.live_set, &at_peak.live_set);
         adds_up(&tree);
         let _ = grown_sites(&at_start.sites, &at_peak.sites);
+        // Written out, as `memograph diff` and the page's copy do: the same tree in both, fenced in
+        // the Markdown.
+        let lines = tree_text(&tree);
+        assert!(diff_text(&at_start, &at_peak, &tree, false).contains(&lines));
+        assert!(
+            diff_text(&at_start, &at_peak, &tree, true).contains(&format!("```text\n{lines}```\n"))
+        );
         for event in [None, Some(-1), Some(0), Some(peak.event)] {
             let options = ReportOptions {
                 event,
