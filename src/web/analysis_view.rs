@@ -84,6 +84,16 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
         })
         .unwrap_or_else(|| "Building the analyses…".to_string())
     };
+    // "Copied ✓" until the findings would read otherwise (another file, device, entry or filter).
+    let copied = RwSignal::new(false);
+    Effect::new(move |_| {
+        let _ = (
+            ui.current(),
+            ui.analysis_event.get(),
+            ui.hide_framework.get(),
+        );
+        copied.set(false);
+    });
     view! {
         <div class="analysis-view">
             <div class="view-toolbar">
@@ -103,6 +113,10 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
                 <Show when=move || ui.highlight.get().is_some()>
                     <HighlightChip ui=ui />
                 </Show>
+                <button class="button small" data-testid="copy-findings" on:click=move |_| copy_findings(ui, copied)
+                    title="Copy the findings at this entry as Markdown, to paste into an issue (what memograph report's README.md says)">
+                    {move || if copied.get() { "Copied ✓" } else { "Copy findings" }}
+                </button>
                 <button class="button small" data-testid="export-live-csv" on:click=move |_| export_live_set(ui)
                     title="Download the allocations live at this entry (name, address, bytes, category, where allocated) as CSV">"Live set (CSV)"</button>
                 <button class="button small" data-testid="export-consumers-csv" on:click=move |_| export_consumers(ui)
@@ -159,6 +173,19 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
                 </div>
             </div>
         </div>
+    }
+}
+
+/// Copies the findings at the analysed entry as Markdown: the file and device, then the engine's
+/// findings ([`DeviceReport::findings`]), as `memograph report`'s README.md gives them.
+fn copy_findings(ui: Ui, copied: RwSignal<bool>) {
+    let name = store::with_file(ui.file.get_untracked(), |f| f.name.clone()).unwrap_or_default();
+    let text = with_model_untracked(ui, |_, r, _| {
+        format!("**`{name}`** · cuda:{}\n\n{}", r.device, r.findings(None))
+    });
+    if let (Some(text), Some(w)) = (text, web_sys::window()) {
+        let _ = w.navigator().clipboard().write_text(&text);
+        copied.set(true);
     }
 }
 

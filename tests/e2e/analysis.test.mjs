@@ -161,8 +161,13 @@ test('clicking the compact timeline recomputes the live set at that entry', TIER
   await page.close();
 });
 
-test('an OOM snapshot leads with its OOM recommendation (cs_memory_snapshot, device 1)', TIER2, async () => {
-  const { page, errors } = await open(b, server.url);
+test('an OOM snapshot leads with its OOM recommendation (cs_memory_snapshot, device 1); its findings copy as Markdown, at the peak and where it ran out', TIER2, async () => {
+  const { page, errors } = await open(b, server.url, undefined, null, { permissions: ['clipboard-read', 'clipboard-write'] });
+  const findings = async () => {
+    await page.click('[data-testid=copy-findings]');
+    await page.waitForFunction(() => document.querySelector('[data-testid=copy-findings]').textContent === 'Copied ✓');
+    return page.evaluate(() => navigator.clipboard.readText());
+  };
   await loadFile(page, path.join(FIXTURES, 'cs_memory_snapshot.pickle'));
   await page.selectOption('[data-testid=device-select]', '1');
   await showAnalysis(page);
@@ -173,8 +178,17 @@ test('an OOM snapshot leads with its OOM recommendation (cs_memory_snapshot, dev
   await page.click('[data-testid=at-oom]');
   await page.waitForFunction(() => /^Live when it ran out of memory \(at entry 421\): /.test(document.querySelector('[data-testid=analysis-at]').textContent));
   assert.equal(await page.locator('[data-testid=at-oom]').count(), 0);
+  // The findings there: the entry, what is live, where the peak is; then the lines of the report's
+  // README.md, the out-of-memory recommendation among them.
+  const atOom = await findings();
+  assert.match(atOom, /^\*\*`cs_memory_snapshot\.pickle`\*\* · cuda:1\n\n- \*\*At entry 421 of [\d ]+: [\d.]+ [KMG]iB live\*\*, in [\d ]+ allocations; the peak is [\d.]+ [KMG]iB at entry [\d ]+\.\n- Live then: /, atOom);
+  assert.match(atOom, /\n- Allocator: \d+ % of reserved is cached/, atOom);
+  assert.match(atOom, /\n- \*\*[^*]+\*\* .*ran out of memory/, atOom);
   await page.click('[data-testid=back-to-peak]');
   await page.waitForFunction(() => /^Live at the peak/.test(document.querySelector('[data-testid=analysis-at]').textContent));
+  // Elsewhere, the button reads as before until clicked again.
+  assert.equal(await page.textContent('[data-testid=copy-findings]'), 'Copy findings');
+  assert.match(await findings(), /^\*\*`cs_memory_snapshot\.pickle`\*\* · cuda:1\n\n- \*\*Peak: [\d.]+ [KMG]iB\*\* at entry [\d ]+ of [\d ]+, with [\d ]+ allocations live; /);
   await page.locator('[data-testid=recommendations]').scrollIntoViewIfNeeded();
   await shot(page, 'analysis-oom');
   await page.click('[data-testid=theme]');

@@ -611,50 +611,10 @@ fn readme(report: &FileReport) -> String {
         return o;
     };
     let _ = writeln!(o, "## Findings (cuda:{})\n", r.device);
-    let _ = writeln!(
-        o,
-        "- **Peak: {}** {}, with {} live; {} reserved then.",
-        bytes(r.peak.bytes),
-        at_entry(r),
-        count(r.live_allocations as u64, "allocation", "allocations"),
-        bytes(r.efficiency.reserved_at_peak)
-    );
-    let mut components: Vec<_> = r.components.iter().filter(|c| c.bytes > 0).collect();
-    components.sort_by_key(|c| std::cmp::Reverse(c.bytes));
-    let parts: Vec<String> = components
-        .iter()
-        .map(|c| {
-            format!(
-                "{} {} ({:.0} %)",
-                c.component.label().to_lowercase(),
-                bytes(c.bytes),
-                pct(c.bytes, r.live_bytes)
-            )
-        })
-        .collect();
-    if !parts.is_empty() {
-        let _ = writeln!(o, "- At the peak: {}.", parts.join(", "));
-    }
-    if let Some(c) = r.top_consumers.first() {
-        let _ = writeln!(
-            o,
-            "- Largest live allocation: {} from `{}`.",
-            bytes(c.bytes),
-            c.frame
-        );
-    }
-    let _ = writeln!(
-        o,
-        "- Allocator: {:.0} % of reserved is cached, not allocated, at the peak; fragmentation {:.2}.",
-        r.efficiency.cache_overhead * 100.0,
-        r.efficiency.fragmentation
-    );
-    if let Some((fit, limit, ran_out)) = report.fit(r.device) {
-        let _ = writeln!(o, "- {}", fit_finding(fit, limit, ran_out));
-    }
-    for rec in &r.recommendations {
-        let _ = writeln!(o, "- **{}** {} ({})", rec.kind, rec.message, rec.evidence);
-    }
+    let fit = report
+        .fit(r.device)
+        .map(|(fit, limit, ran_out)| fit_finding(fit, limit, ran_out));
+    o.push_str(&r.findings(fit.as_deref()));
     if report.reports.len() > 1 {
         let others: Vec<String> = report
             .reports

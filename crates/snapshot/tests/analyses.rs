@@ -532,3 +532,57 @@ fn a_snapshot_without_allocator_history_says_how_to_record_it_and_one_without_me
         .unwrap()
         .starts_with("No CUDA memory"));
 }
+
+#[test]
+fn findings_say_the_peak_or_the_entry_analysed_and_the_peak() {
+    use memograph_snapshot::analysis::categories::Rules;
+    use memograph_snapshot::analysis::report::{device_report, ReportOptions};
+    let s = read_bytes(&fixture_or_skip!("kk_memory_ctx128_fullstep.pickle")).unwrap();
+    let rules = Rules::built_in();
+    let at = |event: Option<i64>| {
+        let options = ReportOptions {
+            event,
+            ..ReportOptions::default()
+        };
+        device_report(&s, 0, &rules, &options)
+    };
+    let peak = at(None);
+    let entries: u64 = peak.summary.events.values().sum();
+    let findings = peak.findings(Some("**In 80.0 GiB: yes**, headroom …"));
+    let lines: Vec<&str> = findings.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!(
+            "- **Peak: 51.0 GiB** at entry 19 335 of {}, with {} allocations live; ",
+            memograph_snapshot::format::grouped(entries),
+            memograph_snapshot::format::grouped(peak.live_allocations as u64)
+        )),
+        "{findings}"
+    );
+    assert!(
+        lines[1].starts_with("- At the peak: optimizer state 25.6 GiB ("),
+        "{findings}"
+    );
+    assert!(lines.iter().all(|l| l.starts_with("- ")), "{findings}");
+    // The caller's line on the fit comes after the allocator's, before the recommendations.
+    let fit = lines
+        .iter()
+        .position(|l| l.starts_with("- **In 80.0 GiB"))
+        .unwrap();
+    assert!(lines[fit - 1].starts_with("- Allocator: "), "{findings}");
+    // Elsewhere: the entry, what is live there, and where the peak is.
+    let early = at(Some(1000));
+    let findings = early.findings(None);
+    assert!(
+        findings.starts_with(&format!(
+            "- **At entry 1 000 of {}: {} live**, in {} allocations; the peak is 51.0 GiB at entry 19 335.\n- Live then: ",
+            memograph_snapshot::format::grouped(entries),
+            memograph_snapshot::format::bytes(early.live_bytes),
+            memograph_snapshot::format::grouped(early.live_allocations as u64)
+        )),
+        "{findings}"
+    );
+    assert!(!findings.contains("In 80.0 GiB"));
+    // Before the first entry.
+    let start = at(Some(-1)).findings(None);
+    assert!(start.starts_with("- **Before the first entry: "), "{start}");
+}

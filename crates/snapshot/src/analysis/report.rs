@@ -282,6 +282,94 @@ pub struct DeviceReport {
     pub segments: Vec<SegmentStats>,
 }
 
+impl DeviceReport {
+    /// Where the analysed entry stands: `at entry 1 234 of 19 342`, or `before the first entry`.
+    fn entry_text(&self, event: i64) -> String {
+        let at = crate::format::at_entry(event);
+        if event < 0 {
+            return at;
+        }
+        let entries: u64 = self.summary.events.values().sum();
+        format!("{at} of {}", crate::format::grouped(entries))
+    }
+
+    /// What a reader of a bug report wants first, as Markdown bullets (a line each): the peak (or the
+    /// entry analysed, and the peak), what is live by component, the largest live allocation, the
+    /// allocator, `fit` (the caller's line on how the device fits a GPU's memory, if any), and the
+    /// recommendations. `memograph report`'s README.md and the page's "Copy findings" say them alike.
+    pub fn findings(&self, fit: Option<&str>) -> String {
+        use crate::format::{bytes, count};
+        use std::fmt::Write as _;
+        let pct = |part: u64| match self.live_bytes {
+            0 => 0.0,
+            whole => part as f64 * 100.0 / whole as f64,
+        };
+        let mut o = String::new();
+        let live = count(self.live_allocations as u64, "allocation", "allocations");
+        let at_peak = self.event == self.peak.event;
+        if at_peak {
+            let _ = writeln!(
+                o,
+                "- **Peak: {}** {}, with {live} live; {} reserved then.",
+                bytes(self.peak.bytes),
+                self.entry_text(self.event),
+                bytes(self.efficiency.reserved_at_peak)
+            );
+        } else {
+            let _ = writeln!(
+                o,
+                "- **{}: {} live**, in {live}; the peak is {} {}.",
+                capitalised(&self.entry_text(self.event)),
+                bytes(self.live_bytes),
+                bytes(self.peak.bytes),
+                crate::format::at_entry(self.peak.event)
+            );
+        }
+        let mut components: Vec<_> = self.components.iter().filter(|c| c.bytes > 0).collect();
+        components.sort_by_key(|c| std::cmp::Reverse(c.bytes));
+        let parts: Vec<String> = components
+            .iter()
+            .map(|c| {
+                let label = c.component.label().to_lowercase();
+                format!("{label} {} ({:.0} %)", bytes(c.bytes), pct(c.bytes))
+            })
+            .collect();
+        if !parts.is_empty() {
+            let when = if at_peak { "At the peak" } else { "Live then" };
+            let _ = writeln!(o, "- {when}: {}.", parts.join(", "));
+        }
+        if let Some(c) = self.top_consumers.first() {
+            let _ = writeln!(
+                o,
+                "- Largest live allocation: {} from `{}`.",
+                bytes(c.bytes),
+                c.frame
+            );
+        }
+        let _ = writeln!(
+            o,
+            "- Allocator: {:.0} % of reserved is cached, not allocated, at the peak; fragmentation {:.2}.",
+            self.efficiency.cache_overhead * 100.0,
+            self.efficiency.fragmentation
+        );
+        if let Some(fit) = fit {
+            let _ = writeln!(o, "- {fit}");
+        }
+        for rec in &self.recommendations {
+            let _ = writeln!(o, "- **{}** {} ({})", rec.kind, rec.message, rec.evidence);
+        }
+        o
+    }
+}
+
+/// `text` with its first letter a capital (`At entry 3`, `Before the first entry`).
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or(String::new(), |c| c.to_uppercase().chain(chars).collect())
+}
+
 /// Components from category totals, in [`Component::ALL`]'s order.
 pub fn component_totals(categories: &[CategoryTotal]) -> Vec<ComponentTotal> {
     Component::ALL
