@@ -272,7 +272,7 @@ pub(super) fn DiffPanel(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView 
         two.get().then(|| {
             view! {
                 <section class="panel wide">
-                    <h3>"Diff of two runs at their peaks"</h3>
+                    <h3>"Diff of two runs"</h3>
                     <div class="chart-tools">
                         <label>"A " {picker(ui.compare.diff_a, "diff-a", true)}</label>
                         <label>"B " {picker(ui.compare.diff_b, "diff-b", false)}</label>
