@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 use memograph_snapshot::analysis::compare::{
-    diff, diff_text, grown_sites, within, Digest, Presence,
+    diff, diff_text, grown_sites, within, Digest, Presence, GROWN_LISTED,
 };
 use memograph_snapshot::format::{bytes, grouped, ratio, signed_bytes};
 use wasm_bindgen::JsCast;
@@ -144,7 +144,7 @@ pub(super) fn DiffPanel(ui: Ui, rows: Memo<Vec<SharedDigest>>) -> impl IntoView 
         });
         let grown_rows = grown
             .into_iter()
-            .take(15)
+            .take(GROWN_LISTED)
             .map(|s| {
                 let ratio = s.ratio.map_or("new".to_string(), ratio);
                 view! {
