@@ -14,7 +14,7 @@ use memograph_snapshot::analysis::compare::{common_folder, digests, Digest};
 use memograph_snapshot::analysis::fit::{fit, Fit, Limit, Verdict};
 use memograph_snapshot::analysis::live_set::Node;
 use memograph_snapshot::analysis::report::{device_report, Component, DeviceReport, ReportOptions};
-use memograph_snapshot::format::{self, bytes, bytes_exact, count, grouped, signed_bytes};
+use memograph_snapshot::format::{bytes, bytes_exact, count, grouped, signed_bytes};
 use memograph_snapshot::{Action, Snapshot};
 
 use crate::{charts, load, Failure};
@@ -403,16 +403,6 @@ fn pct(part: u64, whole: u64) -> f64 {
     }
 }
 
-fn at_entry(r: &DeviceReport) -> String {
-    let at = format::at_entry(r.event);
-    if r.event < 0 {
-        at
-    } else {
-        let entries: u64 = r.summary.events.values().sum();
-        format!("{at} of {}", grouped(entries))
-    }
-}
-
 /// `analysis_report.txt`: every figure, for reading in a terminal or attaching to a bug.
 fn text_report(report: &FileReport, stamp: &str) -> String {
     let mut o = String::new();
@@ -439,7 +429,7 @@ fn device_text(o: &mut String, r: &DeviceReport) {
         o,
         "Peak allocated: {} {}; {} over the trace, {} live at the peak.",
         bytes_exact(r.peak.bytes),
-        at_entry(r),
+        r.at_text(),
         count(r.summary.allocations as u64, "allocation", "allocations"),
         grouped(r.live_allocations as u64)
     );
@@ -477,7 +467,7 @@ fn device_text(o: &mut String, r: &DeviceReport) {
         bytes(e.rounding_waste)
     );
 
-    let _ = writeln!(o, "\n-- Components {} --", at_entry(r));
+    let _ = writeln!(o, "\n-- Components {} --", r.at_text());
     for c in &r.components {
         let _ = writeln!(
             o,
@@ -487,7 +477,7 @@ fn device_text(o: &mut String, r: &DeviceReport) {
             pct(c.bytes, r.live_bytes)
         );
     }
-    let _ = writeln!(o, "\n-- Categories {} --", at_entry(r));
+    let _ = writeln!(o, "\n-- Categories {} --", r.at_text());
     for c in r.categories.iter().filter(|c| c.count > 0) {
         let _ = writeln!(
             o,
@@ -503,7 +493,7 @@ fn device_text(o: &mut String, r: &DeviceReport) {
         o,
         "\n-- The {} largest allocations live {} --",
         r.top_consumers.len(),
-        at_entry(r)
+        r.at_text()
     );
     let _ = writeln!(
         o,
@@ -540,7 +530,7 @@ fn device_text(o: &mut String, r: &DeviceReport) {
         let _ = writeln!(o, "  s{addr:x}  {f:.2}");
     }
 
-    let _ = writeln!(o, "\n-- Sizes of the allocations live {} --", at_entry(r));
+    let _ = writeln!(o, "\n-- Sizes of the allocations live {} --", r.at_text());
     histogram_text(o, &r.live_sizes);
     let _ = writeln!(o, "\n-- Sizes of the cached free blocks at the snapshot --");
     histogram_text(o, &r.free_sizes);
@@ -557,7 +547,7 @@ fn device_text(o: &mut String, r: &DeviceReport) {
     let _ = writeln!(
         o,
         "\n-- Live set {} by call stack (outermost first; torch and library frames hidden; paths under 0.1 % merged) --",
-        at_entry(r)
+        r.at_text()
     );
     tree_text(o, &r.live_set, r.live_bytes);
 }

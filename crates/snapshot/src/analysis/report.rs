@@ -284,9 +284,9 @@ pub struct DeviceReport {
 
 impl DeviceReport {
     /// Where the analysed entry stands: `at entry 1 234 of 19 342`, or `before the first entry`.
-    fn entry_text(&self, event: i64) -> String {
-        let at = crate::format::at_entry(event);
-        if event < 0 {
+    pub fn at_text(&self) -> String {
+        let at = crate::format::at_entry(self.event);
+        if self.event < 0 {
             return at;
         }
         let entries: u64 = self.summary.events.values().sum();
@@ -312,14 +312,14 @@ impl DeviceReport {
                 o,
                 "- **Peak: {}** {}, with {live} live; {} reserved then.",
                 bytes(self.peak.bytes),
-                self.entry_text(self.event),
+                self.at_text(),
                 bytes(self.efficiency.reserved_at_peak)
             );
         } else {
             let _ = writeln!(
                 o,
                 "- **{}: {} live**, in {live}; the peak is {} {}.",
-                capitalised(&self.entry_text(self.event)),
+                capitalised(&self.at_text()),
                 bytes(self.live_bytes),
                 bytes(self.peak.bytes),
                 crate::format::at_entry(self.peak.event)
