@@ -260,8 +260,6 @@ pub fn text_table(table: &memograph_snapshot::analysis::compare::Table) -> Strin
     }
 }
 
-/// `heading` and its `items` under it: indented lines as text; a list in Markdown, where indented
-/// lines run into one paragraph once the output is pasted into an issue.
 /// How `compare` and `diff` write, from their `--json` and `--markdown` (which clap keeps apart).
 fn output(json: bool, markdown: bool) -> compare::Output {
     match (json, markdown) {
@@ -271,6 +269,8 @@ fn output(json: bool, markdown: bool) -> compare::Output {
     }
 }
 
+/// `heading` and its `items` under it: indented lines as text; a list in Markdown, where indented
+/// lines run into one paragraph once the output is pasted into an issue.
 pub fn list(heading: &str, items: impl IntoIterator<Item = String>, markdown: bool) -> String {
     let mut o = format!("{heading}\n");
     if markdown {
