@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 
 use memograph_snapshot::analysis::live_set::Node;
+use memograph_snapshot::format::percent;
 
 /// One visible row of the call-stack tree.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,15 +83,6 @@ pub fn visible<N>(
         rows.push((path, n, is_open));
     }
     rows
-}
-
-/// `part` as a percentage of `whole` (0 when `whole` is 0).
-pub fn percent(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 * 100.0 / whole as f64
-    }
 }
 
 /// `file.py:12:fn` with the directories dropped, for labels.

@@ -12,7 +12,7 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use memograph_charts::{Bars, Theme};
 use memograph_snapshot::analysis::report::{Component, DeviceReport};
-use memograph_snapshot::format::{at_entry, bytes, count, grouped};
+use memograph_snapshot::format::{at_entry, bytes, count, grouped, percent};
 use memograph_snapshot::Snapshot;
 use plotters::coord::Shift;
 use plotters::prelude::{DrawingArea, DrawingBackend};
@@ -23,7 +23,7 @@ use crate::load::build::Part;
 use crate::load::store;
 use crate::render::{self, colors, Surface};
 use crate::scale::{Plot, Scale};
-use crate::view_model::analysis::{percent, short_frame, tree_rows, TreeRow};
+use crate::view_model::analysis::{short_frame, tree_rows, TreeRow};
 use crate::view_model::DeviceModel;
 
 /// Runs `f` on the report the panels show (tracks the file, device, entry and tree filter), once it

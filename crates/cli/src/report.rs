@@ -14,7 +14,7 @@ use memograph_snapshot::analysis::compare::{common_folder, digests, Digest};
 use memograph_snapshot::analysis::fit::{fit, Fit, Limit, Verdict};
 use memograph_snapshot::analysis::live_set::Node;
 use memograph_snapshot::analysis::report::{device_report, Component, DeviceReport, ReportOptions};
-use memograph_snapshot::format::{bytes, bytes_exact, count, grouped, signed_bytes};
+use memograph_snapshot::format::{bytes, bytes_exact, count, grouped, percent, signed_bytes};
 use memograph_snapshot::{Action, Snapshot};
 
 use crate::{charts, load, Failure};
@@ -395,14 +395,6 @@ fn readable(stamp: &str) -> String {
     )
 }
 
-fn pct(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 * 100.0 / whole as f64
-    }
-}
-
 /// `analysis_report.txt`: every figure, for reading in a terminal or attaching to a bug.
 fn text_report(report: &FileReport, stamp: &str) -> String {
     let mut o = String::new();
@@ -474,7 +466,7 @@ fn device_text(o: &mut String, r: &DeviceReport) {
             "  {:<18} {:>12}  {:>5.1} %",
             c.component.label(),
             bytes(c.bytes),
-            pct(c.bytes, r.live_bytes)
+            percent(c.bytes, r.live_bytes)
         );
     }
     let _ = writeln!(o, "\n-- Categories {} --", r.at_text());
@@ -484,7 +476,7 @@ fn device_text(o: &mut String, r: &DeviceReport) {
             "  {:<18} {:>12}  {:>5.1} %  {:>8} allocations",
             c.category,
             bytes(c.bytes),
-            pct(c.bytes, r.live_bytes),
+            percent(c.bytes, r.live_bytes),
             grouped(c.count)
         );
     }
@@ -506,7 +498,7 @@ fn device_text(o: &mut String, r: &DeviceReport) {
             "  {:>3}  {:>10}  {:>5.1}  {:<22} {:>8}  {:<16} {}",
             k + 1,
             bytes(c.bytes),
-            pct(c.bytes, r.live_bytes),
+            percent(c.bytes, r.live_bytes),
             c.name,
             c.alloc_event
                 .map(|x| x.to_string())
@@ -575,7 +567,7 @@ fn tree_text(o: &mut String, root: &Node, total: u64) {
             o,
             "  {:>10} {:>5.1} % {}{}",
             bytes(n.bytes),
-            pct(n.bytes, total),
+            percent(n.bytes, total),
             "  ".repeat(depth),
             n.frame.as_deref().unwrap_or("")
         );
@@ -584,7 +576,7 @@ fn tree_text(o: &mut String, root: &Node, total: u64) {
                 n.children
                     .iter()
                     .rev()
-                    .filter(|c| pct(c.bytes, total) >= 1.0)
+                    .filter(|c| percent(c.bytes, total) >= 1.0)
                     .map(|c| (c, depth + 1)),
             );
         }

@@ -75,6 +75,15 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
+/// `part` as a percentage of `whole` (0 when `whole` is 0).
+pub fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
 /// `1 run`, `2 runs`, `1 234 allocations`: a grouped count and its noun, singular for one.
 pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", grouped(n), if n == 1 { one } else { many })

@@ -298,12 +298,8 @@ impl DeviceReport {
     /// allocator, `fit` (the caller's line on how the device fits a GPU's memory, if any), and the
     /// recommendations. `memograph report`'s README.md and the page's "Copy findings" say them alike.
     pub fn findings(&self, fit: Option<&str>) -> String {
-        use crate::format::{bytes, count};
+        use crate::format::{bytes, count, percent};
         use std::fmt::Write as _;
-        let pct = |part: u64| match self.live_bytes {
-            0 => 0.0,
-            whole => part as f64 * 100.0 / whole as f64,
-        };
         let mut o = String::new();
         let live = count(self.live_allocations as u64, "allocation", "allocations");
         let at_peak = self.event == self.peak.event;
@@ -331,7 +327,11 @@ impl DeviceReport {
             .iter()
             .map(|c| {
                 let label = c.component.label().to_lowercase();
-                format!("{label} {} ({:.0} %)", bytes(c.bytes), pct(c.bytes))
+                format!(
+                    "{label} {} ({:.0} %)",
+                    bytes(c.bytes),
+                    percent(c.bytes, self.live_bytes)
+                )
             })
             .collect();
         if !parts.is_empty() {
