@@ -850,6 +850,13 @@ fn draw_annotations<P: Pen>(s: &Surface<P>, f: &Scale, spans: &[AnnotationSpan],
     }
 }
 
+/// A thin dashed line at each of `xs` (where the trace's steps begin), under the marker.
+pub fn draw_boundaries<P: Pen>(s: &Surface<P>, f: &Scale, xs: &[f64], theme: &Theme) {
+    for &x in xs {
+        entry_line(s, f, x, theme.muted, 1.0, &[3.0, 3.0]);
+    }
+}
+
 /// A vertical line at entry `x` across the plot: the entry the analysis panels describe.
 pub fn draw_marker<P: Pen>(s: &Surface<P>, f: &Scale, x: f64, theme: &Theme) {
     let Some(px) = entry_line(s, f, x, theme.highlight, 2.0, &[]) else {

@@ -12,7 +12,7 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use memograph_charts::{Bars, Theme};
 use memograph_snapshot::analysis::report::{Component, DeviceReport};
-use memograph_snapshot::format::{at_entry, bytes, count, grouped, percent};
+use memograph_snapshot::format::{at_entry, bytes, capitalised, count, grouped, percent};
 use memograph_snapshot::Snapshot;
 use plotters::coord::Shift;
 use plotters::prelude::{DrawingArea, DrawingBackend};
@@ -76,7 +76,8 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
                 format!("Live after entry {}", grouped(r.event as u64))
             };
             format!(
-                "{at}: {} ({}) in {}",
+                "{at}{}: {} ({}) in {}",
+                r.in_step_text(),
                 bytes(r.live_bytes),
                 count(r.live_bytes, "byte", "bytes"),
                 count(r.live_allocations as u64, "allocation", "allocations")
@@ -128,6 +129,7 @@ pub fn AnalysisView(ui: Ui) -> impl IntoView {
             <div class="analysis-body">
                 <CompactTimeline ui=ui />
                 <div class="panels">
+                    <TraceStepsPanel ui=ui />
                     <section class="panel">
                         <h3>"Categories"</h3>
                         <Chart ui=ui testid="category-chart" draw=Drawing::Donut />
@@ -531,6 +533,13 @@ fn CompactTimeline(ui: Ui) -> impl IntoView {
                 stacked: Some(&report.over_time),
             };
             render::timeline::draw(&surface, &f, t, &overlay, &theme);
+            if let Some(steps) = &report.steps {
+                let starts: Vec<f64> = steps.steps[1..]
+                    .iter()
+                    .map(|s| f64::from(s.first_entry))
+                    .collect();
+                render::timeline::draw_boundaries(&surface, &f, &starts, &theme);
+            }
             render::timeline::draw_marker(&surface, &f, event as f64 + 0.5, &theme);
         });
         super::timeline_view::ask_lit(ui, &wants_lit);
@@ -742,4 +751,66 @@ fn Recommendations(ui: Ui) -> impl IntoView {
             </ul>
         </div>
     }
+}
+
+/// The training steps the profiler's annotations mark in the trace (when two or more): a row a step,
+/// the one holding the analysed entry marked; a click (or Enter) analyses that step's peak.
+#[component]
+fn TraceStepsPanel(ui: Ui) -> impl IntoView {
+    // The same steps for every analysed entry: the table is made again only for another trace.
+    let steps = Memo::new(move |_| with_report(ui, |r| r.steps.clone()).flatten());
+    let table = move || {
+        let steps = steps.get()?;
+        let table = steps.table();
+        let head = table
+            .header
+            .iter()
+            .zip(&table.numeric)
+            .map(|(h, &n)| view! { <th class:num=n>{h.clone()}</th> })
+            .collect_view();
+        let rows = steps
+            .steps
+            .iter()
+            .zip(table.rows)
+            .map(|(step, cells)| {
+                let (first, end, peak) = (step.first_entry, step.end_entry, step.peak_entry);
+                let holds = move || {
+                    with_report(ui, |r| r.event)
+                        .is_some_and(|e| (i64::from(first)..i64::from(end)).contains(&e.max(0)))
+                };
+                let cells = cells
+                    .into_iter()
+                    .zip(&table.numeric)
+                    .map(|(c, &n)| view! { <td class:num=n>{c}</td> })
+                    .collect_view();
+                let on_key = move |ev: web_sys::KeyboardEvent| {
+                    if ev.key() == "Enter" {
+                        ui.analysis_event.set(Some(peak));
+                    }
+                };
+                view! {
+                    <tr class:picked=holds tabindex="0" data-step=step.step.to_string() data-peak=step.peak_bytes.to_string()
+                        title=format!("Analyse step {}'s peak, {} ({})", step.step, bytes(step.peak_bytes), at_entry(peak))
+                        on:click=move |_| ui.analysis_event.set(Some(peak)) on:keydown=on_key>
+                        {cells}
+                    </tr>
+                }
+            })
+            .collect_view();
+        let growth = steps.growth.is_some();
+        Some(view! {
+            <section class="panel wide" data-testid="trace-steps">
+                <h3>{format!("{} steps in the trace", steps.steps.len())}
+                    <span class="muted">{format!(" · marked by {} · click a step to analyse its peak", steps.marker)}</span></h3>
+                <p class="steps-finding" class:warn=growth>{capitalised(&steps.summary())}</p>
+                <div class="table-scroll trace-steps">
+                    <table class="compare-table">
+                        <thead><tr>{head}</tr></thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
+            </section>
+        })
+    };
+    view! { {table} }
 }

@@ -3,8 +3,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { serve, browser, open, loadFile, shot, showAnalysis, FIXTURES, TIER2, HAVE_FIXTURES } from './harness.mjs';
+import { serve, browser, open, loadFile, shot, showAnalysis, ROOT, FIXTURES, TIER2, HAVE_FIXTURES } from './harness.mjs';
 
 let server, b;
 before(async () => { server = await serve(); b = await browser(); });
@@ -195,6 +197,54 @@ test('an OOM snapshot leads with its OOM recommendation (cs_memory_snapshot, dev
   await page.waitForTimeout(300);
   await page.evaluate(() => document.querySelector('.analysis-body').scrollTo(0, 0));
   await shot(page, 'analysis-dark');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the steps the optimizer marks in a trace: a row each, figures as the command line\'s, a click analyses a step\'s peak', TIER2, async () => {
+  const { page, errors } = await open(b, server.url, undefined, null, { permissions: ['clipboard-read', 'clipboard-write'] });
+  // One real training step (kk fullstep: one Optimizer.step) is no steps; four copies of it, each at
+  // addresses and times of its own with its annotations, are four.
+  await loadFile(page, path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle'));
+  await showAnalysis(page);
+  await page.locator('[data-testid=live-set-tree] .tree-row').first().waitFor();
+  assert.equal(await page.locator('[data-testid=trace-steps]').count(), 0);
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-steps-')), 'kk_four_steps.pickle');
+  execFileSync('python3', [path.join(ROOT, 'scripts', 'tile_snapshot.py'), '--size', '13', '--out', file,
+    path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle')], { stdio: 'ignore' });
+  let cli = path.join(ROOT, 'target', 'debug', 'memograph');
+  if (!fs.existsSync(cli)) execFileSync('cargo', ['build', '-q', '-p', 'memograph'], { cwd: ROOT, stdio: 'inherit' });
+  const { steps } = JSON.parse(execFileSync(cli, ['report', '--json', file], { maxBuffer: 1 << 28 }).toString()).devices[0];
+  assert.equal(steps.steps.length, 4);
+
+  await loadFile(page, file);
+  await showAnalysis(page);
+  const panel = page.locator('[data-testid=trace-steps]');
+  await panel.waitFor();
+  assert.match(await panel.locator('h3').textContent(), /^4 steps in the trace · marked by Optimizer\.step#AdamW\.step/);
+  const rows = panel.locator('tbody tr');
+  assert.deepEqual(await rows.evaluateAll(rs => rs.map(r => Number(r.dataset.peak))), steps.steps.map(s => s.peak_bytes));
+  // At the peak, the last step holds it; a click on step 2 analyses step 2's peak.
+  assert.match(await page.textContent('[data-testid=analysis-at]'), /^Live at the peak \(at entry [\d ]+\), in step 4 of 4: /);
+  assert.equal(await rows.nth(3).getAttribute('class'), 'picked');
+  await rows.nth(1).click();
+  const two = steps.steps[1];
+  await page.waitForFunction(at => document.querySelector('[data-testid=analysis-at]').textContent.startsWith(at),
+    `Live after entry ${grouped(two.peak_entry)}, in step 2 of 4: `);
+  assert.match(await page.textContent('[data-testid=analysis-at]'), new RegExp(`\\(${grouped(two.peak_bytes)} bytes\\)`));
+  assert.equal(await rows.nth(1).getAttribute('class'), 'picked');
+  // Enter on a row does what a click does.
+  await rows.nth(0).focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => /, in step 1 of 4: /.test(document.querySelector('[data-testid=analysis-at]').textContent));
+  // The findings say the steps, and the step of the entry analysed.
+  await page.click('[data-testid=copy-findings]');
+  await page.waitForFunction(() => document.querySelector('[data-testid=copy-findings]').textContent === 'Copied ✓');
+  const findings = await page.evaluate(() => navigator.clipboard.readText());
+  assert.match(findings, /\n- \*\*At entry [\d ]+ of [\d ]+, in step 1 of 4: /, findings);
+  assert.match(findings, /\n- \*\*4 steps in the trace\*\* \(marked by `Optimizer\.step#AdamW\.step`\): the highest peak, [\d.]+ GiB, in step 4 /, findings);
+  await panel.scrollIntoViewIfNeeded();
+  await shot(page, 'analysis-trace-steps');
   assert.deepEqual(errors, []);
   await page.close();
 });

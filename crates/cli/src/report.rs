@@ -419,9 +419,10 @@ fn device_text(o: &mut String, r: &DeviceReport) {
     let _ = writeln!(o, "\n======== cuda:{} ========", r.device);
     let _ = writeln!(
         o,
-        "Peak allocated: {} {}; {} over the trace, {} live at the peak.",
+        "Peak allocated: {} {}{}; {} over the trace, {} live at the peak.",
         bytes_exact(r.peak.bytes),
         r.at_text(),
+        r.in_step_text(),
         count(r.summary.allocations as u64, "allocation", "allocations"),
         grouped(r.live_allocations as u64)
     );
@@ -433,6 +434,18 @@ fn device_text(o: &mut String, r: &DeviceReport) {
         bytes(r.summary.reserved_bytes),
         count(r.summary.segments as u64, "segment", "segments")
     );
+
+    if let Some(steps) = &r.steps {
+        let _ = writeln!(
+            o,
+            "\n-- {} steps in the trace, marked by {} --",
+            steps.steps.len(),
+            steps.marker
+        );
+        for line in steps.table().text().lines() {
+            let _ = writeln!(o, "  {line}");
+        }
+    }
 
     let _ = writeln!(o, "\n-- Allocator efficiency --");
     let _ = writeln!(

@@ -121,6 +121,14 @@ pub fn tick_decimals(step: f64) -> usize {
     (-step.log10() - 1e-9).ceil().clamp(0.0, 6.0) as usize
 }
 
+/// `text` with its first letter a capital (`At entry 3`, `Before the first entry`).
+pub fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or(String::new(), |c| c.to_uppercase().chain(chars).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,3 +13,4 @@ pub mod stacks;
 pub mod stats;
 pub mod summary;
 pub mod timeline;
+pub mod trace_steps;

@@ -11,6 +11,7 @@ use super::lifetimes::{reserved_series_sliced, Lifetimes, Peak};
 use super::live_set::{live_set_tree_of, top_consumers_of, Consumer, Node};
 use super::stats::{segment_stats, SegmentStats};
 use super::summary::{summarize_sliced, DeviceSummary};
+use super::trace_steps::{trace_steps_sliced, TraceSteps};
 use crate::model::Snapshot;
 
 /// The coarse roles memory plays in training, the way people budget it.
@@ -280,6 +281,8 @@ pub struct DeviceReport {
     pub over_time: CategorySeries,
     /// The allocator's segments at the snapshot, by address.
     pub segments: Vec<SegmentStats>,
+    /// The training steps the profiler's annotations mark in the trace, when two or more.
+    pub steps: Option<TraceSteps>,
 }
 
 impl DeviceReport {
@@ -291,6 +294,18 @@ impl DeviceReport {
         }
         let entries: u64 = self.summary.events.values().sum();
         format!("{at} of {}", crate::format::grouped(entries))
+    }
+
+    /// The step of the trace the analysed entry falls in, where steps are marked: `, in step 3 of 12`
+    /// (else empty).
+    pub fn in_step_text(&self) -> String {
+        self.steps
+            .as_ref()
+            .and_then(|steps| {
+                let s = steps.step_of(self.event)?;
+                Some(format!(", in step {} of {}", s.step, steps.steps.len()))
+            })
+            .unwrap_or_default()
     }
 
     /// What a reader of a bug report wants first, as Markdown bullets (a line each): the peak (or the
@@ -306,16 +321,18 @@ impl DeviceReport {
         if at_peak {
             let _ = writeln!(
                 o,
-                "- **Peak: {}** {}, with {live} live; {} reserved then.",
+                "- **Peak: {}** {}{}, with {live} live; {} reserved then.",
                 bytes(self.peak.bytes),
                 self.at_text(),
+                self.in_step_text(),
                 bytes(self.efficiency.reserved_at_peak)
             );
         } else {
             let _ = writeln!(
                 o,
-                "- **{}: {} live**, in {live}; the peak is {} {}.",
-                capitalised(&self.at_text()),
+                "- **{}{}: {} live**, in {live}; the peak is {} {}.",
+                crate::format::capitalised(&self.at_text()),
+                self.in_step_text(),
                 bytes(self.live_bytes),
                 bytes(self.peak.bytes),
                 crate::format::at_entry(self.peak.event)
@@ -346,6 +363,9 @@ impl DeviceReport {
                 c.frame
             );
         }
+        if let Some(steps) = &self.steps {
+            let _ = writeln!(o, "- {}", steps.finding());
+        }
         let _ = writeln!(
             o,
             "- Allocator: {:.0} % of reserved is cached, not allocated, at the peak; fragmentation {:.2}.",
@@ -360,14 +380,6 @@ impl DeviceReport {
         }
         o
     }
-}
-
-/// `text` with its first letter a capital (`At entry 3`, `Before the first entry`).
-fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map_or(String::new(), |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// Components from category totals, in [`Component::ALL`]'s order.
@@ -456,6 +468,7 @@ pub async fn report_sliced<P: crate::batch::Pause>(
     let summary = summarize_sliced(snapshot, lifetimes, pause).await;
     let recommendations =
         recommendations_sliced(snapshot, lifetimes, device, &efficiency, pause).await;
+    let steps = trace_steps_sliced(snapshot, lifetimes, pause).await;
     DeviceReport {
         device,
         summary,
@@ -474,5 +487,6 @@ pub async fn report_sliced<P: crate::batch::Pause>(
         large_free_block_threshold: LARGE_FREE_BLOCK,
         over_time,
         segments,
+        steps,
     }
 }

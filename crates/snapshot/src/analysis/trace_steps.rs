@@ -1,0 +1,420 @@
+//! The training steps within one trace, found by the profiler annotations PyTorch records with the
+//! history: `ProfilerStep#N` (under `torch.profiler`) starts each step, `Optimizer.step#AdamW.step` ends
+//! each step of a training loop, `enumerate(DataLoader)#…__next__` starts each batch, and a
+//! `record_function` range named like a step (`train_step`, `step_3`, `iteration`) starts each. Per
+//! step: what was live when it began (what the steps before it left behind), its peak, what it left
+//! live, its allocations; and, over the steps, whether what each leaves behind keeps growing (a leak).
+//!
+//! A trace of one step, or without annotations (older PyTorch, or none recorded), has none.
+
+use super::compare::{Column, Table};
+use super::lifetimes::Lifetimes;
+use crate::model::{Action, Snapshot};
+use crate::steps::{Growth, StepRecord, StepRun};
+
+/// The steps of one device's trace.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TraceSteps {
+    /// The annotation that marks them, as the first one is named (`Optimizer.step#AdamW.step`,
+    /// `ProfilerStep#1`).
+    pub marker: String,
+    /// Each step ends where the marker ends (the optimizer's step), rather than beginning where it
+    /// starts: entries before the first are then step 1's, and those after the last are no step's.
+    pub ends_at_marker: bool,
+    pub steps: Vec<TraceStep>,
+    /// Entries before the first step and after the last (setup, evaluation, the next step's start).
+    pub entries_before: u32,
+    pub entries_after: u32,
+    /// What each step leaves live, when it keeps growing step after step (the same test as step
+    /// records': [`StepRun::find_growth`]).
+    pub growth: Option<Growth>,
+}
+
+/// One step: trace entries `first_entry..end_entry`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TraceStep {
+    /// 1, 2, … in trace order.
+    pub step: u32,
+    pub first_entry: u32,
+    /// One past its last entry.
+    pub end_entry: u32,
+    /// Live when it began: what the steps before it (and the setup) left.
+    pub live_at_start: u64,
+    /// Its highest live bytes, and the entry after which they are first reached (`first_entry - 1`
+    /// when nothing it did went above what it began with; `-1` before the trace).
+    pub peak_bytes: u64,
+    pub peak_entry: i64,
+    /// Live after its last entry: what it leaves to the next.
+    pub live_at_end: u64,
+    /// Its `alloc` entries.
+    pub allocations: u32,
+    /// From its marker to the next (microseconds), where times were recorded.
+    pub duration_us: Option<i64>,
+}
+
+impl TraceStep {
+    /// What it left live beyond what it began with (negative: it freed what came before).
+    pub fn kept_bytes(&self) -> i64 {
+        let kept = i128::from(self.live_at_end) - i128::from(self.live_at_start);
+        kept.clamp(i64::MIN.into(), i64::MAX.into()) as i64
+    }
+}
+
+/// How a family of annotations marks steps, best first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Marker {
+    ProfilerStep,
+    OptimizerStep,
+    DataLoader,
+    StepLike,
+}
+
+/// The family an annotation belongs to, and its key (names of one family that differ only in a step
+/// number are one key: `ProfilerStep#3`, `step_12`).
+fn family(name: &str) -> Option<(Marker, String)> {
+    if name.starts_with("ProfilerStep#") {
+        return Some((Marker::ProfilerStep, "ProfilerStep#".into()));
+    }
+    if name.starts_with("Optimizer.step#") {
+        return Some((Marker::OptimizerStep, name.into()));
+    }
+    if name.starts_with("enumerate(DataLoader)#") {
+        return Some((Marker::DataLoader, name.into()));
+    }
+    let lower = name.to_ascii_lowercase();
+    // A range the user named as a step: not the optimizer's other ranges, nor torch.compile's
+    // (`… (dynamo_timed)`, hundreds of them while it compiles).
+    let step_like = ["step", "iter", "batch"].iter().any(|w| lower.contains(w))
+        && !lower.starts_with("optimizer.")
+        && !lower.contains("dynamo")
+        && !lower.contains("compile");
+    step_like.then(|| {
+        let key = name.trim_end_matches(|c: char| c.is_ascii_digit());
+        let key = key.trim_end_matches(['_', '#', '-', ' ', '.']);
+        (Marker::StepLike, key.to_string())
+    })
+}
+
+/// The steps of `device`'s trace (see the module's doc), from its block lifetimes; `None` where no
+/// family of annotations marks two steps or more, or the trace has no times to place them by.
+pub fn trace_steps(snapshot: &Snapshot, lifetimes: &Lifetimes) -> Option<TraceSteps> {
+    crate::batch::run_ready(trace_steps_sliced(
+        snapshot,
+        lifetimes,
+        &mut crate::batch::NoPause,
+    ))
+}
+
+/// A START or END of an annotation that marks steps.
+#[derive(Debug, Clone, Copy)]
+struct Mark<'a> {
+    start: bool,
+    time: i64,
+    name: &'a str,
+}
+
+/// Annotations of one family (see [`family`]).
+struct Family<'a> {
+    marker: Marker,
+    key: String,
+    marks: Vec<Mark<'a>>,
+}
+
+impl Family<'_> {
+    /// How many steps it marks: its STARTs, or for a marker that ends each step, its ENDs.
+    fn steps(&self) -> usize {
+        let start = self.marker != Marker::OptimizerStep;
+        self.marks.iter().filter(|m| m.start == start).count()
+    }
+}
+
+/// The annotations of `device` that mark steps, by family, in recorded order.
+fn families(snapshot: &Snapshot, device: i64) -> Vec<Family<'_>> {
+    let mut families: Vec<Family> = Vec::new();
+    for a in snapshot
+        .external_annotations
+        .iter()
+        .filter(|a| a.device == device)
+    {
+        let (Some(time), name) = (a.time_us, snapshot.str(a.name)) else {
+            continue;
+        };
+        let start = match snapshot.str(a.stage) {
+            s if s.eq_ignore_ascii_case("start") => true,
+            s if s.eq_ignore_ascii_case("end") => false,
+            _ => continue,
+        };
+        let Some((marker, key)) = family(name) else {
+            continue;
+        };
+        let mark = Mark { start, time, name };
+        match families
+            .iter_mut()
+            .find(|f| f.marker == marker && f.key == key)
+        {
+            Some(f) => f.marks.push(mark),
+            None => families.push(Family {
+                marker,
+                key,
+                marks: vec![mark],
+            }),
+        }
+    }
+    families
+}
+
+/// A step's entries `first..end` and its times (`to`: where the next begins, when known).
+struct Span {
+    first: u32,
+    end: u32,
+    from: i64,
+    to: Option<i64>,
+}
+
+/// Each step's span: from one START to the next (the last to its own END, else to the trace's end),
+/// or, where `ends_at_marker`, from one END to the next (the first from the trace's start). `marks`
+/// are in time order; `times` the trace's, every entry with one.
+fn spans(marks: &[Mark], ends_at_marker: bool, times: &[i64]) -> Vec<Span> {
+    // The first entry at or after a time: entries before it happened before the mark.
+    let at = |t: i64| times.partition_point(|&x| x < t) as u32;
+    let mut spans = Vec::new();
+    if ends_at_marker {
+        let (mut first, mut from) = (0, times[0]);
+        for m in marks.iter().filter(|m| !m.start) {
+            let end = at(m.time).max(first);
+            spans.push(Span {
+                first,
+                end,
+                from,
+                to: Some(m.time),
+            });
+            (first, from) = (end, m.time);
+        }
+    } else {
+        let starts: Vec<i64> = marks.iter().filter(|m| m.start).map(|m| m.time).collect();
+        for (k, &from) in starts.iter().enumerate() {
+            let to = match starts.get(k + 1) {
+                Some(&next) => Some(next),
+                None => marks
+                    .iter()
+                    .find(|m| !m.start && m.time >= from)
+                    .map(|m| m.time),
+            };
+            let first = at(from);
+            let end = to.map_or(times.len() as u32, at).max(first);
+            spans.push(Span {
+                first,
+                end,
+                from,
+                to,
+            });
+        }
+    }
+    spans
+}
+
+/// [`trace_steps`], awaiting `pause` between batches of entries.
+pub async fn trace_steps_sliced<P: crate::batch::Pause>(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    pause: &mut P,
+) -> Option<TraceSteps> {
+    let device = lifetimes.device;
+    let trace = snapshot.trace(device);
+    // The best family that marks two steps or more; of one kind, the one that marks the most.
+    let mut best = families(snapshot, device)
+        .into_iter()
+        .filter(|f| f.steps() >= 2)
+        .min_by_key(|f| (f.marker, std::cmp::Reverse(f.steps())))?;
+    if !trace.has_time_sliced(pause).await {
+        return None;
+    }
+    best.marks.sort_by_key(|m| m.time);
+    let ends_at_marker = best.marker == Marker::OptimizerStep;
+    let name = best
+        .marks
+        .iter()
+        .find(|m| m.start != ends_at_marker)
+        .map_or(String::new(), |m| m.name.to_string());
+    let spans = spans(&best.marks, ends_at_marker, &trace.time_us);
+    let mut steps = Vec::with_capacity(spans.len());
+    for (k, span) in spans.iter().enumerate() {
+        let (a, b) = (span.first, span.end);
+        let live_at_start = lifetimes.live_bytes_at(i64::from(a) - 1);
+        let (mut peak_bytes, mut peak_entry) = (live_at_start, i64::from(a) - 1);
+        let mut allocations = 0u32;
+        let scan = |r: std::ops::Range<usize>| {
+            for i in r.start + a as usize..r.end + a as usize {
+                let live = lifetimes.live_after[i];
+                if live > peak_bytes {
+                    (peak_bytes, peak_entry) = (live, i as i64);
+                }
+                allocations += u32::from(trace.action[i] == Action::Alloc);
+            }
+        };
+        crate::batch::ranges_paused((b - a) as usize, scan, pause).await;
+        steps.push(TraceStep {
+            step: k as u32 + 1,
+            first_entry: a,
+            end_entry: b,
+            live_at_start,
+            peak_bytes,
+            peak_entry,
+            live_at_end: lifetimes.live_bytes_at(i64::from(b) - 1),
+            allocations,
+            duration_us: span.to.map(|to| to.saturating_sub(span.from)),
+        });
+    }
+    let (first, last) = (spans[0].first, spans[spans.len() - 1].end);
+    let mut found = TraceSteps {
+        marker: name,
+        ends_at_marker,
+        steps,
+        entries_before: first,
+        entries_after: trace.len() as u32 - last,
+        growth: None,
+    };
+    found.growth = found.step_run("", device).find_growth();
+    Some(found)
+}
+
+impl TraceSteps {
+    /// The steps as step records (live at each step's end, and its peak), for what reads those: the
+    /// growth test, the Steps view's chart and table.
+    pub fn step_run(&self, file: &str, device: i64) -> StepRun {
+        StepRun {
+            file: file.into(),
+            name: format!("{file} cuda:{device}"),
+            format: "snapshot trace",
+            steps: self
+                .steps
+                .iter()
+                .map(|s| StepRecord {
+                    step: u64::from(s.step),
+                    allocated_bytes: Some(s.live_at_end),
+                    peak_allocated_bytes: Some(s.peak_bytes),
+                    ..StepRecord::default()
+                })
+                .collect(),
+            ..StepRun::default()
+        }
+    }
+
+    /// The step `entry` belongs to (`-1`, before the first entry, is step 1's where that starts the
+    /// trace).
+    pub fn step_of(&self, entry: i64) -> Option<&TraceStep> {
+        let entry = entry.max(0);
+        self.steps
+            .iter()
+            .find(|s| (i64::from(s.first_entry)..i64::from(s.end_entry)).contains(&entry))
+    }
+
+    /// The step whose peak is highest (the first of equals).
+    pub fn highest(&self) -> &TraceStep {
+        self.steps
+            .iter()
+            .rev()
+            .max_by_key(|s| s.peak_bytes)
+            .expect("two steps or more")
+    }
+
+    /// A row a step: its entries, what was live when it began, its peak, what it left live and how much
+    /// more that is than it began with, its allocations and how long it took.
+    pub fn table(&self) -> Table {
+        use crate::format::{bytes, grouped, signed_bytes};
+        let rows = self
+            .steps
+            .iter()
+            .map(|s| {
+                vec![
+                    grouped(u64::from(s.step)),
+                    if s.end_entry > s.first_entry {
+                        format!(
+                            "{}–{}",
+                            grouped(u64::from(s.first_entry)),
+                            grouped(u64::from(s.end_entry - 1))
+                        )
+                    } else {
+                        "none".into()
+                    },
+                    bytes(s.live_at_start),
+                    bytes(s.peak_bytes),
+                    bytes(s.live_at_end),
+                    signed_bytes(s.kept_bytes()),
+                    grouped(u64::from(s.allocations)),
+                    s.duration_us
+                        .map_or(String::new(), |us| format!("{:.3} s", us as f64 / 1e6)),
+                ]
+            })
+            .collect();
+        Table::new(
+            &[
+                Column::Number("step"),
+                Column::Text("entries"),
+                Column::Number("live at start"),
+                Column::Number("peak"),
+                Column::Number("live at end"),
+                Column::Number("kept"),
+                Column::Number("allocations"),
+                Column::Number("time"),
+            ],
+            rows,
+        )
+    }
+
+    /// The findings' line: how many steps and what marks them, then [`Self::summary`].
+    pub fn finding(&self) -> String {
+        format!(
+            "**{} steps in the trace** (marked by `{}`): {}",
+            self.steps.len(),
+            self.marker,
+            self.summary()
+        )
+    }
+
+    /// Which step peaks highest, and what the steps leave live: a growth step after step, or in all.
+    pub fn summary(&self) -> String {
+        use crate::format::{bytes, grouped, signed_bytes};
+        let top = self.highest();
+        let mut line = format!(
+            "the highest peak, {}, in step {}",
+            bytes(top.peak_bytes),
+            top.step
+        );
+        let others: Vec<u64> = self
+            .steps
+            .iter()
+            .filter(|s| s.step != top.step)
+            .map(|s| s.peak_bytes)
+            .collect();
+        let low = others.iter().min().copied().unwrap_or(top.peak_bytes);
+        if low < top.peak_bytes {
+            line += &format!(" ({} above the lowest step's)", bytes(top.peak_bytes - low));
+        }
+        line += ".";
+        match &self.growth {
+            Some(g) => {
+                line += &format!(
+                    " What each step leaves live grows {} a step (steps {} to {}): something \
+                     outlives its step.",
+                    signed_bytes(g.bytes_per_step.round() as i64),
+                    grouped(g.from_step),
+                    grouped(g.to_step)
+                );
+            }
+            None => {
+                let kept = self.steps[1..]
+                    .iter()
+                    .fold(0i64, |sum, s| sum.saturating_add(s.kept_bytes()));
+                if self.steps.len() > 2 && kept != 0 {
+                    line += &format!(
+                        " Steps 2 to {} leave {} live in all.",
+                        self.steps.len(),
+                        signed_bytes(kept)
+                    );
+                }
+            }
+        }
+        line
+    }
+}

@@ -1,0 +1,218 @@
+//! The training steps within a trace, found by the profiler annotations PyTorch records.
+
+mod common;
+
+use memograph_snapshot::analysis::lifetimes::Lifetimes;
+use memograph_snapshot::analysis::trace_steps::{trace_steps, TraceSteps};
+use memograph_snapshot::{read_bytes, Snapshot};
+
+/// A snapshot saved as JSON: parameters (1 000 `unit`s) allocated before the steps, then `steps`
+/// steps that each allocate 500 units of activations and free them, and keep 100 units live (a leak),
+/// every step within the annotation `marker` (START and END; each step 100 µs).
+fn json_snapshot(marker: impl Fn(usize) -> String, steps: usize, unit: u64) -> Snapshot {
+    let mut trace = vec![entry("alloc", 0x1000 * unit, 1000 * unit, 10)];
+    let mut annotations = Vec::new();
+    for k in 0..steps {
+        let t = 100 + 100 * k as i64;
+        let (act, kept) = (0x10000 + 0x1000 * k as u64, 0x80000 + 0x1000 * k as u64);
+        let (act, kept) = (act * unit, kept * unit);
+        annotations.push(mark("START", &marker(k), t));
+        trace.push(entry("alloc", act, 500 * unit, t + 10));
+        trace.push(entry("alloc", kept, 100 * unit, t + 20));
+        trace.push(entry("free_requested", act, 500 * unit, t + 30));
+        trace.push(entry("free_completed", act, 500 * unit, t + 40));
+        annotations.push(mark("END", &marker(k), t + 90));
+    }
+    let json = format!(
+        r#"{{"segments": [], "device_traces": [[{}]], "allocator_settings": {{}}, "external_annotations": [{}]}}"#,
+        trace.join(","),
+        annotations.join(",")
+    );
+    read_bytes(json.as_bytes()).unwrap()
+}
+
+fn entry(action: &str, addr: u64, size: u64, t: i64) -> String {
+    format!(
+        r#"{{"action": "{action}", "addr": {addr}, "size": {size}, "stream": 0, "time_us": {t}, "frames": []}}"#
+    )
+}
+
+fn mark(stage: &str, name: &str, t: i64) -> String {
+    format!(r#"{{"stage": "{stage}", "name": "{name}", "device": 0, "time_us": {t}}}"#)
+}
+
+fn steps_of(s: &Snapshot, device: i64) -> Option<TraceSteps> {
+    trace_steps(s, &Lifetimes::of(s, device))
+}
+
+#[test]
+fn profiler_steps_begin_where_each_starts() {
+    let s = json_snapshot(|k| format!("ProfilerStep#{}", k + 1), 3, 1);
+    let found = steps_of(&s, 0).unwrap();
+    assert_eq!(found.marker, "ProfilerStep#1");
+    assert!(!found.ends_at_marker);
+    assert_eq!((found.entries_before, found.entries_after), (1, 0));
+    let figures: Vec<_> = found
+        .steps
+        .iter()
+        .map(|s| {
+            (
+                s.step,
+                s.first_entry,
+                s.end_entry,
+                s.live_at_start,
+                s.peak_bytes,
+                s.live_at_end,
+            )
+        })
+        .collect();
+    assert_eq!(
+        figures,
+        [
+            (1, 1, 5, 1000, 1600, 1100),
+            (2, 5, 9, 1100, 1700, 1200),
+            (3, 9, 13, 1200, 1800, 1300),
+        ]
+    );
+    // The peak is reached after the step's second allocation: its entry 1 + 4k + 1.
+    let peaks: Vec<i64> = found.steps.iter().map(|s| s.peak_entry).collect();
+    assert_eq!(peaks, [2, 6, 10]);
+    assert!(found.steps.iter().all(|s| s.allocations == 2));
+    // Steps to the next start; the last to its own end.
+    let durations: Vec<_> = found.steps.iter().map(|s| s.duration_us).collect();
+    assert_eq!(durations, [Some(100), Some(100), Some(90)]);
+    assert_eq!(found.steps[1].kept_bytes(), 100);
+    assert_eq!(found.highest().step, 3);
+    // Three steps are too few to call 100 bytes a step a trend.
+    assert_eq!(found.growth, None);
+    assert_eq!(
+        found.finding(),
+        "**3 steps in the trace** (marked by `ProfilerStep#1`): the highest peak, 1.8 KiB, in step 3 \
+         (200 B above the lowest step's). Steps 2 to 3 leave +200 B live in all."
+    );
+}
+
+#[test]
+fn optimizer_steps_end_each_step_and_a_leak_is_said() {
+    let s = json_snapshot(|_| "Optimizer.step#AdamW.step".into(), 40, 1 << 20);
+    let found = steps_of(&s, 0).unwrap();
+    assert!(found.ends_at_marker);
+    assert_eq!(found.steps.len(), 40);
+    // Step 1 counts from the trace's start (the parameters' allocation with it).
+    assert_eq!(
+        (found.steps[0].first_entry, found.steps[0].end_entry),
+        (0, 5)
+    );
+    assert_eq!(found.steps[0].live_at_start, 0);
+    assert_eq!(
+        (found.steps[1].first_entry, found.steps[1].end_entry),
+        (5, 9)
+    );
+    assert_eq!((found.entries_before, found.entries_after), (0, 0));
+    let growth = found.growth.as_ref().unwrap();
+    assert_eq!(growth.bytes_per_step, 100.0 * 1048576.0);
+    assert_eq!(
+        found.finding(),
+        "**40 steps in the trace** (marked by `Optimizer.step#AdamW.step`): the highest peak, 5.4 GiB, \
+         in step 40 (3.8 GiB above the lowest step's). What each step leaves live grows +100.0 MiB a step \
+         (steps 5 to 40): something outlives its step."
+    );
+}
+
+#[test]
+fn user_ranges_named_as_steps_mark_them_and_others_do_not() {
+    let s = json_snapshot(|k| format!("train_step_{k}"), 2, 1);
+    let found = steps_of(&s, 0).unwrap();
+    assert_eq!(
+        (found.marker.as_str(), found.steps.len()),
+        ("train_step_0", 2)
+    );
+    // A forward pass, torch.compile's ranges, a single step: no steps.
+    for name in [
+        "forward",
+        "pad_mm_benchmark (dynamo_timed)",
+        "Optimizer.zero_grad#AdamW.zero_grad",
+    ] {
+        assert_eq!(
+            steps_of(&json_snapshot(|_| name.into(), 5, 1), 0),
+            None,
+            "{name}"
+        );
+    }
+    assert_eq!(
+        steps_of(&json_snapshot(|_| "ProfilerStep#1".into(), 1, 1), 0),
+        None
+    );
+}
+
+/// `name`'s trace `times` times over, each copy at addresses and times of its own, with its
+/// annotations: a run of that many steps, each the fixture's.
+fn tiled(one: &Snapshot, times: u64) -> Snapshot {
+    let mut s = one.clone();
+    let t = s.device_traces[0].clone();
+    let span = t.time_us[t.len() - 1] - t.time_us[0] + 1000;
+    let one = s.external_annotations.clone();
+    let trace = &mut s.device_traces[0];
+    for k in 1..times {
+        let shift = k << 40;
+        trace.action.extend(&t.action);
+        trace.addr.extend(t.addr.iter().map(|a| a + shift));
+        trace.size.extend(&t.size);
+        trace.stream.extend(&t.stream);
+        trace
+            .time_us
+            .extend(t.time_us.iter().map(|x| x + span * k as i64));
+        trace.stack.extend(&t.stack);
+        trace.compile_context.extend(&t.compile_context);
+        trace.user_metadata.extend(&t.user_metadata);
+        s.external_annotations.extend(one.iter().map(|a| {
+            let mut a = a.clone();
+            a.time_us = a.time_us.map(|x| x + span * k as i64);
+            a
+        }));
+    }
+    s
+}
+
+#[test]
+fn a_real_step_repeated_is_a_step_each_time() {
+    let name = "kk_memory_ctx128_fullstep.pickle";
+    // One optimizer step alone: no steps.
+    let one = read_bytes(&fixture_or_skip!(name)).unwrap();
+    assert_eq!(steps_of(&one, 0), None);
+    let reference = &common::reference(name)["devices"]["0"];
+    let alone = Lifetimes::of(&one, 0);
+    let rise = reference["timeline_peak_bytes"].as_u64().unwrap() - alone.initial_bytes;
+
+    let times = 12;
+    let s = tiled(&one, times);
+    let found = steps_of(&s, 0).unwrap();
+    assert_eq!(found.marker, "Optimizer.step#AdamW.step");
+    assert_eq!(found.steps.len(), times as usize);
+    let entries = one.trace(0).len() as u32;
+    let allocs = reference["events"]["alloc"].as_u64().unwrap() as u32;
+    for (k, step) in found.steps.iter().enumerate() {
+        // Each step is one copy of the fixture's trace, and rises as far above where it began.
+        assert_eq!(step.first_entry, k as u32 * entries, "step {}", step.step);
+        assert_eq!(step.end_entry, (k as u32 + 1) * entries);
+        assert_eq!(step.allocations, allocs);
+        assert_eq!(step.peak_bytes - step.live_at_start, rise);
+    }
+    // Each copy keeps what the fixture's step never frees: a leak of that much a step.
+    let kept = found.steps[1].kept_bytes();
+    assert!(kept > 0);
+    assert!(found.steps[1..].iter().all(|s| s.kept_bytes() == kept));
+    assert_eq!(found.growth.as_ref().unwrap().bytes_per_step, kept as f64);
+    assert_eq!(found.highest().step, times as u32);
+}
+
+#[test]
+fn no_fixture_marks_two_steps() {
+    // Each records one optimizer step at most, one batch, or torch.compile's ranges.
+    for name in common::fixture_names() {
+        let s = read_bytes(&common::fixture_bytes(&name)).unwrap();
+        for d in s.devices() {
+            assert_eq!(steps_of(&s, d), None, "{name} device {d}");
+        }
+    }
+}
