@@ -374,9 +374,7 @@ impl AnnotationSpan {
             format!("at entry {}, no allocator event during it", grouped(first))
         };
         let lasted = match self.micros {
-            Some(us) if us < 1_000 => format!(" · {us} µs"),
-            Some(us) if us < 1_000_000 => format!(" · {:.1} ms", us as f64 / 1e3),
-            Some(us) => format!(" · {:.3} s", us as f64 / 1e6),
+            Some(us) => format!(" · {}", memograph_snapshot::format::micros(us)),
             None => " · not ended when the snapshot was taken".to_string(),
         };
         format!("{}\nprofiler annotation · {entries}{lasted}", self.name)

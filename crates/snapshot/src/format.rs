@@ -121,6 +121,15 @@ pub fn tick_decimals(step: f64) -> usize {
     (-step.log10() - 1e-9).ceil().clamp(0.0, 6.0) as usize
 }
 
+/// A duration in microseconds as it reads best: `750 µs`, `12.5 ms`, `1.234 s`.
+pub fn micros(us: i64) -> String {
+    match us {
+        us if us < 1_000 => format!("{us} µs"),
+        us if us < 1_000_000 => format!("{:.1} ms", us as f64 / 1e3),
+        us => format!("{:.3} s", us as f64 / 1e6),
+    }
+}
+
 /// `text` with its first letter a capital (`At entry 3`, `Before the first entry`).
 pub fn capitalised(text: &str) -> String {
     let mut chars = text.chars();
