@@ -12,6 +12,7 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use memograph_charts::{Bars, Theme};
 use memograph_snapshot::analysis::report::{Component, DeviceReport};
+use memograph_snapshot::analysis::trace_steps::TraceSteps;
 use memograph_snapshot::format::{at_entry, bytes, capitalised, count, grouped, percent};
 use memograph_snapshot::Snapshot;
 use plotters::coord::Shift;
@@ -754,63 +755,173 @@ fn Recommendations(ui: Ui) -> impl IntoView {
 }
 
 /// The training steps the profiler's annotations mark in the trace (when two or more): a row a step,
-/// the one holding the analysed entry marked; a click (or Enter) analyses that step's peak.
+/// the one holding the analysed entry marked; a click (or Enter) analyses that step's peak. Of a long
+/// run (thousands of steps) only the rows near the table's view are drawn (`rows_in_view`): building
+/// 3 000 rows took half a second of the page's thread.
 #[component]
 fn TraceStepsPanel(ui: Ui) -> impl IntoView {
-    // The same steps for every analysed entry: the table is made again only for another trace.
-    let steps = Memo::new(move |_| with_report(ui, |r| r.steps.clone()).flatten());
-    let table = move || {
-        let steps = steps.get()?;
-        let table = steps.table();
-        let head = table
-            .header
-            .iter()
-            .zip(&table.numeric)
-            .map(|(h, &n)| view! { <th class:num=n>{h.clone()}</th> })
-            .collect_view();
-        let rows = steps
-            .steps
-            .iter()
-            .zip(table.rows)
-            .map(|(step, cells)| {
-                let (first, end, peak) = (step.first_entry, step.end_entry, step.peak_entry);
-                let holds = move || {
-                    with_report(ui, |r| r.event)
-                        .is_some_and(|e| (i64::from(first)..i64::from(end)).contains(&e.max(0)))
-                };
-                let cells = cells
-                    .into_iter()
-                    .zip(&table.numeric)
-                    .map(|(c, &n)| view! { <td class:num=n>{c}</td> })
-                    .collect_view();
-                let on_key = move |ev: web_sys::KeyboardEvent| {
-                    if ev.key() == "Enter" {
-                        ui.analysis_event.set(Some(peak));
-                    }
-                };
-                view! {
-                    <tr class:picked=holds tabindex="0" data-step=step.step.to_string() data-peak=step.peak_bytes.to_string()
-                        title=format!("Analyse step {}'s peak, {} ({})", step.step, bytes(step.peak_bytes), at_entry(peak))
-                        on:click=move |_| ui.analysis_event.set(Some(peak)) on:keydown=on_key>
-                        {cells}
-                    </tr>
-                }
+    // The same steps for every analysed entry: the table is made again only for another trace, and
+    // stays while the report of another entry is being made.
+    let of_trace = Memo::new(move |was: Option<&StepsOf>| {
+        let trace = ui.current();
+        match with_report(ui, |r| r.steps.clone()) {
+            Some(steps) => (trace, steps),
+            None => (
+                trace,
+                was.filter(|w| w.0 == trace).and_then(|w| w.1.clone()),
+            ),
+        }
+    });
+    let steps = Memo::new(move |_| of_trace.with(|t| t.1.clone()));
+    let table = Memo::new(move |_| steps.with(|s| s.as_ref().map(|s| s.table())));
+    // The step holding the analysed entry (one comparison a row when it moves).
+    let picked = Memo::new(move |_| {
+        with_report(ui, |r| {
+            let steps = r.steps.as_ref()?;
+            Some(steps.step_of(r.event)?.step)
+        })
+        .flatten()
+    });
+    let scroller = NodeRef::<leptos::html::Div>::new();
+    // Until measured, the most the table's scroller can be (40 % of the window's height).
+    let most = web_sys::window()
+        .and_then(|w| w.inner_height().ok())
+        .and_then(|h| h.as_f64())
+        .map_or(400.0, |h| h * 0.4);
+    let (scroll, view_height) = (RwSignal::new(0.0f64), RwSignal::new(most));
+    let measure = move || {
+        if let Some(el) = scroller.try_get_untracked().flatten() {
+            let (top, height) = (f64::from(el.scroll_top()), f64::from(el.client_height()));
+            if scroll.get_untracked() != top {
+                scroll.set(top);
+            }
+            if height > 0.0 && view_height.get_untracked() != height {
+                view_height.set(height);
+            }
+        }
+    };
+    let resized = super::window_resizes();
+    Effect::new(move |_| {
+        resized.track();
+        table.track();
+        request_animation_frame(measure);
+    });
+    let drawn = Memo::new(move |_| {
+        let rows = steps.with(|s| s.as_ref().map_or(0, |s| s.steps.len()));
+        let range = crate::view_model::compare::rows_in_view(
+            rows,
+            STEP_ROW_PX,
+            scroll.get(),
+            view_height.get(),
+        );
+        (rows, range)
+    });
+    let spacer = move |above: bool| {
+        move || {
+            let (rows, range) = drawn.get();
+            let count = if above { range.start } else { rows - range.end };
+            (count > 0).then(|| {
+                let height = format!("height:{}px", count as f64 * STEP_ROW_PX);
+                view! { <tr class="not-drawn" aria-hidden="true" style=height></tr> }
             })
+        }
+    };
+    // While rows are left undrawn, a row no one sees holds each column's longest text, so that the
+    // columns keep their widths as rows come into view.
+    let widths = move || {
+        let (rows, range) = drawn.get();
+        (rows > range.len()).then(|| {
+            table.with(|t| {
+                let t = t.as_ref()?;
+                let cells = (0..t.header.len())
+                    .map(|k| {
+                        let longest = t
+                            .rows
+                            .iter()
+                            .filter_map(|r| r.get(k))
+                            .max_by_key(|c| c.chars().count())
+                            .cloned()
+                            .unwrap_or_default();
+                        view! { <td>{longest}</td> }
+                    })
+                    .collect_view();
+                Some(view! { <tr class="widths" aria-hidden="true">{cells}</tr> })
+            })
+        })
+    };
+    let row = move |k: usize| {
+        let (step, cells) = steps.with_untracked(|s| {
+            let step = s.as_ref()?.steps.get(k)?.clone();
+            let cells = table.with_untracked(|t| {
+                let t = t.as_ref()?;
+                Some((t.rows.get(k)?.clone(), t.numeric.clone()))
+            })?;
+            Some((step, cells))
+        })?;
+        let (number, peak) = (step.step, step.peak_entry);
+        let cells = cells
+            .0
+            .into_iter()
+            .zip(cells.1)
+            .map(|(c, n)| view! { <td class:num=n>{c}</td> })
             .collect_view();
-        let growth = steps.growth.is_some();
+        let on_key = move |ev: web_sys::KeyboardEvent| {
+            if ev.key() == "Enter" {
+                ui.analysis_event.set(Some(peak));
+            }
+        };
+        Some(view! {
+            <tr class:picked=move || picked.get() == Some(number) tabindex="0"
+                data-step=number.to_string() data-peak=step.peak_bytes.to_string()
+                title=format!("Analyse step {number}'s peak, {} ({})", bytes(step.peak_bytes), at_entry(peak))
+                on:click=move |_| ui.analysis_event.set(Some(peak)) on:keydown=on_key>
+                {cells}
+            </tr>
+        })
+    };
+    let panel = move || {
+        let (count, marker, summary, growth) = steps.with(|s| {
+            let s = s.as_ref()?;
+            Some((
+                s.steps.len(),
+                s.marker.clone(),
+                s.summary(),
+                s.growth.is_some(),
+            ))
+        })?;
+        let head = table.with(|t| {
+            let t = t.as_ref()?;
+            Some(
+                t.header
+                    .iter()
+                    .zip(&t.numeric)
+                    .map(|(h, &n)| view! { <th class:num=n>{h.clone()}</th> })
+                    .collect_view(),
+            )
+        })?;
         Some(view! {
             <section class="panel wide" data-testid="trace-steps">
-                <h3>{format!("{} steps in the trace", steps.steps.len())}
-                    <span class="muted">{format!(" · marked by {} · click a step to analyse its peak", steps.marker)}</span></h3>
-                <p class="steps-finding" class:warn=growth>{capitalised(&steps.summary())}</p>
-                <div class="table-scroll trace-steps">
+                <h3>{format!("{} steps in the trace", grouped(count as u64))}
+                    <span class="muted">{format!(" · marked by {marker} · click a step to analyse its peak")}</span></h3>
+                <p class="steps-finding" class:warn=growth>{capitalised(&summary)}</p>
+                <div class="table-scroll trace-steps" node_ref=scroller on:scroll=move |_| measure()>
                     <table class="compare-table">
-                        <thead><tr>{head}</tr></thead>
-                        <tbody>{rows}</tbody>
+                        <thead><tr>{head}</tr>{widths}</thead>
+                        <tbody>
+                            {spacer(true)}
+                            <For each=move || drawn.get().1 key=|k| *k children=move |k| row(k) />
+                            {spacer(false)}
+                        </tbody>
                     </table>
                 </div>
             </section>
         })
     };
-    view! { {table} }
+    view! { {panel} }
 }
+
+/// A trace (file, device) and its steps.
+type StepsOf = (Option<(usize, i64)>, Option<TraceSteps>);
+
+/// The height of a row of the steps table (style/main.css: `.trace-steps tbody tr`).
+const STEP_ROW_PX: f64 = 23.0;
