@@ -192,7 +192,8 @@ enum Command {
         markdown: bool,
     },
     /// Per-step memory records: memograph-capture's rank*_steps.jsonl and run.json, torchtitan
-    /// metrics, logs and exports, Megatron-LM logs and memory traces, CSV. A job's ranks are summed
+    /// metrics, logs and exports, Megatron-LM logs and memory traces, CSV, and snapshots whose
+    /// trace the profiler marks in steps (ProfilerStep#N, Optimizer.step). A job's ranks are summed
     /// up (mean, max, imbalance, the rank out of line).
     Steps {
         /// Step-record files (a folder: those in it, as capture's memograph_snapshots/).

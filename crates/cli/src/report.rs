@@ -439,7 +439,7 @@ fn device_text(o: &mut String, r: &DeviceReport) {
         let _ = writeln!(
             o,
             "\n-- {} steps in the trace, marked by {} --",
-            steps.steps.len(),
+            grouped(steps.steps.len() as u64),
             steps.marker
         );
         for line in steps.table().text().lines() {

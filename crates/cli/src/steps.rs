@@ -22,9 +22,11 @@ pub fn run(args: &StepsArgs) -> Result<(), Failure> {
     let mut files: Vec<StepFile> = Vec::new();
     let mut failures = 0;
     for path in &args.files {
-        let read = std::fs::read(path)
-            .map_err(|e| load::io_reason(&e))
-            .and_then(|bytes| read_steps(path, &bytes));
+        let bytes = std::fs::read(path).map_err(|e| load::io_reason(&e));
+        // What is no step records may be a snapshot whose trace marks steps.
+        let read = bytes
+            .and_then(|bytes| read_steps(path, &bytes))
+            .or_else(|reason| trace_steps_of(path).unwrap_or(Err(reason)));
         match read {
             Ok(f) => files.push(f),
             Err(reason) => {
@@ -77,6 +79,19 @@ pub fn run(args: &StepsArgs) -> Result<(), Failure> {
         return Err(Failure::reported());
     }
     Ok(())
+}
+
+/// The training steps the profiler's annotations mark in a snapshot's trace, as step records;
+/// `None` when the file is no snapshot.
+fn trace_steps_of(path: &str) -> Option<Result<StepFile, String>> {
+    let snapshot = load::open(path).ok()?;
+    let steps = memograph_snapshot::analysis::trace_steps::step_file(path, &snapshot);
+    Some(steps.ok_or_else(|| {
+        "a memory snapshot whose trace marks no training steps (no ProfilerStep#N, \
+         Optimizer.step or DataLoader annotations, nor ranges named as steps, two or more); \
+         memograph report reads it"
+            .into()
+    }))
 }
 
 /// What the table's figures mean where the inputs differ from the allocator's own counters.

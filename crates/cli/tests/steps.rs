@@ -187,3 +187,66 @@ fn a_run_that_grows_step_after_step_is_said_with_its_rate_and_when_it_fills_the_
     assert_eq!(g["of"], "allocated at step end");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A snapshot saved as JSON whose trace the profiler marks in `steps` steps (`ProfilerStep#N`), each
+/// allocating 512 MiB and keeping 100 MiB of it live, after 1 GiB of parameters.
+fn snapshot_with_steps(steps: u64) -> String {
+    let entry = |action: &str, addr: u64, size: u64, t: u64| {
+        format!(
+            r#"{{"action": "{action}", "addr": {addr}, "size": {size}, "stream": 0, "time_us": {t}, "frames": []}}"#
+        )
+    };
+    let mark = |stage: &str, k: u64, t: u64| {
+        format!(
+            r#"{{"stage": "{stage}", "name": "ProfilerStep#{k}", "device": 0, "time_us": {t}}}"#
+        )
+    };
+    let (mut trace, mut marks) = (vec![entry("alloc", 1 << 40, 1024 * MIB, 1)], Vec::new());
+    for k in 0..steps {
+        let (t, act, kept) = (100 + 100 * k, (2 << 40) + (k << 32), (3 << 40) + (k << 32));
+        marks.push(mark("START", k, t));
+        trace.push(entry("alloc", act, 412 * MIB, t + 10));
+        trace.push(entry("alloc", kept, 100 * MIB, t + 20));
+        trace.push(entry("free_completed", act, 412 * MIB, t + 30));
+        marks.push(mark("END", k, t + 90));
+    }
+    format!(
+        r#"{{"segments": [], "device_traces": [[{}]], "external_annotations": [{}]}}"#,
+        trace.join(","),
+        marks.join(",")
+    )
+}
+
+#[test]
+fn a_snapshot_whose_trace_marks_steps_reads_as_step_records() {
+    let dir = scratch("snapshot");
+    std::fs::write(dir.join("leak_snapshot.json"), snapshot_with_steps(20)).unwrap();
+    let (code, stdout, stderr) = memograph(&["steps", "--json", "leak_snapshot.json"], &dir);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let run = &v["runs"][0];
+    assert_eq!(run["format"], "snapshot trace");
+    assert_eq!(run["name"], "leak_snapshot");
+    assert_eq!(run["steps"], 20);
+    // Step 20 begins with the parameters and 19 steps' 100 MiB, and peaks 512 MiB above that.
+    assert_eq!(run["peak_allocated_bytes"], (1024 + 19 * 100 + 512) * MIB);
+    assert_eq!(run["static_bytes"], 1024 * MIB);
+    let (code, stdout, stderr) = memograph(&["steps", "leak_snapshot.json"], &dir);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains(
+            "leak_snapshot grows 100.0 MiB a step (allocated at step end, steps 3 to 20)"
+        ),
+        "{stdout}"
+    );
+    // One that marks a single step is said to mark none, and which command reads it.
+    std::fs::write(dir.join("one_step.json"), snapshot_with_steps(1)).unwrap();
+    let (code, _, stderr) = memograph(&["steps", "one_step.json"], &dir);
+    assert_eq!(code, 1);
+    assert_eq!(
+        stderr.trim(),
+        "error: one_step.json: a memory snapshot whose trace marks no training steps (no \
+         ProfilerStep#N, Optimizer.step or DataLoader annotations, nor ranges named as steps, two \
+         or more); memograph report reads it"
+    );
+}

@@ -303,7 +303,11 @@ impl DeviceReport {
             .as_ref()
             .and_then(|steps| {
                 let s = steps.step_of(self.event)?;
-                Some(format!(", in step {} of {}", s.step, steps.steps.len()))
+                Some(format!(
+                    ", in step {} of {}",
+                    crate::format::grouped(u64::from(s.step)),
+                    crate::format::grouped(steps.steps.len() as u64)
+                ))
             })
             .unwrap_or_default()
     }

@@ -15,8 +15,8 @@ use crate::steps::{Growth, StepRecord, StepRun};
 /// The steps of one device's trace.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TraceSteps {
-    /// The annotation that marks them, as the first one is named (`Optimizer.step#AdamW.step`,
-    /// `ProfilerStep#1`).
+    /// The annotation that marks them, as the first one is named, a step number in it `N`
+    /// (`Optimizer.step#AdamW.step`, `ProfilerStep#N`).
     pub marker: String,
     /// Each step ends where the marker ends (the optimizer's step), rather than beginning where it
     /// starts: entries before the first are then step 1's, and those after the last are no step's.
@@ -231,11 +231,19 @@ pub async fn trace_steps_sliced<P: crate::batch::Pause>(
     }
     best.marks.sort_by_key(|m| m.time);
     let ends_at_marker = best.marker == Marker::OptimizerStep;
+    // As the first is named, its step number (if any) an `N`: `ProfilerStep#N`, `train_step_N`.
     let name = best
         .marks
         .iter()
         .find(|m| m.start != ends_at_marker)
-        .map_or(String::new(), |m| m.name.to_string());
+        .map_or(String::new(), |m| {
+            let unnumbered = m.name.trim_end_matches(|c: char| c.is_ascii_digit());
+            if unnumbered.len() < m.name.len() {
+                format!("{unnumbered}N")
+            } else {
+                m.name.to_string()
+            }
+        });
     let spans = spans(&best.marks, ends_at_marker, &trace.time_us);
     let mut steps = Vec::with_capacity(spans.len());
     for (k, span) in spans.iter().enumerate() {
@@ -274,17 +282,15 @@ pub async fn trace_steps_sliced<P: crate::batch::Pause>(
         entries_after: trace.len() as u32 - last,
         growth: None,
     };
-    found.growth = found.step_run("", device).find_growth();
+    found.growth = found.step_run().find_growth();
     Some(found)
 }
 
 impl TraceSteps {
-    /// The steps as step records (live at each step's end, and its peak), for what reads those: the
-    /// growth test, the Steps view's chart and table.
-    pub fn step_run(&self, file: &str, device: i64) -> StepRun {
+    /// The steps as step records (live at each step's end, and its peak; what was live before the
+    /// first as the run's static memory), for what reads those: the growth test, `memograph steps`.
+    pub fn step_run(&self) -> StepRun {
         StepRun {
-            file: file.into(),
-            name: format!("{file} cuda:{device}"),
             format: "snapshot trace",
             steps: self
                 .steps
@@ -296,6 +302,7 @@ impl TraceSteps {
                     ..StepRecord::default()
                 })
                 .collect(),
+            static_bytes: self.steps.first().map(|s| s.live_at_start),
             ..StepRun::default()
         }
     }
@@ -342,8 +349,7 @@ impl TraceSteps {
                     bytes(s.live_at_end),
                     signed_bytes(s.kept_bytes()),
                     grouped(u64::from(s.allocations)),
-                    s.duration_us
-                        .map_or(String::new(), |us| format!("{:.3} s", us as f64 / 1e6)),
+                    s.duration_us.map_or(String::new(), crate::format::micros),
                 ]
             })
             .collect();
@@ -366,7 +372,7 @@ impl TraceSteps {
     pub fn finding(&self) -> String {
         format!(
             "**{} steps in the trace** (marked by `{}`): {}",
-            self.steps.len(),
+            crate::format::grouped(self.steps.len() as u64),
             self.marker,
             self.summary()
         )
@@ -417,4 +423,28 @@ impl TraceSteps {
         }
         line
     }
+}
+
+/// The steps of each device of `snapshot` (read from `file`) as a file of step records, a run per
+/// device whose trace marks two steps or more (`None` when none does): `memograph steps` reads a
+/// snapshot so.
+pub fn step_file(file: &str, snapshot: &Snapshot) -> Option<crate::steps::StepFile> {
+    let found: Vec<(i64, TraceSteps)> = snapshot
+        .devices()
+        .into_iter()
+        .filter_map(|d| Some((d, trace_steps(snapshot, &Lifetimes::of(snapshot, d))?)))
+        .collect();
+    let several = found.len() > 1;
+    let runs: Vec<StepRun> = found
+        .iter()
+        .map(|(device, steps)| {
+            let mut run = steps.step_run();
+            crate::steps::name_run(&mut run, file);
+            if several {
+                run.name = format!("{} cuda:{device}", run.name);
+            }
+            run
+        })
+        .collect();
+    (!runs.is_empty()).then_some(crate::steps::StepFile::Runs(runs))
 }

@@ -27,6 +27,7 @@ mod read;
 mod runs;
 
 pub use growth::{growth_lines, Growth};
+pub(crate) use read::name_run;
 pub use read::{looks_like_steps, read_steps};
 pub use runs::{merge, rank_sets, run_json, steps_table, StepRanks};
 

@@ -116,7 +116,7 @@ pub fn read_steps(file: &str, bytes: &[u8]) -> Result<StepFile, String> {
 }
 
 /// The run's name and config from its file name (rank from the name when the input had none).
-pub(super) fn name_run(run: &mut StepRun, file: &str) {
+pub(crate) fn name_run(run: &mut StepRun, file: &str) {
     run.file = file.to_string();
     let from_name = config_from_name(file);
     if run.rank.is_none() {
@@ -135,6 +135,7 @@ pub(super) fn name_run(run: &mut StepRun, file: &str) {
     };
     let stem = TEXT_ENDINGS
         .iter()
+        .chain(&crate::names::PICKLE_ENDINGS)
         .fold(base.trim_end_matches(".gz"), |s, e| s.trim_end_matches(e));
     static RANK: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     let rank = RANK.get_or_init(|| Regex::new(r"(?i)_?rank[_-]?\d+_?").expect("valid"));
