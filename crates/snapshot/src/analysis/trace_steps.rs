@@ -81,18 +81,23 @@ fn family(name: &str) -> Option<(Marker, String)> {
     if name.starts_with("enumerate(DataLoader)#") {
         return Some((Marker::DataLoader, name.into()));
     }
-    let lower = name.to_ascii_lowercase();
-    // A range the user named as a step: not the optimizer's other ranges, nor torch.compile's
-    // (`… (dynamo_timed)`, hundreds of them while it compiles).
-    let step_like = ["step", "iter", "batch"].iter().any(|w| lower.contains(w))
-        && !lower.starts_with("optimizer.")
-        && !lower.contains("dynamo")
-        && !lower.contains("compile");
-    step_like.then(|| {
-        let key = name.trim_end_matches(|c: char| c.is_ascii_digit());
-        let key = key.trim_end_matches(['_', '#', '-', ' ', '.']);
-        (Marker::StepLike, key.to_string())
-    })
+    // A range the user named as a step: its last word (step number aside) a step, an iteration or a
+    // batch (`train_step_3`, `TrainStep`, `iteration 12`, `next_batch`); not an operator's
+    // (`aten::batch_norm`), nor torch.compile's (`… (dynamo_timed)`, hundreds while it compiles).
+    let key = name
+        .trim_end_matches(|c: char| c.is_ascii_digit())
+        .trim_end_matches(['_', '#', '-', ' ', '.']);
+    let last = key
+        .rsplit(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let step_like = ["step", "steps", "iter", "iteration", "batch"]
+        .iter()
+        .any(|w| last.ends_with(w))
+        && !name.contains("::")
+        && !name.to_ascii_lowercase().starts_with("optimizer.");
+    step_like.then(|| (Marker::StepLike, key.to_string()))
 }
 
 /// The steps of `device`'s trace (see the module's doc), from its block lifetimes; `None` where no
@@ -317,12 +322,8 @@ impl TraceSteps {
     }
 
     /// The step whose peak is highest (the first of equals).
-    pub fn highest(&self) -> &TraceStep {
-        self.steps
-            .iter()
-            .rev()
-            .max_by_key(|s| s.peak_bytes)
-            .expect("two steps or more")
+    pub fn highest(&self) -> Option<&TraceStep> {
+        self.steps.iter().rev().max_by_key(|s| s.peak_bytes)
     }
 
     /// A row a step: its entries, what was live when it began, its peak, what it left live and how much
@@ -381,11 +382,13 @@ impl TraceSteps {
     /// Which step peaks highest, and what the steps leave live: a growth step after step, or in all.
     pub fn summary(&self) -> String {
         use crate::format::{bytes, grouped, signed_bytes};
-        let top = self.highest();
+        let Some(top) = self.highest() else {
+            return "no steps.".into();
+        };
         let mut line = format!(
             "the highest peak, {}, in step {}",
             bytes(top.peak_bytes),
-            top.step
+            grouped(u64::from(top.step))
         );
         let others: Vec<u64> = self
             .steps
@@ -415,7 +418,7 @@ impl TraceSteps {
                 if self.steps.len() > 2 && kept != 0 {
                     line += &format!(
                         " Steps 2 to {} leave {} live in all.",
-                        self.steps.len(),
+                        grouped(self.steps.len() as u64),
                         signed_bytes(kept)
                     );
                 }
