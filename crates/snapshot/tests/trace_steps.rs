@@ -226,3 +226,11 @@ fn no_fixture_marks_two_steps() {
         }
     }
 }
+
+#[test]
+fn many_families_of_one_mark_each_are_no_steps_and_no_quadratic_search() {
+    // 100 000 ranges each named as a step of its own (`r0_step` … `r99999_step`): a family each
+    // (found by a map: a search through the families was 5·10⁹ comparisons), none marking two steps.
+    let s = json_snapshot(|k| format!("r{k}_step"), 100_000, 1);
+    assert_eq!(steps_of(&s, 0), None);
+}

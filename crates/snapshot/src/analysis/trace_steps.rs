@@ -61,7 +61,7 @@ impl TraceStep {
 }
 
 /// How a family of annotations marks steps, best first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum Marker {
     ProfilerStep,
     OptimizerStep,
@@ -121,7 +121,6 @@ struct Mark<'a> {
 /// Annotations of one family (see [`family`]).
 struct Family<'a> {
     marker: Marker,
-    key: String,
     marks: Vec<Mark<'a>>,
 }
 
@@ -136,6 +135,8 @@ impl Family<'_> {
 /// The annotations of `device` that mark steps, by family, in recorded order.
 fn families(snapshot: &Snapshot, device: i64) -> Vec<Family<'_>> {
     let mut families: Vec<Family> = Vec::new();
+    // Where each family is in `families` (a file may hold any number of them).
+    let mut index: std::collections::HashMap<(Marker, String), usize> = Default::default();
     for a in snapshot
         .external_annotations
         .iter()
@@ -153,17 +154,14 @@ fn families(snapshot: &Snapshot, device: i64) -> Vec<Family<'_>> {
             continue;
         };
         let mark = Mark { start, time, name };
-        match families
-            .iter_mut()
-            .find(|f| f.marker == marker && f.key == key)
-        {
-            Some(f) => f.marks.push(mark),
-            None => families.push(Family {
+        let k = *index.entry((marker, key)).or_insert_with(|| {
+            families.push(Family {
                 marker,
-                key,
-                marks: vec![mark],
-            }),
-        }
+                marks: Vec::new(),
+            });
+            families.len() - 1
+        });
+        families[k].marks.push(mark);
     }
     families
 }
