@@ -26,6 +26,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let _ = summary::summarize(&s);
     let rules = Rules::built_in();
     let names = rules.names();
+    // The steps the profiler marks, as `memograph steps` reads a snapshot.
+    let _ = memograph_snapshot::analysis::trace_steps::step_file("f.pickle", &s);
     for d in s.devices() {
         let _ = stats::segment_stats(&s, d);
         let _ = reserved_series(&s, d);
@@ -61,6 +63,20 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
                 by_category, r.live_bytes,
                 "categories add up to what is live"
             );
+            if let Some(steps) = &r.steps {
+                // Two steps or more, in order, within the trace, each peaking at or above where it
+                // began and ended; written out a row each.
+                assert!(steps.steps.len() >= 2);
+                let mut end = 0;
+                for step in &steps.steps {
+                    assert!(end <= step.first_entry && step.first_entry <= step.end_entry);
+                    end = step.end_entry;
+                    assert!(step.peak_bytes >= step.live_at_start.max(step.live_at_end));
+                }
+                assert!(end as usize <= s.trace(d).len());
+                assert_eq!(steps.table().rows.len(), steps.steps.len());
+                let _ = (steps.finding(), r.findings(None), r.in_step_text());
+            }
         }
         for l in [&blocks, &Lifetimes::of_segments(&s, d)] {
             let totals = RangeMax::new(&l.live_after);
