@@ -880,15 +880,32 @@ fn TraceStepsPanel(ui: Ui) -> impl IntoView {
         })
     };
     let panel = move || {
-        let (count, marker, summary, growth) = steps.with(|s| {
+        let (count, marker, summary, growth, kept_at) = steps.with(|s| {
             let s = s.as_ref()?;
+            let kept_at = s.kept_at.iter().take(5).cloned().collect::<Vec<_>>();
             Some((
                 s.steps.len(),
                 s.marker.clone(),
                 s.summary(),
                 s.growth.is_some(),
+                kept_at,
             ))
         })?;
+        let kept = (!kept_at.is_empty()).then(|| {
+            let items = kept_at
+                .into_iter()
+                .map(|k| {
+                    let title = format!("{} at step 1's end, {} at the last step's", bytes(k.a_bytes), bytes(k.b_bytes));
+                    view! { <li title=title><span class="num">{memograph_snapshot::format::signed_bytes(k.delta_bytes)}</span>" "<code>{k.site}</code></li> }
+                })
+                .collect_view();
+            view! {
+                <details class="steps-kept" data-testid="trace-steps-kept">
+                    <summary>"Left live since step 1's end, by where it was allocated"</summary>
+                    <ul>{items}</ul>
+                </details>
+            }
+        });
         let head = table.with(|t| {
             let t = t.as_ref()?;
             Some(
@@ -903,7 +920,8 @@ fn TraceStepsPanel(ui: Ui) -> impl IntoView {
             <section class="panel wide" data-testid="trace-steps">
                 <h3>{format!("{} steps in the trace", grouped(count as u64))}
                     <span class="muted">{format!(" · marked by {marker} · click a step to analyse its peak")}</span></h3>
-                <p class="steps-finding" class:warn=growth>{capitalised(&summary)}</p>
+                <p class="steps-finding" class:warn=growth>{capitalised(&summary.replace('`', ""))}</p>
+                {kept}
                 <div class="table-scroll trace-steps" node_ref=scroller on:scroll=move |_| measure()>
                     <table class="compare-table">
                         <thead><tr>{head}</tr>{widths}</thead>

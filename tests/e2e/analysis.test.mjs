@@ -224,6 +224,10 @@ test('the steps the optimizer marks in a trace: a row each, figures as the comma
   assert.match(await panel.locator('h3').textContent(), /^4 steps in the trace · marked by Optimizer\.step#AdamW\.step/);
   const rows = panel.locator('tbody tr');
   assert.deepEqual(await rows.evaluateAll(rs => rs.map(r => Number(r.dataset.peak))), steps.steps.map(s => s.peak_bytes));
+  // Where what steps 2 to 4 left live was allocated, the most first, as the command line says.
+  await page.click('[data-testid=trace-steps-kept] summary');
+  const kept = await page.locator('[data-testid=trace-steps-kept] li code').allTextContents();
+  assert.deepEqual(kept, steps.kept_at.slice(0, 5).map(k => k.site));
   // At the peak, the last step holds it; a click on step 2 analyses step 2's peak.
   assert.match(await page.textContent('[data-testid=analysis-at]'), /^Live at the peak \(at entry [\d ]+\), in step 4 of 4: /);
   assert.equal(await rows.nth(3).getAttribute('class'), 'picked');

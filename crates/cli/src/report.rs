@@ -445,6 +445,17 @@ fn device_text(o: &mut String, r: &DeviceReport) {
         for line in steps.table().text().lines() {
             let _ = writeln!(o, "  {line}");
         }
+        if !steps.kept_at.is_empty() {
+            let _ = writeln!(
+                o,
+                "\n  Left live since step 1's end, by where it was allocated (step 1's end → step {}'s):",
+                grouped(steps.steps.len() as u64)
+            );
+            o.push_str(&memograph_snapshot::analysis::compare::grown_text(
+                &steps.kept_at,
+                false,
+            ));
+        }
     }
 
     let _ = writeln!(o, "\n-- Allocator efficiency --");

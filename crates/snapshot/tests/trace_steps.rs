@@ -8,19 +8,20 @@ use memograph_snapshot::{read_bytes, Snapshot};
 
 /// A snapshot saved as JSON: parameters (1 000 `unit`s) allocated before the steps, then `steps`
 /// steps that each allocate 500 units of activations and free them, and keep 100 units live (a leak),
-/// every step within the annotation `marker` (START and END; each step 100 µs).
+/// every step within the annotation `marker` (START and END; each step 100 µs). Each is allocated
+/// at `train.py`'s line of its size in units: `train.py:100:step` keeps.
 fn json_snapshot(marker: impl Fn(usize) -> String, steps: usize, unit: u64) -> Snapshot {
-    let mut trace = vec![entry("alloc", 0x1000 * unit, 1000 * unit, 10)];
+    let mut trace = vec![entry("alloc", 0x1000 * unit, 1000, unit, 10)];
     let mut annotations = Vec::new();
     for k in 0..steps {
         let t = 100 + 100 * k as i64;
         let (act, kept) = (0x10000 + 0x1000 * k as u64, 0x80000 + 0x1000 * k as u64);
         let (act, kept) = (act * unit, kept * unit);
         annotations.push(mark("START", &marker(k), t));
-        trace.push(entry("alloc", act, 500 * unit, t + 10));
-        trace.push(entry("alloc", kept, 100 * unit, t + 20));
-        trace.push(entry("free_requested", act, 500 * unit, t + 30));
-        trace.push(entry("free_completed", act, 500 * unit, t + 40));
+        trace.push(entry("alloc", act, 500, unit, t + 10));
+        trace.push(entry("alloc", kept, 100, unit, t + 20));
+        trace.push(entry("free_requested", act, 500, unit, t + 30));
+        trace.push(entry("free_completed", act, 500, unit, t + 40));
         annotations.push(mark("END", &marker(k), t + 90));
     }
     let json = format!(
@@ -31,9 +32,10 @@ fn json_snapshot(marker: impl Fn(usize) -> String, steps: usize, unit: u64) -> S
     read_bytes(json.as_bytes()).unwrap()
 }
 
-fn entry(action: &str, addr: u64, size: u64, t: i64) -> String {
+fn entry(action: &str, addr: u64, units: u64, unit: u64, t: i64) -> String {
+    let size = units * unit;
     format!(
-        r#"{{"action": "{action}", "addr": {addr}, "size": {size}, "stream": 0, "time_us": {t}, "frames": []}}"#
+        r#"{{"action": "{action}", "addr": {addr}, "size": {size}, "stream": 0, "time_us": {t}, "frames": [{{"filename": "train.py", "line": {units}, "name": "step"}}]}}"#
     )
 }
 
@@ -88,7 +90,8 @@ fn profiler_steps_begin_where_each_starts() {
     assert_eq!(
         found.finding(),
         "**3 steps in the trace** (marked by `ProfilerStep#N`): the highest peak, 1.8 KiB, in step 3 \
-         (200 B above the lowest step's). Steps 2 to 3 leave +200 B live in all."
+         (200 B above the lowest step's). Steps 2 to 3 leave +200 B live in all, the most at `train.py:100:step` \
+         (+200 B)."
     );
 }
 
@@ -115,7 +118,7 @@ fn optimizer_steps_end_each_step_and_a_leak_is_said() {
         found.finding(),
         "**40 steps in the trace** (marked by `Optimizer.step#AdamW.step`): the highest peak, 5.4 GiB, \
          in step 40 (3.8 GiB above the lowest step's). What each step leaves live grows +100.0 MiB a step \
-         (steps 5 to 40): something outlives its step."
+         (steps 5 to 40), the most at `train.py:100:step` (+3.8 GiB): something outlives its step."
     );
 }
 
@@ -214,6 +217,13 @@ fn a_real_step_repeated_is_a_step_each_time() {
     assert!(found.steps[1..].iter().all(|s| s.kept_bytes() == kept));
     assert_eq!(found.growth.as_ref().unwrap().bytes_per_step, kept as f64);
     assert_eq!(found.highest().unwrap().step, times as u32);
+    // Where: places that hold more at the last step's end than at the first's, most first.
+    assert!(!found.kept_at.is_empty());
+    assert!(found
+        .kept_at
+        .windows(2)
+        .all(|w| w[0].delta_bytes >= w[1].delta_bytes));
+    assert!(found.kept_at[0].delta_bytes > 0);
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //!
 //! A trace of one step, or without annotations (older PyTorch, or none recorded), has none.
 
-use super::compare::{Column, Table};
+use super::compare::{grown_sites, sites_of, Column, SiteDelta, Table, GROWN_LISTED};
 use super::lifetimes::Lifetimes;
 use crate::model::{Action, Snapshot};
 use crate::steps::{Growth, StepRecord, StepRun};
@@ -28,6 +28,9 @@ pub struct TraceSteps {
     /// What each step leaves live, when it keeps growing step after step (the same test as step
     /// records': [`StepRun::find_growth`]).
     pub growth: Option<Growth>,
+    /// Where what the steps after the first left live was allocated: the places holding more at the
+    /// last step's end than at the first's, most first ([`GROWN_LISTED`] of them).
+    pub kept_at: Vec<SiteDelta>,
 }
 
 /// One step: trace entries `first_entry..end_entry`.
@@ -277,6 +280,19 @@ pub async fn trace_steps_sliced<P: crate::batch::Pause>(
         });
     }
     let (first, last) = (spans[0].first, spans[spans.len() - 1].end);
+    // What is live at the first step's end and not at the last's, by the place it was allocated.
+    let (first_end, last_end) = (
+        i64::from(steps[0].end_entry) - 1,
+        i64::from(steps[steps.len() - 1].end_entry) - 1,
+    );
+    let mut kept_at = Vec::new();
+    if lifetimes.live_bytes_at(last_end) > lifetimes.live_bytes_at(first_end) {
+        let a = lifetimes.live_set_at_sliced(first_end, pause).await;
+        let a = sites_of(snapshot, lifetimes, &a);
+        let b = lifetimes.live_set_at_sliced(last_end, pause).await;
+        kept_at = grown_sites(&a, &sites_of(snapshot, lifetimes, &b));
+        kept_at.truncate(GROWN_LISTED);
+    }
     let mut found = TraceSteps {
         marker: name,
         ends_at_marker,
@@ -284,6 +300,7 @@ pub async fn trace_steps_sliced<P: crate::batch::Pause>(
         entries_before: first,
         entries_after: trace.len() as u32 - last,
         growth: None,
+        kept_at,
     };
     found.growth = found.step_run().find_growth();
     Some(found)
@@ -399,11 +416,18 @@ impl TraceSteps {
             line += &format!(" ({} above the lowest step's)", bytes(top.peak_bytes - low));
         }
         line += ".";
+        let most = self.kept_at.first().map_or(String::new(), |k| {
+            format!(
+                ", the most at `{}` ({})",
+                k.site,
+                signed_bytes(k.delta_bytes)
+            )
+        });
         match &self.growth {
             Some(g) => {
                 line += &format!(
-                    " What each step leaves live grows {} a step (steps {} to {}): something \
-                     outlives its step.",
+                    " What each step leaves live grows {} a step (steps {} to {}){most}: \
+                     something outlives its step.",
                     signed_bytes(g.bytes_per_step.round() as i64),
                     grouped(g.from_step),
                     grouped(g.to_step)
@@ -414,8 +438,9 @@ impl TraceSteps {
                     .iter()
                     .fold(0i64, |sum, s| sum.saturating_add(s.kept_bytes()));
                 if self.steps.len() > 2 && kept != 0 {
+                    let most = if kept > 0 { most } else { String::new() };
                     line += &format!(
-                        " Steps 2 to {} leave {} live in all.",
+                        " Steps 2 to {} leave {} live in all{most}.",
                         grouped(self.steps.len() as u64),
                         signed_bytes(kept)
                     );

@@ -176,25 +176,7 @@ pub fn digest_at(
             device_free: trace.get(i).device_free,
             reserved: reserved_at(i as i64),
         });
-    let live = lifetimes.live_set_at(event);
-    let mut sites: HashMap<crate::model::StackId, (u64, u64)> = HashMap::new();
-    for &i in &live {
-        let a = &lifetimes.allocations[i as usize];
-        let s = sites.entry(a.stack).or_default();
-        s.0 = s.0.saturating_add(a.size);
-        s.1 += 1;
-    }
-    let mut by_site: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for (stack, (bytes, count)) in sites {
-        let s = by_site.entry(allocation_site(snapshot, stack)).or_default();
-        s.0 = s.0.saturating_add(bytes);
-        s.1 += count;
-    }
-    let mut sites: Vec<Site> = by_site
-        .into_iter()
-        .map(|(site, (bytes, count))| Site { site, bytes, count })
-        .collect();
-    sites.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.site.cmp(&b.site)));
+    let sites = sites_of(snapshot, lifetimes, &lifetimes.live_set_at(event));
     Digest {
         file: String::new(),
         file_bytes: 0,
@@ -222,6 +204,30 @@ pub fn digest_at(
         live_set: live_set_tree(snapshot, lifetimes, event, true),
         sites,
     }
+}
+
+/// Bytes of `live` (indices into `lifetimes.allocations`) by the place each was allocated at, most
+/// first.
+pub fn sites_of(snapshot: &Snapshot, lifetimes: &Lifetimes, live: &[u32]) -> Vec<Site> {
+    let mut sites: HashMap<crate::model::StackId, (u64, u64)> = HashMap::new();
+    for &i in live {
+        let a = &lifetimes.allocations[i as usize];
+        let s = sites.entry(a.stack).or_default();
+        s.0 = s.0.saturating_add(a.size);
+        s.1 += 1;
+    }
+    let mut by_site: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for (stack, (bytes, count)) in sites {
+        let s = by_site.entry(allocation_site(snapshot, stack)).or_default();
+        s.0 = s.0.saturating_add(bytes);
+        s.1 += count;
+    }
+    let mut sites: Vec<Site> = by_site
+        .into_iter()
+        .map(|(site, (bytes, count))| Site { site, bytes, count })
+        .collect();
+    sites.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.site.cmp(&b.site)));
+    sites
 }
 
 /// Live bytes at up to `points` entries spread over the trace, each at its run's highest total.
