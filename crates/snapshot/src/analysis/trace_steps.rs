@@ -7,7 +7,7 @@
 //!
 //! A trace of one step, or without annotations (older PyTorch, or none recorded), has none.
 
-use super::compare::{grown_sites, sites_of, Column, SiteDelta, Table, GROWN_LISTED};
+use super::compare::{delta, grown_sites, sites_of, Column, SiteDelta, Table, GROWN_LISTED};
 use super::lifetimes::Lifetimes;
 use crate::model::{Action, Snapshot};
 use crate::steps::{Growth, StepRecord, StepRun};
@@ -58,8 +58,7 @@ pub struct TraceStep {
 impl TraceStep {
     /// What it left live beyond what it began with (negative: it freed what came before).
     pub fn kept_bytes(&self) -> i64 {
-        let kept = i128::from(self.live_at_end) - i128::from(self.live_at_start);
-        kept.clamp(i64::MIN.into(), i64::MAX.into()) as i64
+        delta(self.live_at_start, self.live_at_end)
     }
 }
 
