@@ -111,9 +111,33 @@ pub fn table(path: &str, snapshot: &Snapshot, devices: &[DeviceSummary]) -> Stri
         if let Some(missing) = summary::missing_history(snapshot, d.device) {
             let _ = writeln!(out, "    {missing}");
         }
+        steps(&mut out, snapshot, d.device);
         out_of_memory(&mut out, snapshot, d.device);
     }
     out
+}
+
+/// The training steps the profiler marks in `device`'s trace, when two or more: how many, what marks
+/// them, which peaks highest (`memograph report` tells more).
+fn steps(out: &mut String, snapshot: &Snapshot, device: i64) {
+    use memograph_snapshot::analysis::trace_steps::{may_mark_steps, trace_steps};
+    if !may_mark_steps(snapshot, device) {
+        return;
+    }
+    let Some(steps) = trace_steps(snapshot, &Lifetimes::of(snapshot, device)) else {
+        return;
+    };
+    let Some(top) = steps.highest() else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "    steps            {}, marked by {}; the highest peak, {}, in step {}",
+        grouped(steps.steps.len() as u64),
+        steps.marker,
+        memograph_snapshot::format::bytes(top.peak_bytes),
+        grouped(u64::from(top.step))
+    );
 }
 
 /// The first few `oom` entries of `device`'s trace, as the page describes them (what was asked for and

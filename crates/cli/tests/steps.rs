@@ -239,6 +239,13 @@ fn a_snapshot_whose_trace_marks_steps_reads_as_step_records() {
         ),
         "{stdout}"
     );
+    // `summary` says them in a line.
+    let (code, stdout, stderr) = memograph(&["summary", "leak_snapshot.json"], &dir);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("\n    steps            20, marked by ProfilerStep#N; the highest peak, 3.4 GiB, in step 20\n"),
+        "{stdout}"
+    );
     // One that marks a single step is said to mark none, and which command reads it.
     std::fs::write(dir.join("one_step.json"), snapshot_with_steps(1)).unwrap();
     let (code, _, stderr) = memograph(&["steps", "one_step.json"], &dir);

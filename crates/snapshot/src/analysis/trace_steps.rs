@@ -102,6 +102,12 @@ fn family(name: &str) -> Option<(Marker, String)> {
     step_like.then(|| (Marker::StepLike, key.to_string()))
 }
 
+/// Whether the annotations of `device` may mark steps (a family marks two or more; the trace's times
+/// are not looked at): a test that needs no lifetimes, for callers that would make them for this alone.
+pub fn may_mark_steps(snapshot: &Snapshot, device: i64) -> bool {
+    families(snapshot, device).iter().any(|f| f.steps() >= 2)
+}
+
 /// The steps of `device`'s trace (see the module's doc), from its block lifetimes; `None` where no
 /// family of annotations marks two steps or more, or the trace has no times to place them by.
 pub fn trace_steps(snapshot: &Snapshot, lifetimes: &Lifetimes) -> Option<TraceSteps> {
