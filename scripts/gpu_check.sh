@@ -84,6 +84,8 @@ fixtures() {
   (cd "$W" && tar czf "$OUT/fixtures.tar.gz" fixtures)
   ls "$W"/fixtures/*.pickle > /dev/null || return 1
   "$MG" summary --json "$W"/fixtures/*.pickle > "$W/fixtures_summary.json"
+  # As text too: the steps the profiler marks (training, profiled, compiled) are said there.
+  "$MG" summary "$W"/fixtures/*.pickle > "$OUT/fixtures_summary.txt" 2>&1
   $PY - "$W/fixtures_summary.json" "$W/fixtures/reference" <<'PY'
 import json, os, sys
 bad = 0

@@ -163,6 +163,26 @@ def training():
     return refused
 
 
+def profiled():
+    """torch.profiler's steps (ProfilerStep#N annotations) over four training steps that each keep a
+    copy of their output (a leak of 64 KiB a step): the steps Memograph finds in a trace."""
+    import torch
+    refused = record(max_entries=20000)
+    model = small_model()
+    opt = torch.optim.AdamW(model.parameters())
+    kept = []
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        for _ in range(4):
+            out = model(torch.randn(32, 512, device="cuda"))
+            out.square().mean().backward()
+            opt.step()
+            opt.zero_grad()
+            kept.append(out.detach().clone())
+            prof.step()
+    globals()["_keep"] = kept
+    return refused
+
+
 SCENARIOS = {  # torch.compile last: its first compile is the slowest, the others must not wait on it
     "pools": (pools, {}),
     "expandable": (expandable, {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}),
@@ -171,6 +191,7 @@ SCENARIOS = {  # torch.compile last: its first compile is the slowest, the other
     "all_stacks": (all_stacks, {}),
     "oom": (oom, {}),
     "training": (training, {}),
+    "profiled": (profiled, {}),
     "compiled": (compiled, {}),
 }
 
