@@ -90,7 +90,7 @@ fn profiler_steps_begin_where_each_starts() {
     assert_eq!(
         found.finding(),
         "**3 steps in the trace** (marked by `ProfilerStep#N`): the highest peak, 1.8 KiB, in step 3 \
-         (200 B above the lowest step's). Steps 2 to 3 leave +200 B live in all, the most at `train.py:100:step` \
+         (200 B above the lowest step's). Steps 2 to 3 leave 200 B more live in all, the most at `train.py:100:step` \
          (+200 B)."
     );
 }
@@ -243,4 +243,74 @@ fn many_families_of_one_mark_each_are_no_steps_and_no_quadratic_search() {
     // (found by a map: a search through the families was 5·10⁹ comparisons), none marking two steps.
     let s = json_snapshot(|k| format!("r{k}_step"), 100_000, 1);
     assert_eq!(steps_of(&s, 0), None);
+}
+
+/// The repository's own fixture `name` (recorded on an H200 with PyTorch 2.11 by
+/// `scripts/record_fixtures.py`), read.
+fn repository_fixture(name: &str) -> Snapshot {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    read_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Each step's (entries, live at start, peak, live at end, allocations).
+fn figures(found: &TraceSteps) -> Vec<((u32, u32), u64, u64, u64, u32)> {
+    found
+        .steps
+        .iter()
+        .map(|s| {
+            let entries = (s.first_entry, s.end_entry);
+            (
+                entries,
+                s.live_at_start,
+                s.peak_bytes,
+                s.live_at_end,
+                s.allocations,
+            )
+        })
+        .collect()
+}
+
+// The figures below were computed apart from the engine, in Python from each pickle: live bytes by
+// the fixtures' README definitions (unmatched frees and snapshot-only blocks live from the start),
+// each mark placed at the first entry at or after its time.
+
+#[test]
+fn a_real_training_loop_is_three_optimizer_steps_and_keeps_nothing_after_the_first() {
+    // Three AdamW steps (scripts/record_fixtures.py's `training`): the first allocates the
+    // optimizer's state, the next two leave what they began with.
+    let found = steps_of(&repository_fixture("training.pickle"), 0).unwrap();
+    assert_eq!(found.marker, "Optimizer.step#AdamW.step");
+    assert_eq!(
+        figures(&found),
+        [
+            ((0, 74), 0, 89_159_680, 84_959_232, 36),
+            ((74, 137), 84_959_232, 89_159_680, 84_959_232, 21),
+            ((137, 200), 84_959_232, 89_159_680, 84_959_232, 21),
+        ]
+    );
+    assert_eq!((found.growth.clone(), found.kept_at.len()), (None, 0));
+    assert_eq!(
+        found.summary(),
+        "every step peaks at 85.0 MiB. Steps 2 to 3 leave nothing more live."
+    );
+}
+
+#[test]
+fn real_ranges_named_step_n_under_torch_compile_are_two_steps() {
+    // `step_0` and `step_1` ranges around a compiled model's forward and backward (`compiled`):
+    // the first compiles, and peaks far higher.
+    let found = steps_of(&repository_fixture("compiled.pickle"), 0).unwrap();
+    assert_eq!(found.marker, "step_N");
+    assert_eq!(
+        figures(&found),
+        [
+            ((6, 1499), 4_200_448, 137_900_040, 76_558_340, 502),
+            ((1499, 1547), 76_558_340, 81_020_936, 76_558_340, 16),
+        ]
+    );
+    assert_eq!(found.entries_before, 6);
+    assert_eq!(found.highest().unwrap().step, 1);
 }

@@ -405,22 +405,17 @@ impl TraceSteps {
         let Some(top) = self.highest() else {
             return "no steps.".into();
         };
-        let mut line = format!(
-            "the highest peak, {}, in step {}",
-            bytes(top.peak_bytes),
-            grouped(u64::from(top.step))
-        );
-        let others: Vec<u64> = self
-            .steps
-            .iter()
-            .filter(|s| s.step != top.step)
-            .map(|s| s.peak_bytes)
-            .collect();
-        let low = others.iter().min().copied().unwrap_or(top.peak_bytes);
-        if low < top.peak_bytes {
-            line += &format!(" ({} above the lowest step's)", bytes(top.peak_bytes - low));
-        }
-        line += ".";
+        let low = self.steps.iter().map(|s| s.peak_bytes).min().unwrap_or(0);
+        let mut line = if low == top.peak_bytes {
+            format!("every step peaks at {}.", bytes(top.peak_bytes))
+        } else {
+            format!(
+                "the highest peak, {}, in step {} ({} above the lowest step's).",
+                bytes(top.peak_bytes),
+                grouped(u64::from(top.step)),
+                bytes(top.peak_bytes - low)
+            )
+        };
         let most = self.kept_at.first().map_or(String::new(), |k| {
             format!(
                 ", the most at `{}` ({})",
@@ -428,30 +423,36 @@ impl TraceSteps {
                 signed_bytes(k.delta_bytes)
             )
         });
-        match &self.growth {
-            Some(g) => {
-                line += &format!(
-                    " What each step leaves live grows {} a step (steps {} to {}){most}: \
-                     something outlives its step.",
-                    signed_bytes(g.bytes_per_step.round() as i64),
-                    grouped(g.from_step),
-                    grouped(g.to_step)
-                );
-            }
-            None => {
-                let kept = self.steps[1..]
-                    .iter()
-                    .fold(0i64, |sum, s| sum.saturating_add(s.kept_bytes()));
-                if self.steps.len() > 2 && kept != 0 {
-                    let most = if kept > 0 { most } else { String::new() };
-                    line += &format!(
-                        " Steps 2 to {} leave {} live in all{most}.",
-                        grouped(self.steps.len() as u64),
-                        signed_bytes(kept)
-                    );
-                }
-            }
+        if let Some(g) = &self.growth {
+            line += &format!(
+                " What each step leaves live grows {} a step (steps {} to {}){most}: \
+                 something outlives its step.",
+                signed_bytes(g.bytes_per_step.round() as i64),
+                grouped(g.from_step),
+                grouped(g.to_step)
+            );
+            return line;
         }
+        // After the first (which allocates what lasts: the optimizer's state, caches), what the
+        // steps leave beyond what they began with.
+        let kept = self.steps[1..]
+            .iter()
+            .fold(0i64, |sum, s| sum.saturating_add(s.kept_bytes()));
+        let (steps, leave) = match self.steps.len() {
+            2 => ("Step 2".to_string(), "leaves"),
+            n => (format!("Steps 2 to {}", grouped(n as u64)), "leave"),
+        };
+        line += &match kept {
+            0 => format!(" {steps} {leave} nothing more live."),
+            k if k > 0 => format!(
+                " {steps} {leave} {} more live in all{most}.",
+                bytes(k as u64)
+            ),
+            k => format!(
+                " {steps} {leave} {} less live in all.",
+                bytes(k.unsigned_abs())
+            ),
+        };
         line
     }
 }
