@@ -255,8 +255,10 @@ fn repository_fixture(name: &str) -> Snapshot {
     read_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-/// Each step's (entries, live at start, peak, live at end, allocations).
-fn figures(found: &TraceSteps) -> Vec<((u32, u32), u64, u64, u64, u32)> {
+/// A step's (entries, live at start, peak, live at end, allocations).
+type Figures = ((u32, u32), u64, u64, u64, u32);
+
+fn figures(found: &TraceSteps) -> Vec<Figures> {
     found
         .steps
         .iter()
