@@ -252,3 +252,18 @@ test('the steps the optimizer marks in a trace: a row each, figures as the comma
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('a real training loop recorded for this repository shows its three optimizer steps, the first allocating what lasts', async () => {
+  const { page, errors } = await open(b, server.url);
+  await loadFile(page, path.join(ROOT, 'tests', 'fixtures', 'training.pickle'));
+  await showAnalysis(page);
+  const panel = page.locator('[data-testid=trace-steps]');
+  await panel.waitFor();
+  assert.match(await panel.locator('h3').textContent(), /^3 steps in the trace · marked by Optimizer\.step#AdamW\.step/);
+  // Figures computed apart from the engine (crates/snapshot/tests/trace_steps.rs says how).
+  assert.deepEqual(await panel.locator('tbody tr').evaluateAll(rs => rs.map(r => Number(r.dataset.peak))), [89159680, 89159680, 89159680]);
+  assert.equal(await panel.locator('.steps-finding').textContent(), 'Every step peaks at 85.0 MiB. Steps 2 to 3 leave nothing more live.');
+  assert.equal(await page.locator('[data-testid=trace-steps-kept]').count(), 0);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
