@@ -2,6 +2,8 @@
 
 mod common;
 
+use common::repository_fixture;
+
 use memograph_snapshot::analysis::summary::summarize;
 use memograph_snapshot::{read_bytes, read_snapshot, Format};
 
@@ -171,16 +173,6 @@ fn the_binary_model_codec_round_trips_every_fixture() {
             assert!(memograph_snapshot::codec::decode(&bytes[..cut]).is_err());
         }
     }
-}
-
-/// The repository's own fixture `name` (recorded on an H200 with PyTorch 2.11 by
-/// `scripts/record_fixtures.py`), read.
-fn repository_fixture(name: &str) -> memograph_snapshot::Snapshot {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name);
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    read_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn strings_of(s: &memograph_snapshot::Snapshot, ids: &[u32]) -> Vec<String> {

@@ -2,6 +2,8 @@
 
 mod common;
 
+use common::repository_fixture;
+
 use memograph_snapshot::analysis::lifetimes::Lifetimes;
 use memograph_snapshot::analysis::trace_steps::{trace_steps, TraceSteps};
 use memograph_snapshot::{read_bytes, Snapshot};
@@ -243,16 +245,6 @@ fn many_families_of_one_mark_each_are_no_steps_and_no_quadratic_search() {
     // (found by a map: a search through the families was 5·10⁹ comparisons), none marking two steps.
     let s = json_snapshot(|k| format!("r{k}_step"), 100_000, 1);
     assert_eq!(steps_of(&s, 0), None);
-}
-
-/// The repository's own fixture `name` (recorded on an H200 with PyTorch 2.11 by
-/// `scripts/record_fixtures.py`), read.
-fn repository_fixture(name: &str) -> Snapshot {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name);
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    read_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// A step's (entries, live at start, peak, live at end, allocations).

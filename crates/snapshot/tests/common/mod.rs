@@ -9,6 +9,16 @@ pub fn fixture_bytes(name: &str) -> Vec<u8> {
     fixture(name).unwrap_or_else(|| panic!("fixture {name} is listed but absent"))
 }
 
+/// The repository's own fixture `name` (tier 1: in `tests/fixtures`, recorded on an H200 with
+/// PyTorch 2.11 by `scripts/record_fixtures.py`), read.
+pub fn repository_fixture(name: &str) -> memograph_snapshot::Snapshot {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    memograph_snapshot::read_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
 pub fn reference(name: &str) -> serde_json::Value {
     serde_json::from_str(&memograph_snapshot::testing::reference_text(name)).unwrap()
 }
