@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { serve, browser, open, loadFile, shot, showAnalysis, ROOT, FIXTURES, TIER2, HAVE_FIXTURES } from './harness.mjs';
+import { serve, browser, open, loadFile, shot, showAnalysis, cliJson, ROOT, FIXTURES, TIER2, HAVE_FIXTURES } from './harness.mjs';
 
 let server, b;
 before(async () => { server = await serve(); b = await browser(); });
@@ -212,9 +212,7 @@ test('the steps the optimizer marks in a trace: a row each, figures as the comma
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'memograph-steps-')), 'kk_four_steps.pickle');
   execFileSync('python3', [path.join(ROOT, 'scripts', 'tile_snapshot.py'), '--size', '13', '--out', file,
     path.join(FIXTURES, 'kk_memory_ctx128_fullstep.pickle')], { stdio: 'ignore' });
-  let cli = path.join(ROOT, 'target', 'debug', 'memograph');
-  if (!fs.existsSync(cli)) execFileSync('cargo', ['build', '-q', '-p', 'memograph'], { cwd: ROOT, stdio: 'inherit' });
-  const { steps } = JSON.parse(execFileSync(cli, ['report', '--json', file], { maxBuffer: 1 << 28 }).toString()).devices[0];
+  const { steps } = cliJson(['report', '--json', file]).devices[0];
   assert.equal(steps.steps.length, 4);
 
   await loadFile(page, file);

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { serve, browser, open, loadFile, clickWhen, shot, ROOT, TIER2, HAVE_FIXTURES } from './harness.mjs';
+import { serve, browser, open, loadFile, clickWhen, shot, cliJson, ROOT, TIER2, HAVE_FIXTURES } from './harness.mjs';
 
 let server, b, big;
 before(async () => {
@@ -31,9 +31,7 @@ after(async () => { await b?.close(); await server?.close(); });
 
 /** The native CLI's peak of the default device (built by `cargo test`; built here when missing). */
 function nativePeak(file) {
-  let cli = path.join(ROOT, 'target', 'debug', 'memograph');
-  if (!fs.existsSync(cli)) execFileSync('cargo', ['build', '-q', '-p', 'memograph'], { cwd: ROOT, stdio: 'inherit' });
-  const { devices } = JSON.parse(execFileSync(cli, ['summary', '--json', file], { maxBuffer: 1 << 26 }).toString());
+  const { devices } = cliJson(['summary', '--json', file]);
   // The device the page opens first: the longest trace (ties: the lowest).
   let best = null;
   for (const [d, v] of Object.entries(devices)) {

@@ -2,10 +2,19 @@
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
 export const DIST = path.join(ROOT, 'dist');
+
+/** The command line's output of `args` as JSON, from the debug `memograph` (built by `cargo test`; built
+ * here when missing). */
+export function cliJson(args) {
+  const cli = path.join(ROOT, 'target', 'debug', 'memograph');
+  if (!fs.existsSync(cli)) execFileSync('cargo', ['build', '-q', '-p', 'memograph'], { cwd: ROOT, stdio: 'inherit' });
+  return JSON.parse(execFileSync(cli, args, { maxBuffer: 1 << 28 }).toString());
+}
 export const FIXTURES = process.env.MEMOGRAPH_FIXTURES || path.join(ROOT, '..', 'shared', 'fixtures');
 export const SHOTS = path.join(ROOT, 'target', 'e2e-screenshots');
 
