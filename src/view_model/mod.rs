@@ -428,7 +428,7 @@ pub fn annotation_spans(snapshot: &Snapshot, device: i64, times: &[i64]) -> Vec<
     if times.is_empty() {
         return Vec::new();
     }
-    let at = |t: i64| times.partition_point(|&x| x < t) as f64;
+    let at = |t: i64| memograph_snapshot::entry_at_time(times, t) as f64;
     let mut open: Vec<(String, f64, i64)> = Vec::new();
     let mut spans = Vec::new();
     for a in snapshot

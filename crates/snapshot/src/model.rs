@@ -481,6 +481,13 @@ impl Segment {
     }
 }
 
+/// Where a mark at time `t` (µs) falls among a trace's entry times: the first entry at or after it
+/// (the entries before it happened before the mark). The page's annotation spans, the compare view's
+/// alignment and the trace's steps place annotations so.
+pub fn entry_at_time(times: &[i64], t: i64) -> usize {
+    times.partition_point(|&x| x < t)
+}
+
 /// A START/END mark recorded with `torch.cuda.memory._record_memory_history` (profiler annotations).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Annotation {

@@ -186,8 +186,7 @@ struct Span {
 /// or, where `ends_at_marker`, from one END to the next (the first from the trace's start). `marks`
 /// are in time order; `times` the trace's, every entry with one.
 fn spans(marks: &[Mark], ends_at_marker: bool, times: &[i64]) -> Vec<Span> {
-    // The first entry at or after a time: entries before it happened before the mark.
-    let at = |t: i64| times.partition_point(|&x| x < t) as u32;
+    let at = |t: i64| crate::model::entry_at_time(times, t) as u32;
     let mut spans = Vec::new();
     if ends_at_marker {
         let (mut first, mut from) = (0, times[0]);

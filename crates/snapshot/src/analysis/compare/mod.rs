@@ -278,7 +278,7 @@ fn marks(snapshot: &Snapshot, device: i64) -> Vec<(String, i64)> {
         .filter(|a| a.device == device && snapshot.str(a.stage).eq_ignore_ascii_case("start"))
         .filter_map(|a| {
             let t = a.time_us?;
-            let e = trace.time_us.partition_point(|&x| x < t);
+            let e = crate::model::entry_at_time(&trace.time_us, t);
             (e < trace.len()).then(|| (snapshot.str(a.name).to_string(), e as i64))
         })
         .collect()
