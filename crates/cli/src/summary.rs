@@ -111,20 +111,29 @@ pub fn table(path: &str, snapshot: &Snapshot, devices: &[DeviceSummary]) -> Stri
         if let Some(missing) = summary::missing_history(snapshot, d.device) {
             let _ = writeln!(out, "    {missing}");
         }
-        steps(&mut out, snapshot, d.device);
-        out_of_memory(&mut out, snapshot, d.device);
+        // The device's lifetimes, made only if the steps or the out-of-memory entries need them, and
+        // once for both.
+        let made = std::cell::OnceCell::new();
+        let lifetimes = || made.get_or_init(|| Lifetimes::of(snapshot, d.device));
+        steps(&mut out, snapshot, d.device, lifetimes);
+        out_of_memory(&mut out, snapshot, d.device, lifetimes);
     }
     out
 }
 
 /// The training steps the profiler marks in `device`'s trace, when two or more: how many, what marks
 /// them, which peaks highest (`memograph report` tells more).
-fn steps(out: &mut String, snapshot: &Snapshot, device: i64) {
+fn steps<'a>(
+    out: &mut String,
+    snapshot: &Snapshot,
+    device: i64,
+    lifetimes: impl FnOnce() -> &'a Lifetimes,
+) {
     use memograph_snapshot::analysis::trace_steps::{may_mark_steps, trace_steps};
     if !may_mark_steps(snapshot, device) {
         return;
     }
-    let Some(steps) = trace_steps(snapshot, &Lifetimes::of(snapshot, device)) else {
+    let Some(steps) = trace_steps(snapshot, lifetimes()) else {
         return;
     };
     let Some(top) = steps.highest() else {
@@ -142,13 +151,18 @@ fn steps(out: &mut String, snapshot: &Snapshot, device: i64) {
 
 /// The first few `oom` entries of `device`'s trace, as the page describes them (what was asked for and
 /// free, what PyTorch held, the code that asked), indented under the device.
-fn out_of_memory(out: &mut String, snapshot: &Snapshot, device: i64) {
+fn out_of_memory<'a>(
+    out: &mut String,
+    snapshot: &Snapshot,
+    device: i64,
+    lifetimes: impl FnOnce() -> &'a Lifetimes,
+) {
     const SHOWN: usize = 3;
     let trace = snapshot.trace(device);
     if !trace.action.contains(&Action::Oom) {
         return;
     }
-    let marks = oom_marks(snapshot, device, &Lifetimes::of(snapshot, device));
+    let marks = oom_marks(snapshot, device, lifetimes());
     for mark in marks.iter().take(SHOWN) {
         for (k, line) in mark.describe().lines().enumerate() {
             let lead = if k == 0 { "    " } else { "      " };
