@@ -463,6 +463,7 @@ pub fn step_file(file: &str, snapshot: &Snapshot) -> Option<crate::steps::StepFi
     let found: Vec<(i64, TraceSteps)> = snapshot
         .devices()
         .into_iter()
+        .filter(|&d| may_mark_steps(snapshot, d))
         .filter_map(|d| Some((d, trace_steps(snapshot, &Lifetimes::of(snapshot, d))?)))
         .collect();
     let several = found.len() > 1;
