@@ -182,6 +182,7 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
                     "oom_entry": d.oom_at.map(|o| o.entry),
                     "grown": grown(d),
                     "fit": limit.as_ref().map(|l| fit(d, l.bytes)),
+                    "steps": d.steps,
                 })
             })
             .collect();
@@ -272,6 +273,25 @@ fn comparison(digests: &[Digest], baseline: usize, args: &CompareArgs) -> String
                 if markdown { "\n" } else { "  " }
             );
         }
+    }
+    // Each run's training steps, where its trace's annotations mark them.
+    let steps: Vec<String> = digests
+        .iter()
+        .filter_map(|d| {
+            let s = d.steps.as_ref()?;
+            let n = memograph_snapshot::format::grouped(s.steps.len() as u64);
+            Some(format!(
+                "{}: {n} steps (`{}`): {}",
+                name(d),
+                s.marker,
+                s.summary()
+            ))
+        })
+        .collect();
+    if !steps.is_empty() {
+        let heading =
+            "Training steps (as the trace's annotations mark them; `memograph steps` draws them):";
+        let _ = write!(o, "\n{}", crate::list(heading, steps, markdown));
     }
     for d in digests.iter().filter(|d| !std::ptr::eq(*d, base)) {
         let g = grown(d);

@@ -718,3 +718,47 @@ fn diff_as_markdown_pastes_the_same_diff() {
     assert_eq!(code, 2);
     assert!(stderr.contains("cannot be used with"), "{stderr}");
 }
+
+#[test]
+fn compare_says_each_runs_training_steps_as_text_and_json() {
+    // Tier 1: the repository's real fixtures, two whose traces mark steps and one that marks none.
+    let repo = |name: &str| format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let files = [
+        repo("training.pickle"),
+        repo("compiled.pickle"),
+        repo("oom.pickle"),
+    ];
+    let mut args = vec!["compare"];
+    args.extend(files.iter().map(String::as_str));
+    let (code, stdout, stderr) = memograph(&args);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains(
+            "\nTraining steps (as the trace's annotations mark them; `memograph steps` draws them):\n  \
+             training.pickle: 3 steps (`Optimizer.step#AdamW.step`): every step peaks at 85.0 MiB. Steps 2 to 3 \
+             leave nothing more live.\n  \
+             compiled.pickle: 2 steps (`step_N`): the highest peak, 131.5 MiB, in step 1 (54.2 MiB above the \
+             lowest step's). Step 2 leaves nothing more live.\n"
+        ),
+        "{stdout}"
+    );
+    args.insert(1, "--json");
+    let (code, stdout, stderr) = memograph(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let peaks: Vec<Vec<u64>> = rows[..2]
+        .iter()
+        .map(|r| {
+            r["steps"]["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["peak_bytes"].as_u64().unwrap())
+                .collect()
+        })
+        .collect();
+    // As computed apart (crates/snapshot/tests/trace_steps.rs).
+    assert_eq!(peaks, [vec![89_159_680; 3], vec![137_900_040, 81_020_936]]);
+    assert_eq!(rows[2]["steps"], serde_json::Value::Null);
+}

@@ -423,7 +423,7 @@ fn memory_that_grows_step_after_step_is_found_with_its_rate() {
         g.bytes_per_step
     );
     assert_eq!(
-        (g.from_step, g.to_step, g.of),
+        (g.from_step, g.to_step, g.of.as_ref()),
         (51, 500, "allocated at step end")
     );
     assert_eq!(g.reaches_gpu_at, None);

@@ -160,6 +160,56 @@ fn user_ranges_named_as_steps_mark_them_and_others_do_not() {
     );
 }
 
+#[test]
+fn each_step_has_the_most_reserved_from_just_before_it_and_its_out_of_memory_entries() {
+    // A 4 KiB segment before the steps; step 1 maps 8 KiB more, gives it back and runs out of memory;
+    // step 2 begins by giving back the first segment (its peak reserved is the level it began at).
+    let seg = |action: &str, addr: u64, size: u64, t: i64| {
+        format!(
+            r#"{{"action": "{action}", "addr": {addr}, "size": {size}, "stream": 0, "time_us": {t}}}"#
+        )
+    };
+    let trace = [
+        seg("segment_alloc", 0x100000, 4096, 10),
+        entry("alloc", 0x100000, 512, 1, 110),
+        seg("segment_alloc", 0x200000, 8192, 120),
+        seg("segment_free", 0x200000, 8192, 130),
+        r#"{"action": "oom", "addr": 0, "size": 65536, "stream": 0, "time_us": 140, "device_free": 0}"#
+            .to_string(),
+        seg("segment_free", 0x100000, 4096, 210),
+        entry("alloc", 0x300000, 256, 1, 220),
+    ];
+    let marks = [
+        mark("START", "ProfilerStep#1", 100),
+        mark("END", "ProfilerStep#1", 190),
+        mark("START", "ProfilerStep#2", 200),
+        mark("END", "ProfilerStep#2", 290),
+    ];
+    let json = format!(
+        r#"{{"segments": [], "device_traces": [[{}]], "allocator_settings": {{}}, "external_annotations": [{}]}}"#,
+        trace.join(","),
+        marks.join(",")
+    );
+    let found = steps_of(&read_bytes(json.as_bytes()).unwrap(), 0).unwrap();
+    let got: Vec<_> = found
+        .steps
+        .iter()
+        .map(|s| ((s.first_entry, s.end_entry), s.peak_reserved_bytes, s.ooms))
+        .collect();
+    assert_eq!(got, [((1, 5), 12288, 1), ((5, 7), 4096, 0)]);
+    let run = found.step_run();
+    assert_eq!(
+        run.steps
+            .iter()
+            .map(|s| (s.peak_reserved_bytes, s.ooms))
+            .collect::<Vec<_>>(),
+        [(Some(12288), Some(1)), (Some(4096), Some(0))]
+    );
+    let table = found.table();
+    assert_eq!(table.header[6..9], ["peak reserved", "allocations", "OOMs"]);
+    assert_eq!(table.rows[0][6..9], ["12.0 KiB", "1", "1"]);
+}
+
 /// `name`'s trace `times` times over, each copy at addresses and times of its own, with its
 /// annotations: a run of that many steps, each the fixture's.
 fn tiled(one: &Snapshot, times: u64) -> Snapshot {
@@ -285,6 +335,11 @@ fn a_real_training_loop_is_three_optimizer_steps_and_keeps_nothing_after_the_fir
             ((137, 200), 84_959_232, 89_159_680, 84_959_232, 21),
         ]
     );
+    // Reserved (computed apart as the figures above): one 86.0 MiB level all along.
+    let reserved: Vec<_> = found.steps.iter().map(|s| s.peak_reserved_bytes).collect();
+    assert_eq!(reserved, [90_177_536; 3]);
+    // No step ran out of memory: the table has no OOMs column.
+    assert!(!found.table().header.iter().any(|h| h == "OOMs"));
     assert_eq!((found.growth.clone(), found.kept_at.len()), (None, 0));
     assert_eq!(
         found.summary(),
@@ -307,4 +362,82 @@ fn real_ranges_named_step_n_under_torch_compile_are_two_steps() {
     );
     assert_eq!(found.entries_before, 6);
     assert_eq!(found.highest().unwrap().step, 1);
+    let reserved: Vec<_> = found.steps.iter().map(|s| s.peak_reserved_bytes).collect();
+    assert_eq!(reserved, [182_452_224; 2]);
+}
+
+#[test]
+fn digests_carry_the_steps_and_name_their_runs_as_memograph_steps_does() {
+    use memograph_snapshot::analysis::categories::Rules;
+    use memograph_snapshot::analysis::compare::{digests, Digest};
+    use memograph_snapshot::analysis::trace_steps::{step_file, step_runs_of};
+    use memograph_snapshot::steps::StepFile;
+    let mut all = Vec::new();
+    for name in ["training.pickle", "compiled.pickle", "oom.pickle"] {
+        let s = repository_fixture(name);
+        let made = digests(&s, &Rules::built_in(), &format!("runs/{name}"), 1);
+        assert_eq!(made[0].steps, steps_of(&s, 0), "{name}");
+        // Across the worker (as JSON): the steps survive.
+        let json = serde_json::to_string(&made).unwrap();
+        let back: Vec<Digest> = serde_json::from_str(&json).unwrap();
+        assert!(back.iter().zip(&made).all(|(b, m)| b.steps == m.steps));
+        let Some(StepFile::Runs(of_file)) = step_file(&format!("runs/{name}"), &s) else {
+            assert_eq!(made[0].steps, None, "{name}");
+            all.extend(made);
+            continue;
+        };
+        assert_eq!(step_runs_of(&made), of_file);
+        all.extend(made);
+    }
+    let runs = step_runs_of(&all);
+    let names: Vec<_> = runs
+        .iter()
+        .map(|r| (r.name.as_str(), r.steps.len()))
+        .collect();
+    assert_eq!(names, [("runs/training", 3), ("runs/compiled", 2)]);
+    assert_eq!(runs[0].peak_allocated_bytes(), Some(89_159_680));
+    // Two devices of one file with steps: each run says its device.
+    let mut two = all[0].clone();
+    two.device = 1;
+    let runs = step_runs_of(&[&all[0], &two]);
+    let names: Vec<_> = runs
+        .iter()
+        .map(|r| (r.name.as_str(), r.config["device"].as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [("runs/training cuda:0", "0"), ("runs/training cuda:1", "1")]
+    );
+}
+
+#[test]
+fn a_traces_steps_beside_step_records_of_its_job_and_rank_are_no_run_of_their_own() {
+    use memograph_snapshot::analysis::trace_steps::unrecorded;
+    use memograph_snapshot::steps::StepRun;
+    let run = |file: &str, rank: Option<u32>| StepRun {
+        file: file.into(),
+        rank,
+        ..StepRun::default()
+    };
+    let records = [
+        run("job/rank0_steps.jsonl", Some(0)),
+        run("steps.csv", Some(3)),
+    ];
+    let traces = vec![
+        // Its job has records (of rank 0: a capture's folder whose rank 1 wrote none is one job);
+        // another job has none.
+        run("job/rank0_peak_3.pickle", Some(0)),
+        run("job/rank1_peak_3.pickle", Some(1)),
+        run("other/rank0_exit_9.pickle", Some(0)),
+        // In a folder, beside records picked without theirs: of their rank, or of another.
+        run("x/rank3_exit_9.pickle", Some(3)),
+        run("x/snapshot.pickle", None),
+        // Picked without its folder, beside records picked so too (of one job, whatever the rank).
+        run("rank5_exit_9.pickle", Some(5)),
+    ];
+    let kept: Vec<_> = unrecorded(&records, traces)
+        .into_iter()
+        .map(|r| r.file)
+        .collect();
+    assert_eq!(kept, ["other/rank0_exit_9.pickle", "x/snapshot.pickle"]);
 }

@@ -670,7 +670,7 @@ pub async fn reserved_at_sliced<P: crate::batch::Pause>(
 
 /// Walks `device`'s trace handing `each` every entry's index and the reserved bytes right after it;
 /// returns the reserved bytes before the first entry.
-async fn reserved_walk<P: crate::batch::Pause>(
+pub(crate) async fn reserved_walk<P: crate::batch::Pause>(
     snapshot: &Snapshot,
     device: i64,
     pause: &mut P,

@@ -8,12 +8,15 @@
 //! A trace of one step, or without annotations (older PyTorch, or none recorded), has none.
 
 use super::compare::{delta, grown_sites, sites_of, Column, SiteDelta, Table, GROWN_LISTED};
-use super::lifetimes::Lifetimes;
+use super::lifetimes::{reserved_walk, Lifetimes};
 use crate::model::{Action, Snapshot};
 use crate::steps::{Growth, StepRecord, StepRun};
 
+/// The format of the step runs made of a trace's steps ([`StepRun::format`]).
+pub const TRACE_STEPS_FORMAT: &str = "snapshot trace";
+
 /// The steps of one device's trace.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TraceSteps {
     /// The annotation that marks them, as the first one is named, a step number in it `N`
     /// (`Optimizer.step#AdamW.step`, `ProfilerStep#N`).
@@ -34,7 +37,7 @@ pub struct TraceSteps {
 }
 
 /// One step: trace entries `first_entry..end_entry`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TraceStep {
     /// 1, 2, … in trace order.
     pub step: u32,
@@ -49,8 +52,11 @@ pub struct TraceStep {
     pub peak_entry: i64,
     /// Live after its last entry: what it leaves to the next.
     pub live_at_end: u64,
-    /// Its `alloc` entries.
+    /// The most the allocator reserved from just before it began to its end.
+    pub peak_reserved_bytes: u64,
+    /// Its `alloc` entries, and its `oom` entries (each a request the allocator could not meet).
     pub allocations: u32,
+    pub ooms: u32,
     /// From its marker to the next (microseconds), where times were recorded.
     pub duration_us: Option<i64>,
 }
@@ -223,6 +229,39 @@ fn spans(marks: &[Mark], ends_at_marker: bool, times: &[i64]) -> Vec<Span> {
     spans
 }
 
+/// Each span's highest reserved bytes, from just before its first entry to after its last, in one walk
+/// of the trace (spans are in order, each beginning where the one before ends or later).
+async fn peak_reserved<P: crate::batch::Pause>(
+    snapshot: &Snapshot,
+    device: i64,
+    spans: &[Span],
+    pause: &mut P,
+) -> Vec<u64> {
+    let mut peaks = vec![0u64; spans.len()];
+    // The first span that has not ended before the entry at hand.
+    let mut open = 0;
+    let start = reserved_walk(snapshot, device, pause, |i, reserved| {
+        // The reserved bytes after entry `i` count for the spans from `i + 1` (as their level before
+        // they began) to those that end after `i`.
+        while spans.get(open).is_some_and(|s| (s.end as usize) <= i) {
+            open += 1;
+        }
+        for (k, s) in spans.iter().enumerate().skip(open) {
+            if s.first as usize > i + 1 {
+                break;
+            }
+            peaks[k] = peaks[k].max(reserved);
+        }
+    })
+    .await;
+    for (k, s) in spans.iter().enumerate() {
+        if s.first == 0 {
+            peaks[k] = peaks[k].max(start);
+        }
+    }
+    peaks
+}
+
 /// [`trace_steps`], awaiting `pause` between batches of entries.
 pub async fn trace_steps_sliced<P: crate::batch::Pause>(
     snapshot: &Snapshot,
@@ -255,12 +294,13 @@ pub async fn trace_steps_sliced<P: crate::batch::Pause>(
             }
         });
     let spans = spans(&best.marks, ends_at_marker, &trace.time_us);
+    let peak_reserved = peak_reserved(snapshot, device, &spans, pause).await;
     let mut steps = Vec::with_capacity(spans.len());
     for (k, span) in spans.iter().enumerate() {
         let (a, b) = (span.first, span.end);
         let live_at_start = lifetimes.live_bytes_at(i64::from(a) - 1);
         let (mut peak_bytes, mut peak_entry) = (live_at_start, i64::from(a) - 1);
-        let mut allocations = 0u32;
+        let (mut allocations, mut ooms) = (0u32, 0u32);
         let scan = |r: std::ops::Range<usize>| {
             for i in r.start + a as usize..r.end + a as usize {
                 let live = lifetimes.live_after[i];
@@ -268,6 +308,7 @@ pub async fn trace_steps_sliced<P: crate::batch::Pause>(
                     (peak_bytes, peak_entry) = (live, i as i64);
                 }
                 allocations += u32::from(trace.action[i] == Action::Alloc);
+                ooms += u32::from(trace.action[i] == Action::Oom);
             }
         };
         crate::batch::ranges_paused((b - a) as usize, scan, pause).await;
@@ -279,7 +320,9 @@ pub async fn trace_steps_sliced<P: crate::batch::Pause>(
             peak_bytes,
             peak_entry,
             live_at_end: lifetimes.live_bytes_at(i64::from(b) - 1),
+            peak_reserved_bytes: peak_reserved[k],
             allocations,
+            ooms,
             duration_us: span.to.map(|to| to.saturating_sub(span.from)),
         });
     }
@@ -315,7 +358,7 @@ impl TraceSteps {
     /// first as the run's static memory), for what reads those: the growth test, `memograph steps`.
     pub fn step_run(&self) -> StepRun {
         StepRun {
-            format: "snapshot trace",
+            format: TRACE_STEPS_FORMAT,
             steps: self
                 .steps
                 .iter()
@@ -323,6 +366,8 @@ impl TraceSteps {
                     step: u64::from(s.step),
                     allocated_bytes: Some(s.live_at_end),
                     peak_allocated_bytes: Some(s.peak_bytes),
+                    peak_reserved_bytes: Some(s.peak_reserved_bytes),
+                    ooms: Some(u64::from(s.ooms)),
                     ..StepRecord::default()
                 })
                 .collect(),
@@ -346,7 +391,8 @@ impl TraceSteps {
     }
 
     /// A row a step: its entries, what was live when it began, its peak, what it left live and how much
-    /// more that is than it began with, its allocations and how long it took.
+    /// more that is than it began with, the most reserved, its allocations and OOMs (where any step
+    /// ran out of memory), and how long it took.
     pub fn table(&self) -> Table {
         use crate::format::{bytes, grouped, signed_bytes};
         let rows = self
@@ -368,11 +414,15 @@ impl TraceSteps {
                     bytes(s.peak_bytes),
                     bytes(s.live_at_end),
                     signed_bytes(s.kept_bytes()),
+                    bytes(s.peak_reserved_bytes),
                     grouped(u64::from(s.allocations)),
+                    grouped(u64::from(s.ooms)),
                     s.duration_us.map_or(String::new(), crate::format::micros),
                 ]
             })
             .collect();
+        // OOMs only where some step ran out of memory.
+        let ooms = self.steps.iter().any(|s| s.ooms > 0);
         Table::new(
             &[
                 Column::Number("step"),
@@ -381,11 +431,14 @@ impl TraceSteps {
                 Column::Number("peak"),
                 Column::Number("live at end"),
                 Column::Number("kept"),
+                Column::Number("peak reserved"),
                 Column::Number("allocations"),
+                Column::Number("OOMs"),
                 Column::Number("time"),
             ],
             rows,
         )
+        .columns(|k| ooms || k != 8)
     }
 
     /// The findings' line: how many steps and what marks them, then [`Self::summary`].
@@ -466,17 +519,55 @@ pub fn step_file(file: &str, snapshot: &Snapshot) -> Option<crate::steps::StepFi
         .filter(|&d| may_mark_steps(snapshot, d))
         .filter_map(|d| Some((d, trace_steps(snapshot, &Lifetimes::of(snapshot, d))?)))
         .collect();
-    let several = found.len() > 1;
-    let runs: Vec<StepRun> = found
+    let found: Vec<(&str, i64, &TraceSteps)> = found.iter().map(|(d, s)| (file, *d, s)).collect();
+    let runs = named_runs(&found);
+    (!runs.is_empty()).then_some(crate::steps::StepFile::Runs(runs))
+}
+
+/// The steps the digests carry as step records, a run per file and device whose trace marks steps
+/// (see [`step_file`]): what the page's Steps view shows of the snapshots open or compared.
+pub fn step_runs_of<D: std::borrow::Borrow<super::compare::Digest>>(digests: &[D]) -> Vec<StepRun> {
+    let found: Vec<(&str, i64, &TraceSteps)> = digests
         .iter()
-        .map(|(device, steps)| {
+        .map(|d| d.borrow())
+        .filter_map(|d| Some((d.file.as_str(), d.device, d.steps.as_ref()?)))
+        .collect();
+    named_runs(&found)
+}
+
+/// The runs of `traces` (a trace's steps) of a job no run of `records` (step records) is of: a
+/// snapshot of a run whose step records are open is one of its marks, not a run of its own. A job is
+/// a folder, or the files named without one (picked together); a file named without one beside
+/// those of a folder is of a job whose run has its rank (as the Steps view's marks take it).
+pub fn unrecorded(records: &[StepRun], traces: Vec<StepRun>) -> Vec<StepRun> {
+    use crate::names::folder;
+    traces
+        .into_iter()
+        .filter(|t| {
+            !records.iter().any(|r| {
+                let (a, b) = (folder(&r.file), folder(&t.file));
+                match (a.is_empty(), b.is_empty()) {
+                    (true, false) | (false, true) => r.rank == t.rank,
+                    _ => a == b,
+                }
+            })
+        })
+        .collect()
+}
+
+/// A run of each (file, device, steps), named after its file, and where the file has several runs
+/// after its device too (which its config holds then, as `device`).
+fn named_runs(found: &[(&str, i64, &TraceSteps)]) -> Vec<StepRun> {
+    found
+        .iter()
+        .map(|&(file, device, steps)| {
             let mut run = steps.step_run();
             crate::steps::name_run(&mut run, file);
-            if several {
+            if found.iter().filter(|f| f.0 == file).count() > 1 {
                 run.name = format!("{} cuda:{device}", run.name);
+                run.config.insert("device".into(), device.to_string());
             }
             run
         })
-        .collect();
-    (!runs.is_empty()).then_some(crate::steps::StepFile::Runs(runs))
+        .collect()
 }

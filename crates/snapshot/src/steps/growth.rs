@@ -7,7 +7,7 @@ use super::{StepRecord, StepRun, MIB};
 /// each step's tensors): the trend of what is still allocated at each step's end (peak allocated
 /// where the input logs no such figure), after the first tenth of the steps (warm-up: the optimizer's
 /// state and the allocator's first segments come then).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Growth {
     /// Bytes per step: the median of the slopes between pairs of steps (Theil–Sen), so that a few odd
     /// steps, or a level that jumps once and stays, do not make a trend.
@@ -16,7 +16,7 @@ pub struct Growth {
     pub from_step: u64,
     pub to_step: u64,
     /// The figure: "allocated at step end" or "peak allocated".
-    pub of: &'static str,
+    pub of: std::borrow::Cow<'static, str>,
     /// At this rate, the step at which that figure would reach the GPU's memory (when the run says what
     /// GPU it ran on, and it has not reached it yet).
     pub reaches_gpu_at: Option<u64>,
@@ -102,7 +102,7 @@ impl StepRun {
             bytes_per_step: slope,
             from_step: first.0 as u64,
             to_step: last.0 as u64,
-            of,
+            of: of.into(),
             reaches_gpu_at,
         })
     }

@@ -12,6 +12,7 @@ use super::categories::{categorize, category_totals, CategoryTotal, Rules};
 use super::lifetimes::{reserved_series, Lifetimes};
 use super::live_set::{allocation_site, live_set_tree, Node};
 use super::report::{component_totals, ComponentTotal};
+use super::trace_steps::{trace_steps, TraceSteps};
 use crate::model::{Action, Snapshot};
 
 mod names;
@@ -66,6 +67,9 @@ pub struct Digest {
     pub live_set: Node,
     /// The live set at the peak by where each allocation was made (the innermost user frame).
     pub sites: Vec<Site>,
+    /// The training steps the trace's annotations mark, when two or more (see [`trace_steps`]).
+    #[serde(default)]
+    pub steps: Option<TraceSteps>,
 }
 
 impl Digest {
@@ -203,6 +207,7 @@ pub fn digest_at(
         live_entry: Some(event),
         live_set: live_set_tree(snapshot, lifetimes, event, true),
         sites,
+        steps: trace_steps(snapshot, lifetimes),
     }
 }
 
@@ -314,5 +319,6 @@ pub(crate) fn test_digest(file: &str, peak: u64, reserved: u64) -> Digest {
             allocations: Vec::new(),
         },
         sites: Vec::new(),
+        steps: None,
     }
 }

@@ -124,7 +124,7 @@ fn merge(a: Option<&Node>, b: Option<&Node>) -> DiffNode {
 }
 
 /// Bytes allocated at one place in A and in B.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SiteDelta {
     pub site: String,
     pub a_bytes: u64,
