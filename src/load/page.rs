@@ -13,6 +13,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, MessageEvent, Worker};
 
+use memograph_snapshot::analysis::trace_steps::may_mark_steps;
+
 use super::files::{check_size, distinct, modified, named_size, same_file};
 use super::js::{clock, grow_heap, now, write_step, Wakeup};
 use super::pieces::{Pieces, IN_FLIGHT, IN_FLIGHT_STREAMED};
@@ -590,6 +592,10 @@ impl Load {
                 head: matches!(this.purpose, Purpose::Open).then(|| this.head.borrow().finish()),
                 modified: modified(&this.blob),
                 devices: snapshot.devices(),
+                marks_steps: snapshot
+                    .devices()
+                    .into_iter()
+                    .any(|d| may_mark_steps(&snapshot, d)),
                 snapshot: std::rc::Rc::new(snapshot),
                 models: [(device, model)].into(),
                 digests: Default::default(),

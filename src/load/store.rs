@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use memograph_snapshot::analysis::categories::Rules;
 use memograph_snapshot::analysis::compare::{self, Digest};
+use memograph_snapshot::analysis::trace_steps::{step_runs_of, unrecorded};
 use memograph_snapshot::steps::{merge, StepFile, StepRun};
 use memograph_snapshot::Snapshot;
 
@@ -27,8 +28,10 @@ pub struct OpenFile {
     pub snapshot: Rc<Snapshot>,
     pub devices: Vec<i64>,
     pub models: HashMap<i64, DeviceModel>,
-    /// Its comparison digests, made when a comparison first asks.
+    /// Its comparison digests, made when a comparison (or the Steps view) first asks.
     pub digests: OnceCell<Vec<SharedDigest>>,
+    /// Whether a device's annotations may mark training steps (its digests say whether they do).
+    pub marks_steps: bool,
 }
 
 /// A file read for a comparison only: its digests, and the file itself to open it whole when asked.
@@ -111,9 +114,31 @@ pub fn steps_known_as(name: &str, file: &web_sys::Blob) -> Option<String> {
     })
 }
 
-/// Every step run, manifests merged in (see `memograph_snapshot::steps::merge`).
+/// Every step run: the step-record files' (manifests merged in: see
+/// `memograph_snapshot::steps::merge`), then the training steps the traces of the snapshots open or
+/// compared mark, a run per file and device, where no step records of that job and rank are open.
 pub fn step_runs() -> Vec<StepRun> {
-    STEP_FILES.with(|s| merge(s.borrow().iter().map(|(f, _, _)| f.clone()).collect()))
+    let files: Vec<StepFile> =
+        STEP_FILES.with(|s| s.borrow().iter().map(|(f, _, _)| f.clone()).collect());
+    let mut recorded = merge(files);
+    let digests: Vec<SharedDigest> = runs().into_iter().flat_map(|r| r.digests).collect();
+    let traces = merge(vec![StepFile::Runs(step_runs_of(&digests))]);
+    recorded.extend(unrecorded(&recorded, traces));
+    recorded
+}
+
+/// Step-record files, and snapshots whose traces may mark training steps (open, or compared and
+/// marking them): what the Steps view can show, counted without making any digest.
+pub fn step_sources() -> usize {
+    let files = STEP_FILES.with(|s| s.borrow().len());
+    let open = FILES.with(|f| f.borrow().iter().filter(|o| o.marks_steps).count());
+    let compared = COMPARED.with(|c| {
+        c.borrow()
+            .iter()
+            .filter(|f| f.digests.iter().any(|d| d.steps.is_some()))
+            .count()
+    });
+    files + open + compared
 }
 
 pub fn step_file_count() -> usize {

@@ -245,10 +245,12 @@ impl Ui {
         }
     }
 
-    /// Step-record files open (tracks them).
+    /// Step-record files open, and snapshots whose traces may mark training steps (tracks them).
     pub fn step_count(&self) -> usize {
         self.steps.get();
-        store::step_file_count()
+        self.files.get();
+        self.compared.get();
+        store::step_sources()
     }
 
     /// Whether anything is open: a snapshot, a compared run or step records.

@@ -1,13 +1,16 @@
-//! Steps: per-step memory records (training logs, memograph-capture's step files, Megatron traces, CSV)
-//! as one line per run × rank, each run's static memory as a dotted baseline and its theoretical memory
-//! as a dash-dotted line (on request) in its colour, simulated runs dashed, retries and OOMs marked; the per-run table (Copy as Markdown,
-//! CSV) and the runs that grow step after step; components against the measured peak; snapshots of the same run marked on the chart (a click
-//! opens one). Figures are the engine's (`memograph_snapshot::steps`); the chart is `memograph-charts`'
-//! (`memograph steps -o` draws the same).
+//! Steps: per-step memory records (training logs, memograph-capture's step files, Megatron traces, CSV),
+//! and the training steps the traces of snapshots open or compared mark, as one line per run × rank:
+//! each run's static memory as a dotted baseline and its theoretical memory as a dash-dotted line (on
+//! request) in its colour, simulated runs dashed, retries and OOMs marked; the per-run table (Copy as
+//! Markdown, CSV; a snapshot's run opens it) and the runs that grow step after step; components against
+//! the measured peak; snapshots of the same run marked on the chart (a click opens one). Figures are the
+//! engine's (`memograph_snapshot::steps`); the chart is `memograph-charts'` (`memograph steps -o` draws
+//! the same).
 
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use memograph_charts::{step_chart, Bars, PlotArea, StepChartOptions};
+use memograph_snapshot::analysis::trace_steps::TRACE_STEPS_FORMAT;
 use memograph_snapshot::format::{bytes, count, grouped, signed_bytes};
 use memograph_snapshot::steps::{growth_lines, rank_sets, steps_table, StepRanks, StepRun};
 
@@ -42,6 +45,8 @@ impl StepsUi {
 pub fn StepsView(ui: Ui) -> impl IntoView {
     let runs = Memo::new(move |_| {
         ui.steps.get();
+        ui.files.get();
+        ui.compared.get();
         store::step_runs()
     });
     let s = ui.steps_ui;
@@ -88,7 +93,8 @@ pub fn StepsView(ui: Ui) -> impl IntoView {
                     {move || if copied.get() { "Copied ✓" } else { "Copy as Markdown" }}
                 </button>
                 <button class="button small" on:click=csv>"Download CSV"</button>
-                <button class="button small" title="Close every step-record file" on:click=clear>"Close step files"</button>
+                <button class="button small" title="Close every step-record file" on:click=clear
+                    prop:disabled=move || { ui.steps.get(); store::step_file_count() == 0 }>"Close step files"</button>
                 <span class="muted hint">
                     "MB in these files is 2^20 bytes and GB/GiB 2^30"
                     {move || if device_used() { " · Megatron traces' “reserved” is the device's used memory" } else { "" }}
@@ -156,12 +162,22 @@ fn StepsTable(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
                     .collect_view();
                 let key = (r.file.clone(), r.rank);
                 let is_base = i == base;
+                // A snapshot's own steps: it opens from here (at its Analysis, its steps listed there).
+                let open = (r.format == TRACE_STEPS_FORMAT).then(|| {
+                    let name = r.file.clone();
+                    let device = r.config.get("device").and_then(|d| d.parse().ok());
+                    view! {
+                        <button class="star" data-testid="steps-open-snapshot"
+                            title=format!("Open {name} at its Analysis: its steps are listed there, and a click on one shows what was live at its peak")
+                            on:click=move |_| open_steps_of(ui, name.clone(), device)>"↗"</button>
+                    }
+                });
                 view! {
                     <tr data-run=r.name.clone() data-rank=r.rank.map(|x| x.to_string()).unwrap_or_default()
                         data-peak=r.peak_allocated_bytes().map(|x| x.to_string()).unwrap_or_default()
                         class:simulated=r.simulated class:baseline=is_base title=title>
                         <td><button class="star" class:on=is_base title="Make this the baseline"
-                            on:click=move |_| s.baseline.set(Some(key.clone()))>{if is_base { "★" } else { "☆" }}</button></td>
+                            on:click=move |_| s.baseline.set(Some(key.clone()))>{if is_base { "★" } else { "☆" }}</button>{open}</td>
                         {cells}
                     </tr>
                 }
@@ -176,6 +192,16 @@ fn StepsTable(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
             </div>
         }
     }
+}
+
+/// Opens the snapshot `name` (open, or compared and read again whole) at its Analysis, on `device`
+/// (else its default device).
+fn open_steps_of(ui: Ui, name: String, device: Option<i64>) {
+    let Some((_, size)) = store::run_names().into_iter().find(|(n, _)| *n == name) else {
+        return;
+    };
+    ui.show_run(name, size, device);
+    ui.view.set(super::View::Analysis);
 }
 
 /// Per job of two ranks or more: each rank's highest peak (allocated, or reserved when the chart shows

@@ -503,8 +503,12 @@ test('folders dropped together are walked whole and compared, a rank strip each;
   }
   await page.waitForTimeout(500);
   assert.match(await page.textContent('[data-testid=compare-status]'), /^5 runs compared/);
+  // In Steps, run_a's step records once, and the steps the traces of the snapshots of no job with
+  // step records mark (run_b's ranks, the loose file): run_a's snapshots are its records' marks.
   await page.selectOption('[data-testid=view-select]', 'steps');
-  await page.waitForFunction(() => document.querySelector('[data-testid=steps-status]')?.textContent === '1 run', null, { timeout: 30000 });
+  await page.waitForFunction(() => document.querySelector('[data-testid=steps-status]')?.textContent === '4 runs', null, { timeout: 30000 });
+  assert.deepEqual(await page.$$eval('[data-testid=steps-table] tr[data-run]', r => r.map(e => `${e.dataset.run} ${e.dataset.rank}`)),
+    ['run_a/steps 3', 'extra ', 'run_b/exit_0 0', 'run_b/exit_0 1']);
 }));
 
 test('a folder with nothing to open says so, by name, whether picked or dropped; an empty one too', () => withScratch('nothing', async (root, page, errors) => {

@@ -242,3 +242,46 @@ test('a run whose memory grows step after step is said with its rate and when it
     fs.rmSync(job, { recursive: true, force: true });
   }
 });
+
+test('snapshots whose traces mark training steps are runs of their own, each opening at its Analysis', async () => {
+  // Tier 1: the repository's real recordings: three AdamW steps, two compiled steps, and a run that
+  // ran out of memory and marks none.
+  const repo = name => path.join(ROOT, 'tests', 'fixtures', name);
+  const { page, errors } = await open(b, server.url, { width: 1400, height: 900 });
+  try {
+    await page.setInputFiles('input[type=file]', ['training.pickle', 'compiled.pickle', 'oom.pickle'].map(repo));
+    await page.waitForFunction(() => /^3 runs compared/.test(document.querySelector('[data-testid=compare-status]')?.textContent ?? ''), null, { timeout: 60000 });
+    assert.equal(await page.$eval('[data-testid=view-select] option[value=steps]', o => o.disabled), false);
+    await page.selectOption('[data-testid=view-select]', 'steps');
+    await page.waitForSelector('[data-testid=steps-table] tr[data-run]');
+    assert.equal(await page.textContent('[data-testid=steps-status]'), '2 runs');
+    // Each run's highest step peak, as computed apart (crates/snapshot/tests/trace_steps.rs), and the
+    // most reserved in a step.
+    const rows = await page.$$eval('[data-testid=steps-table] tr[data-run]', r => r.map(e => [e.dataset.run, Number(e.dataset.peak)]));
+    assert.deepEqual(rows, [['training', 89159680], ['compiled', 137900040]]);
+    assert.match(await page.textContent('tr[data-run="compiled"]'), /174\.0 MiB/);
+    assert.equal(await page.isDisabled('button:has-text("Close step files")'), true);
+    await shot(page, 'steps-of-snapshots');
+    // A run opens its snapshot at the Analysis, where its steps are listed.
+    await page.click('tr[data-run="compiled"] [data-testid=steps-open-snapshot]');
+    await page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready'
+      && document.querySelectorAll('[data-testid=trace-steps] tr[data-step]').length === 2, null, { timeout: 60000 });
+    assert.equal(await page.$eval('[data-testid=view-select]', e => e.value), 'analysis');
+    assert.match(await page.textContent('[data-testid=analysis-at]'), /^Live at the peak \(at entry 208\), in step 1 of 2: 131\.5 MiB/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+  // One snapshot opened whole: its steps are the Steps view's run.
+  const one = await open(b, server.url, { width: 1400, height: 900 });
+  try {
+    await one.page.setInputFiles('input[type=file]', repo('training.pickle'));
+    await one.page.waitForFunction(() => document.querySelector('#app').dataset.state === 'ready');
+    await one.page.selectOption('[data-testid=view-select]', 'steps');
+    await one.page.waitForSelector('[data-testid=steps-table] tr[data-run]');
+    assert.deepEqual(await one.page.$$eval('[data-testid=steps-table] tr[data-run]', r => r.map(e => e.dataset.run)), ['training']);
+    assert.deepEqual(one.errors, []);
+  } finally {
+    await one.page.close();
+  }
+});
