@@ -5,8 +5,7 @@ use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use memograph_snapshot::analysis::categories::Rules;
-use memograph_snapshot::analysis::compare::{self, Digest};
+use memograph_snapshot::analysis::compare::Digest;
 use memograph_snapshot::analysis::trace_steps::{step_runs_of, unrecorded};
 use memograph_snapshot::steps::{merge, StepFile, StepRun};
 use memograph_snapshot::Snapshot;
@@ -28,7 +27,8 @@ pub struct OpenFile {
     pub snapshot: Rc<Snapshot>,
     pub devices: Vec<i64>,
     pub models: HashMap<i64, DeviceModel>,
-    /// Its comparison digests, made when a comparison (or the Steps view) first asks.
+    /// Its comparison digests, made in the background when a comparison (or the Steps view) first
+    /// asks (see `load::build::digests`).
     pub digests: OnceCell<Vec<SharedDigest>>,
     /// Whether a device's annotations may mark training steps (its digests say whether they do).
     pub marks_steps: bool,
@@ -52,6 +52,8 @@ pub struct Run {
     pub digests: Vec<SharedDigest>,
     /// Its index among the open files, when it is open.
     pub open: Option<usize>,
+    /// An open file whose digests are not made yet (none are given until they are).
+    pub pending: bool,
 }
 
 thread_local! {
@@ -115,13 +117,16 @@ pub fn steps_known_as(name: &str, file: &web_sys::Blob) -> Option<String> {
 }
 
 /// Every step run: the step-record files' (manifests merged in: see
-/// `memograph_snapshot::steps::merge`), then the training steps the traces of the snapshots open or
-/// compared mark, a run per file and device, where no step records of that job and rank are open.
-pub fn step_runs() -> Vec<StepRun> {
+/// `memograph_snapshot::steps::merge`), then the training steps the traces of the snapshots of
+/// `runs` ([`runs`]) mark, a run per file and device, where no step records of that job are open.
+pub fn step_runs(runs: &[Run]) -> Vec<StepRun> {
     let files: Vec<StepFile> =
         STEP_FILES.with(|s| s.borrow().iter().map(|(f, _, _)| f.clone()).collect());
     let mut recorded = merge(files);
-    let digests: Vec<SharedDigest> = runs().into_iter().flat_map(|r| r.digests).collect();
+    let digests: Vec<&Digest> = runs
+        .iter()
+        .flat_map(|r| r.digests.iter().map(|d| &**d))
+        .collect();
     let traces = merge(vec![StepFile::Runs(step_runs_of(&digests))]);
     recorded.extend(unrecorded(&recorded, traces));
     recorded
@@ -264,8 +269,6 @@ pub fn run_count() -> usize {
     })
 }
 
-/// Every run a comparison can take: the compared files in the order they came, then the open files
-/// that are not among them. An open file's digests are made here on first use.
 /// The compared runs' names and sizes, in the order `runs` gives them (no digest is made).
 pub fn run_names() -> Vec<(String, u64)> {
     let mut names: Vec<(String, u64)> = COMPARED.with(|c| {
@@ -282,6 +285,8 @@ pub fn run_names() -> Vec<(String, u64)> {
     names
 }
 
+/// Every run a comparison can take: the compared files in the order they came, then the open files
+/// that are not among them; an open file's without digests until they are made (`pending`).
 pub fn runs() -> Vec<Run> {
     let open: Vec<(String, u64)> = list().into_iter().map(|(n, b, _)| (n, b)).collect();
     let index_of = |name: &str, bytes: u64| open.iter().position(|o| o.0 == name && o.1 == bytes);
@@ -293,6 +298,7 @@ pub fn runs() -> Vec<Run> {
                 bytes: f.bytes,
                 digests: f.digests.clone(),
                 open: index_of(&f.name, f.bytes),
+                pending: false,
             })
             .collect()
     });
@@ -300,24 +306,27 @@ pub fn runs() -> Vec<Run> {
         if runs.iter().any(|r| r.open == Some(i)) {
             continue;
         }
-        let digests = FILES.with(|files| {
-            let files = files.borrow();
-            let f = &files[i];
-            f.digests
-                .get_or_init(|| {
-                    let made = compare::digests(&f.snapshot, &Rules::built_in(), &f.name, f.bytes);
-                    made.into_iter().map(SharedDigest::new).collect()
-                })
-                .clone()
-        });
+        let digests = FILES.with(|files| files.borrow()[i].digests.get().cloned());
         runs.push(Run {
             name: name.clone(),
             bytes: *bytes,
-            digests,
+            pending: digests.is_none(),
+            digests: digests.unwrap_or_default(),
             open: Some(i),
         });
     }
     runs
+}
+
+/// Takes the digests of the open file `id`, made apart (dropped if it closed meanwhile).
+pub fn set_digests(id: u64, digests: Vec<Digest>) {
+    FILES.with(|files| {
+        if let Some(f) = files.borrow().iter().find(|f| f.id == id) {
+            let _ = f
+                .digests
+                .set(digests.into_iter().map(SharedDigest::new).collect());
+        }
+    });
 }
 
 pub fn add(file: OpenFile) -> usize {

@@ -258,6 +258,20 @@ impl Ui {
         self.run_count() != 0 || self.step_count() != 0
     }
 
+    /// Every run a comparison can take, as [`store::runs`] gives them (tracks the open and compared
+    /// files). An open file's digests are asked for here: made in the background, its run has them
+    /// once they are in place.
+    pub fn runs(&self) -> Vec<store::Run> {
+        self.files.get();
+        self.compared.get();
+        let runs = store::runs();
+        let ui = *self;
+        for i in runs.iter().filter(|r| r.pending).filter_map(|r| r.open) {
+            build::digests(i, Rc::new(move || ui.compared.update(|n| *n += 1)));
+        }
+        runs
+    }
+
     /// Runs a comparison can take (open files and files read for comparing; tracks both).
     pub fn run_count(&self) -> usize {
         self.files.get();

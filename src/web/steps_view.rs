@@ -45,9 +45,7 @@ impl StepsUi {
 pub fn StepsView(ui: Ui) -> impl IntoView {
     let runs = Memo::new(move |_| {
         ui.steps.get();
-        ui.files.get();
-        ui.compared.get();
-        store::step_runs()
+        store::step_runs(&ui.runs())
     });
     let s = ui.steps_ui;
     let any_theoretical = move || runs.with(|r| r.iter().any(|r| r.theoretical_bytes.is_some()));
@@ -250,9 +248,7 @@ fn StepsChart(ui: Ui, runs: Memo<Vec<StepRun>>) -> impl IntoView {
     let resized = super::window_resizes();
     // Snapshots of the same runs (open or compared), by rank and step in their names.
     let marks = Memo::new(move |_| {
-        ui.files.get();
-        ui.compared.get();
-        let digests: Vec<_> = store::runs().into_iter().flat_map(|r| r.digests).collect();
+        let digests: Vec<_> = ui.runs().into_iter().flat_map(|r| r.digests).collect();
         let runs = runs.get();
         let refs: Vec<&StepRun> = runs.iter().collect();
         snapshot_marks(&refs, &digests)

@@ -91,3 +91,21 @@ fn layouts_segments_categories_and_reports_built_in_slices_equal_those_built_at_
         );
     }
 }
+
+#[test]
+fn digests_made_in_slices_equal_those_made_at_once() {
+    use memograph_snapshot::analysis::compare::{digests, digests_sliced};
+    let rules = Rules::built_in();
+    // A long synthetic trace, and a real one whose annotations mark three training steps.
+    for s in [
+        read_bytes(&synth::pickle(1600).bytes).unwrap(),
+        common::repository_fixture("training.pickle"),
+    ] {
+        let mut pause = common::Yield(0);
+        let (sliced, polls) =
+            common::poll_to_end(digests_sliced(&s, &rules, "f.pickle", 7, &mut pause));
+        assert!(polls > 3, "{polls} polls");
+        let whole = digests(&s, &rules, "f.pickle", 7);
+        assert_eq!(format!("{sliced:?}"), format!("{whole:?}"));
+    }
+}

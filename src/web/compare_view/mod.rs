@@ -24,7 +24,6 @@ use memograph_snapshot::analysis::fit::{parse_memory, sweeps, Limit};
 use memograph_snapshot::format::{bytes, count};
 
 use super::{Phase, Ui};
-use crate::load::store;
 use crate::view_model::compare::{default_b, refs, SharedDigest, SortBy};
 use chart::OverlaidChart;
 use diff::DiffPanel;
@@ -84,9 +83,7 @@ impl CompareUi {
 
 /// Every row's digest, in the order the runs came (tracks the open and compared files).
 fn all_digests(ui: Ui) -> Vec<SharedDigest> {
-    ui.files.get();
-    ui.compared.get();
-    store::runs().into_iter().flat_map(|r| r.digests).collect()
+    ui.runs().into_iter().flat_map(|r| r.digests).collect()
 }
 
 /// The folder every row's file lies in, shown once in the toolbar and left out of the rows' names
@@ -124,11 +121,19 @@ pub fn CompareView(ui: Ui) -> impl IntoView {
     let status = move || {
         let (done, total) = ui.comparing.get();
         let runs = rows.with(|r| r.len());
-        let reading = if total > 0 {
+        let mut reading = if total > 0 {
             format!(" · reading files: {done} of {total} done")
         } else {
             String::new()
         };
+        // Open files whose digests are being made, in the background.
+        let pending = ui.runs().iter().filter(|r| r.pending).count();
+        if pending > 0 {
+            reading += &format!(
+                " · summarising {}…",
+                count(pending as u64, "open file", "open files")
+            );
+        }
         let folder = digests.with(|d| folder_of(d));
         let folder = if folder.is_empty() {
             String::new()

@@ -8,11 +8,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::categories::{categorize, category_totals, CategoryTotal, Rules};
-use super::lifetimes::{reserved_series, Lifetimes};
-use super::live_set::{allocation_site, live_set_tree, Node};
+use super::categories::{categorize_sliced, category_totals_of, CategoryTotal, Rules};
+use super::lifetimes::{reserved_series_sliced, Kind, Lifetimes};
+use super::live_set::{allocation_site, live_set_tree_of, Node};
 use super::report::{component_totals, ComponentTotal};
-use super::trace_steps::{trace_steps, TraceSteps};
+use super::trace_steps::{trace_steps_sliced, TraceSteps};
 use crate::model::{Action, Snapshot};
 
 mod names;
@@ -67,7 +67,7 @@ pub struct Digest {
     pub live_set: Node,
     /// The live set at the peak by where each allocation was made (the innermost user frame).
     pub sites: Vec<Site>,
-    /// The training steps the trace's annotations mark, when two or more (see [`trace_steps`]).
+    /// The training steps the trace's annotations mark, when two or more (see [`super::trace_steps`]).
     #[serde(default)]
     pub steps: Option<TraceSteps>,
 }
@@ -124,11 +124,32 @@ pub struct Site {
 
 /// The digest of every device of `snapshot` (empty devices left out), named `file`.
 pub fn digests(snapshot: &Snapshot, rules: &Rules, file: &str, file_bytes: u64) -> Vec<Digest> {
-    snapshot
-        .devices()
-        .into_iter()
-        .map(|device| digest_of(snapshot, device, rules, file, file_bytes))
-        .collect()
+    crate::batch::run_ready(digests_sliced(
+        snapshot,
+        rules,
+        file,
+        file_bytes,
+        &mut crate::batch::NoPause,
+    ))
+}
+
+/// [`digests`], awaiting `pause` between batches (the page makes an open file's so, on its thread).
+pub async fn digests_sliced<P: crate::batch::Pause>(
+    snapshot: &Snapshot,
+    rules: &Rules,
+    file: &str,
+    file_bytes: u64,
+    pause: &mut P,
+) -> Vec<Digest> {
+    let mut made = Vec::new();
+    for device in snapshot.devices() {
+        let lifetimes = Lifetimes::of_kind_sliced(snapshot, device, Kind::Blocks, pause).await;
+        let mut d = digest_at_sliced(snapshot, &lifetimes, rules, None, pause).await;
+        d.name_after(file, file_bytes);
+        d.default_device = snapshot.default_device() == Some(device);
+        made.push(d);
+    }
+    made
 }
 
 /// The digest of one device of `snapshot`, its live set at the peak, named `file`.
@@ -154,14 +175,37 @@ pub fn digest_at(
     rules: &Rules,
     event: Option<i64>,
 ) -> Digest {
+    crate::batch::run_ready(digest_at_sliced(
+        snapshot,
+        lifetimes,
+        rules,
+        event,
+        &mut crate::batch::NoPause,
+    ))
+}
+
+/// [`digest_at`], awaiting `pause` between its parts (and inside the longest).
+pub async fn digest_at_sliced<P: crate::batch::Pause>(
+    snapshot: &Snapshot,
+    lifetimes: &Lifetimes,
+    rules: &Rules,
+    event: Option<i64>,
+    pause: &mut P,
+) -> Digest {
     let device = lifetimes.device;
     let trace = snapshot.trace(device);
-    let peak = lifetimes.peak();
+    let peak = lifetimes.peak_sliced(pause).await;
     let event = event.unwrap_or(peak.event);
     let names = rules.names();
-    let of = categorize(snapshot, lifetimes, rules);
-    let categories = category_totals(lifetimes, &of, &names, event);
-    let (start, reserved) = reserved_series(snapshot, device);
+    let of = categorize_sliced(snapshot, lifetimes, rules, pause).await;
+    let live = lifetimes.live_set_at_sliced(event, pause).await;
+    let categories = category_totals_of(lifetimes, &of, &names, &live);
+    let sites = sites_of(snapshot, lifetimes, &live);
+    pause.pause().await;
+    let live_set = live_set_tree_of(snapshot, lifetimes, &live, true);
+    drop(live);
+    pause.pause().await;
+    let (start, reserved) = reserved_series_sliced(snapshot, device, pause).await;
     let reserved_at = |e: i64| match e {
         -1 => start,
         e => reserved.get(e as usize).copied().unwrap_or(start),
@@ -180,7 +224,13 @@ pub fn digest_at(
             device_free: trace.get(i).device_free,
             reserved: reserved_at(i as i64),
         });
-    let sites = sites_of(snapshot, lifetimes, &lifetimes.live_set_at(event));
+    let max_reserved = reserved.iter().copied().fold(start, u64::max);
+    let reserved_at_peak = reserved_at(peak.event);
+    drop(reserved);
+    pause.pause().await;
+    let curve = curve(snapshot, lifetimes, CURVE_POINTS);
+    pause.pause().await;
+    let steps = trace_steps_sliced(snapshot, lifetimes, pause).await;
     Digest {
         file: String::new(),
         file_bytes: 0,
@@ -188,8 +238,8 @@ pub fn digest_at(
         default_device: false,
         timeline_peak_bytes: peak.bytes,
         peak_event_index: peak.event,
-        reserved_at_peak_bytes: reserved_at(peak.event),
-        max_reserved_bytes: reserved.iter().copied().fold(start, u64::max),
+        reserved_at_peak_bytes: reserved_at_peak,
+        max_reserved_bytes: max_reserved,
         components: component_totals(&categories),
         categories,
         largest_allocation_bytes: lifetimes
@@ -202,12 +252,12 @@ pub fn digest_at(
         entries: trace.len(),
         oom_at,
         config: BTreeMap::new(),
-        curve: curve(snapshot, lifetimes, CURVE_POINTS),
+        curve,
         marks: marks(snapshot, device),
         live_entry: Some(event),
-        live_set: live_set_tree(snapshot, lifetimes, event, true),
+        live_set,
         sites,
-        steps: trace_steps(snapshot, lifetimes),
+        steps,
     }
 }
 
