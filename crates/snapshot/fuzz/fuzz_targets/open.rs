@@ -13,6 +13,7 @@ use memograph_snapshot::analysis::lifetimes::{event_versions, reserved_series, L
 use memograph_snapshot::analysis::report::{report_of, ReportOptions};
 use memograph_snapshot::analysis::timeline::{timeline_layout_within, RangeMax};
 use memograph_snapshot::analysis::{efficiency, stats, summary};
+use memograph_snapshot::model::Action;
 use memograph_snapshot::{codec, read_bytes};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
@@ -76,7 +77,19 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
                 assert!(end as usize <= s.trace(d).len());
                 assert_eq!(steps.table().rows.len(), steps.steps.len());
                 let _ = (steps.finding(), r.findings(None), r.in_step_text());
+                // No step runs out of memory more often than the trace does.
+                let ooms = s
+                    .trace(d)
+                    .action
+                    .iter()
+                    .filter(|&&a| a == Action::Oom)
+                    .count();
+                assert!(steps.steps.iter().map(|s| s.ooms as usize).sum::<usize>() <= ooms);
             }
+            // The comparison's digest carries the same steps, and the Steps view a run of them.
+            assert_eq!(at_peak.steps, r.steps);
+            let runs = memograph_snapshot::analysis::trace_steps::step_runs_of(&[&at_peak]);
+            assert_eq!(runs.len(), usize::from(r.steps.is_some()));
         }
         for l in [&blocks, &Lifetimes::of_segments(&s, d)] {
             let totals = RangeMax::new(&l.live_after);
